@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Forked ranks with a watchdog; failures are reported through a shared page.
+#include "ucg_test/fork_ranks.h"
+#include "ucg_test/check.h"
+#include "ucg_test/thread_ranks.h"
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstring>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace ucg_test {
+namespace {
+
+constexpr std::size_t kMessageBytes = 480;
+
+struct RankRecord {
+    std::atomic<int> pid;        // written by the parent and the child
+    char message[kMessageBytes]; // written by the child before it exits
+};
+
+RankRecord *g_records = nullptr; // the run in progress (children only)
+int g_num_ranks = 0;
+
+[[noreturn]] void run_child(int rank, const std::function<void(int)> &body)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL); // never outlive the test process
+    g_records[rank].pid.store(getpid());
+    const char *reason = nullptr;
+    std::string what;
+    try {
+        body(rank);
+    } catch (const std::exception &e) {
+        what = e.what();
+        reason = what.c_str();
+    } catch (...) {
+        reason = "unknown exception";
+    }
+    if (reason != nullptr) {
+        std::strncpy(g_records[rank].message, reason, kMessageBytes - 1);
+        _exit(1);
+    }
+    _exit(0);
+}
+
+std::string describe(int status, const char *message)
+{
+    std::string reason;
+    if (WIFEXITED(status)) {
+        reason = "exit status " + std::to_string(WEXITSTATUS(status));
+    } else if (WIFSIGNALED(status)) {
+        reason = std::string("killed by signal ") +
+                 std::to_string(WTERMSIG(status)) + " (" +
+                 strsignal(WTERMSIG(status)) + ")";
+    }
+    if (message[0] != '\0') {
+        reason += ": ";
+        reason += message;
+    }
+    return reason;
+}
+
+} // namespace
+
+int fork_rank_pid(int rank)
+{
+    if (g_records == nullptr || rank < 0 || rank >= g_num_ranks) {
+        return -1;
+    }
+    int pid;
+    while ((pid = g_records[rank].pid.load()) == 0) {
+        sched_yield();
+    }
+    return pid;
+}
+
+std::string ForkResult::summary() const
+{
+    std::string out;
+    for (const auto &r : ranks) {
+        if (!r.ok) {
+            out += "rank " + std::to_string(r.rank) + ": " + r.reason + "\n";
+        }
+    }
+    if (timed_out) {
+        out += "watchdog: the run exceeded its timeout\n";
+    }
+    return out;
+}
+
+ForkResult run_fork_ranks(const ForkOptions &opts,
+                          const std::function<void(int rank)> &body)
+{
+    const int n = opts.num_ranks;
+    SharedMapping shared(sizeof(RankRecord) * static_cast<std::size_t>(n));
+    auto *records = shared.as<RankRecord>();
+    for (int r = 0; r < n; ++r) {
+        new (&records[r]) RankRecord{};
+    }
+    g_records = records;
+    g_num_ranks = n;
+
+    std::vector<pid_t> pids(static_cast<std::size_t>(n), -1);
+    ForkResult result;
+    result.ranks.resize(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) {
+        result.ranks[r].rank = r;
+        pid_t pid = fork();
+        if (pid == 0) {
+            run_child(r, body);
+        }
+        if (pid < 0) {
+            result.ranks[r].reason = "fork failed";
+            continue;
+        }
+        pids[r] = pid;
+        records[r].pid.store(pid);
+    }
+
+    const auto deadline = std::chrono::steady_clock::now() + opts.timeout;
+    int running = static_cast<int>(
+        std::count_if(pids.begin(), pids.end(), [](pid_t p) { return p > 0; }));
+    while (running > 0) {
+        int status = 0;
+        pid_t done = waitpid(-1, &status, WNOHANG);
+        if (done > 0) {
+            auto it = std::find(pids.begin(), pids.end(), done);
+            if (it == pids.end()) {
+                continue;
+            }
+            const int r = static_cast<int>(it - pids.begin());
+            *it = -1;
+            --running;
+            const bool expected_kill =
+                WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL &&
+                std::find(opts.may_be_killed.begin(), opts.may_be_killed.end(),
+                          r) != opts.may_be_killed.end();
+            result.ranks[r].ok =
+                (WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
+                expected_kill;
+            if (!result.ranks[r].ok) {
+                result.ranks[r].reason = describe(status, records[r].message);
+            }
+            continue;
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+            result.timed_out = true;
+            for (int r = 0; r < n; ++r) {
+                if (pids[r] > 0) {
+                    kill(pids[r], SIGKILL);
+                    waitpid(pids[r], &status, 0);
+                    result.ranks[r].reason = "still running at the deadline";
+                }
+            }
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    g_records = nullptr;
+    g_num_ranks = 0;
+    result.ok = !result.timed_out &&
+                std::all_of(result.ranks.begin(), result.ranks.end(),
+                            [](const RankOutcome &o) { return o.ok; });
+    return result;
+}
+
+} // namespace ucg_test
