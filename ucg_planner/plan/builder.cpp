@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// RankBuilder and PlanBuilder: emit ops in program order and derive the
+// same-rank dependencies from slot hazards and message FIFO order.
+#include "plan/plan.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace ucg::plan {
+
+RankBuilder::SlotState &RankBuilder::slot(Buffer b, int block, int chunk)
+{
+    auto &v = slots_[static_cast<std::size_t>(b)];
+    const auto i = static_cast<std::size_t>(block * nchunks_ + chunk);
+    if (v.size() <= i) {
+        v.resize(i + 1);
+    }
+    return v[i];
+}
+
+int RankBuilder::ensure_scratch(int nblocks)
+{
+    out_->scratch_blocks = std::max(out_->scratch_blocks, nblocks);
+    return out_->scratch_blocks;
+}
+
+int RankBuilder::add(Op op)
+{
+    const int self = static_cast<int>(out_->ops.size());
+    std::vector<int> deps;
+    auto visit = [&](const std::vector<Range> &ranges, bool write) {
+        for (const Range &r : ranges) {
+            for (int b = r.block; b < r.block + r.nblocks; ++b) {
+                for (int c = r.chunk; c < r.chunk + r.nchunks; ++c) {
+                    SlotState &s = slot(r.buf, b, c);
+                    if (s.last_write >= 0) {
+                        deps.push_back(s.last_write);
+                    }
+                    if (write) {
+                        deps.insert(deps.end(), s.reads.begin(), s.reads.end());
+                    }
+                }
+            }
+        }
+    };
+    auto record = [&](const std::vector<Range> &ranges, bool write) {
+        for (const Range &r : ranges) {
+            for (int b = r.block; b < r.block + r.nblocks; ++b) {
+                for (int c = r.chunk; c < r.chunk + r.nchunks; ++c) {
+                    SlotState &s = slot(r.buf, b, c);
+                    if (write) {
+                        s.last_write = self;
+                        s.reads.clear();
+                    } else {
+                        s.reads.push_back(self);
+                    }
+                }
+            }
+        }
+    };
+    visit(op.src, false);
+    visit(op.dst, true);
+    // Messages with the same key are matched in list order: keep them so.
+    for (int i = self - 1; i >= 0; --i) {
+        const Op &o = out_->ops[static_cast<std::size_t>(i)];
+        if (o.kind == op.kind && o.channel == op.channel && o.tag == op.tag &&
+            o.peers == op.peers) {
+            deps.push_back(i);
+            break;
+        }
+    }
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    op.deps = std::move(deps);
+    record(op.src, false);
+    record(op.dst, true);
+    out_->ops.push_back(std::move(op));
+    return self;
+}
+
+PlanBuilder::PlanBuilder(Collective c, int nranks, int root, int nchunks,
+                         std::optional<int> only_rank)
+    : only_(only_rank)
+{
+    plan_.collective = c;
+    plan_.nranks = nranks;
+    plan_.root = root;
+    plan_.nchunks = nchunks;
+    plan_.ranks.resize(static_cast<std::size_t>(nranks));
+    builders_.reserve(static_cast<std::size_t>(nranks));
+    for (auto &p : plan_.ranks) {
+        builders_.emplace_back(nchunks, &p);
+    }
+}
+
+RankBuilder &PlanBuilder::rb(int rank)
+{
+    assert(rank >= 0 && rank < plan_.nranks);
+    return builders_[static_cast<std::size_t>(rank)];
+}
+
+void PlanBuilder::send(int from, int to, int tag, std::vector<Range> src)
+{
+    if (active(from)) {
+        rb(from).add(Op{
+            OpKind::kSend, Channel::kP2p, {to}, tag, std::move(src), {}, {}});
+    }
+}
+
+void PlanBuilder::recv(int at, int from, int tag, std::vector<Range> dst,
+                       bool reduce)
+{
+    if (active(at)) {
+        rb(at).add(Op{reduce ? OpKind::kRecvReduce : OpKind::kRecv,
+                      Channel::kP2p,
+                      {from},
+                      tag,
+                      {},
+                      std::move(dst),
+                      {}});
+    }
+}
+
+void PlanBuilder::xfer(int from, int to, int tag, std::vector<Range> src,
+                       std::vector<Range> dst, bool reduce)
+{
+    send(from, to, tag, std::move(src));
+    recv(to, from, tag, std::move(dst), reduce);
+}
+
+void PlanBuilder::copy(int at, std::vector<Range> src, std::vector<Range> dst,
+                       bool reduce)
+{
+    if (active(at)) {
+        rb(at).add(Op{reduce ? OpKind::kReduce : OpKind::kCopy,
+                      Channel::kP2p,
+                      {},
+                      0,
+                      std::move(src),
+                      std::move(dst),
+                      {}});
+    }
+}
+
+void PlanBuilder::bcast(int from, const std::vector<int> &to, int tag,
+                        Channel ch, std::vector<Range> src,
+                        std::vector<Range> dst)
+{
+    if (active(from)) {
+        rb(from).add(
+            Op{OpKind::kBcastSend, ch, to, tag, std::move(src), {}, {}});
+    }
+    for (int r : to) {
+        if (active(r)) {
+            rb(r).add(Op{OpKind::kBcastRecv, ch, {from}, tag, {}, dst, {}});
+        }
+    }
+}
+
+void PlanBuilder::incast(const std::vector<int> &from, int to, int tag,
+                         std::vector<Range> src, std::vector<Range> dst)
+{
+    for (int r : from) {
+        if (active(r)) {
+            rb(r).add(Op{OpKind::kIncastSend,
+                         Channel::kShmIncast,
+                         {to},
+                         tag,
+                         src,
+                         {},
+                         {}});
+        }
+    }
+    if (active(to)) {
+        rb(to).add(Op{OpKind::kIncastRecvReduce,
+                      Channel::kShmIncast,
+                      from,
+                      tag,
+                      {},
+                      std::move(dst),
+                      {}});
+    }
+}
+
+void PlanBuilder::scratch(int rank, int nblocks)
+{
+    if (active(rank)) {
+        rb(rank).ensure_scratch(nblocks);
+    }
+}
+
+Plan PlanBuilder::take(std::string algorithm)
+{
+    plan_.algorithm = std::move(algorithm);
+    builders_.clear();
+    return std::move(plan_);
+}
+
+} // namespace ucg::plan

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Names, classification, buffer shapes and projection of plans.
+#include "plan/plan.h"
+
+#include <array>
+
+namespace ucg::plan {
+
+namespace {
+
+constexpr std::array<std::string_view, kNumCollectives> kCollectiveNames = {
+    "bcast",     "reduce",   "allreduce",      "gather",  "scatter",
+    "allgather", "alltoall", "reduce_scatter", "barrier",
+};
+constexpr std::array<std::string_view, 9> kOpKindNames = {
+    "send",       "recv",        "recv_reduce",
+    "copy",       "reduce",      "bcast_send",
+    "bcast_recv", "incast_send", "incast_recv_reduce",
+};
+constexpr std::array<std::string_view, 4> kChannelNames = {
+    "p2p", "shm_bcast", "shm_incast", "mcast"};
+constexpr std::array<std::string_view, 3> kBufferNames = {"in", "out", "scr"};
+
+template <class E, std::size_t N>
+std::optional<E> lookup(const std::array<std::string_view, N> &names,
+                        std::string_view s)
+{
+    for (std::size_t i = 0; i < N; ++i) {
+        if (names[i] == s) {
+            return static_cast<E>(i);
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::string_view to_string(Collective c)
+{
+    return kCollectiveNames[static_cast<std::size_t>(c)];
+}
+std::string_view to_string(OpKind k)
+{
+    return kOpKindNames[static_cast<std::size_t>(k)];
+}
+std::string_view to_string(Channel c)
+{
+    return kChannelNames[static_cast<std::size_t>(c)];
+}
+std::string_view to_string(Buffer b)
+{
+    return kBufferNames[static_cast<std::size_t>(b)];
+}
+std::optional<Collective> collective_from_string(std::string_view s)
+{
+    return lookup<Collective>(kCollectiveNames, s);
+}
+std::optional<OpKind> op_kind_from_string(std::string_view s)
+{
+    return lookup<OpKind>(kOpKindNames, s);
+}
+std::optional<Channel> channel_from_string(std::string_view s)
+{
+    return lookup<Channel>(kChannelNames, s);
+}
+std::optional<Buffer> buffer_from_string(std::string_view s)
+{
+    return lookup<Buffer>(kBufferNames, s);
+}
+
+bool is_send(OpKind k)
+{
+    return k == OpKind::kSend || k == OpKind::kBcastSend ||
+           k == OpKind::kIncastSend;
+}
+bool is_recv(OpKind k)
+{
+    return k == OpKind::kRecv || k == OpKind::kRecvReduce ||
+           k == OpKind::kBcastRecv || k == OpKind::kIncastRecvReduce;
+}
+bool is_reducing(OpKind k)
+{
+    return k == OpKind::kRecvReduce || k == OpKind::kReduce ||
+           k == OpKind::kIncastRecvReduce;
+}
+
+int input_blocks(Collective c, int nranks, int root, int rank)
+{
+    switch (c) {
+    case Collective::kBcast:
+        return rank == root ? 1 : 0;
+    case Collective::kScatter:
+        return rank == root ? nranks : 0;
+    case Collective::kAlltoall:
+    case Collective::kReduceScatter:
+        return nranks;
+    default:
+        return 1;
+    }
+}
+
+int output_blocks(Collective c, int nranks, int root, int rank)
+{
+    switch (c) {
+    case Collective::kReduce:
+        return rank == root ? 1 : 0;
+    case Collective::kGather:
+        return rank == root ? nranks : 0;
+    case Collective::kAllgather:
+    case Collective::kAlltoall:
+        return nranks;
+    default:
+        return 1;
+    }
+}
+
+std::size_t range_elements(const std::vector<Range> &ranges, int nchunks,
+                           std::size_t count)
+{
+    std::size_t n = 0;
+    for (const Range &r : ranges) {
+        const std::size_t per_block =
+            chunk_begin(count, nchunks, r.chunk + r.nchunks) -
+            chunk_begin(count, nchunks, r.chunk);
+        n += per_block * static_cast<std::size_t>(r.nblocks);
+    }
+    return n;
+}
+
+int range_slots(const std::vector<Range> &ranges)
+{
+    int n = 0;
+    for (const Range &r : ranges) {
+        n += r.nblocks * r.nchunks;
+    }
+    return n;
+}
+
+Plan project(const Plan &plan, int rank)
+{
+    Plan p = plan;
+    for (int r = 0; r < p.nranks; ++r) {
+        if (r != rank) {
+            p.ranks[static_cast<std::size_t>(r)] = RankProgram{};
+        }
+    }
+    return p;
+}
+
+} // namespace ucg::plan

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The plan as a value: per-rank op lists on channels, addressed in chunks of
+// blocks so that one plan serves every message size. Builders, the printer,
+// the parser, the validator, the symbolic checker and the cost simulator all
+// speak this vocabulary.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace ucg::plan {
+
+/*
+ * Data addressing
+ * ---------------
+ * Every rank owns three buffers: input, output and scratch. A buffer is an
+ * array of blocks; a block is one rank's message (count elements) split into
+ * `Plan::nchunks` chunks. A slot is (buffer, block, chunk); a Range is a
+ * rectangle of slots: blocks [block, block+nblocks) x chunks
+ * [chunk, chunk+nchunks). A message carries the slots of its ranges in order
+ * (range by range, block-major inside a range).
+ *
+ * Blocks per collective (see input_blocks()/output_blocks()):
+ *   collective      input blocks          output blocks
+ *   bcast           1 at root, else 0     1 on every rank
+ *   reduce          1                     1 at root, else 0
+ *   allreduce       1                     1
+ *   gather          1                     P at root (block b = rank b's)
+ *   scatter         P at root, else 0     1 (root's block r on rank r)
+ *   allgather       1                     P (block b = rank b's)
+ *   alltoall        P (block b for b)     P (block b from b)
+ *   reduce_scatter  P (block b for b)     1 (sum of every block r on r)
+ *   barrier         1                     1 (holds a token of every rank)
+ * Scratch holds RankProgram::scratch_blocks blocks with the same chunking.
+ *
+ * A builder chooses nchunks: pipelined algorithms use the requested segment
+ * count; algorithms that split the message P ways (ring, Rabenseifner,
+ * scatter-allgather) use P * segments. Chunk sizes come from
+ * chunk_begin(): the first (count % nchunks) chunks hold one element more.
+ */
+
+enum class Collective : std::uint8_t {
+    kBcast,
+    kReduce,
+    kAllreduce,
+    kGather,
+    kScatter,
+    kAllgather,
+    kAlltoall,
+    kReduceScatter,
+    kBarrier,
+};
+inline constexpr int kNumCollectives = 9;
+
+enum class Buffer : std::uint8_t { kInput, kOutput, kScratch };
+
+/*
+ * Ops
+ * ---
+ *   kind               peers            src     dst      meaning
+ *   kSend              {to}             yes     -        send src to `to`
+ *   kRecv              {from}           -       yes      dst = message
+ *   kRecvReduce        {from}           -       yes      dst += message
+ *   kCopy              {}               yes     yes      dst = src
+ *   kReduce            {}               yes     yes      dst += src
+ *   kBcastSend         {to...}          yes     -        one message to all
+ *   kBcastRecv         {from}           -       yes      dst = message
+ *   kIncastSend        {to}             yes     -        contribute src
+ *   kIncastRecvReduce  {from...}        -       yes      dst += sum of all
+ * kSend/kRecv/kRecvReduce use channel kP2p; kBcastSend/kBcastRecv use
+ * kShmBcast or kMcast; kIncastSend/kIncastRecvReduce use kShmIncast.
+ *
+ * Matching: a message is identified by (sender, receiver, channel, tag) and,
+ * among messages with the same key, by their order in the op lists (FIFO).
+ * A kBcastSend makes one message per peer, a kIncastRecvReduce consumes one
+ * message per peer. Sender and receiver must agree on the flattened slot
+ * chunk indices (so the byte sizes agree for every message size).
+ *
+ * Dependencies: `deps` lists indices of earlier ops of the same rank; an op
+ * may start once they completed. Ops without a path between them may run
+ * concurrently, so every pair of ops touching the same slot (one writing)
+ * must be ordered by deps. Builders get this for free from RankBuilder.
+ */
+enum class OpKind : std::uint8_t {
+    kSend,
+    kRecv,
+    kRecvReduce,
+    kCopy,
+    kReduce,
+    kBcastSend,
+    kBcastRecv,
+    kIncastSend,
+    kIncastRecvReduce,
+};
+
+enum class Channel : std::uint8_t { kP2p, kShmBcast, kShmIncast, kMcast };
+
+struct Range {
+    Buffer buf = Buffer::kInput;
+    int block = 0;   // first block
+    int nblocks = 1; // number of blocks
+    int chunk = 0;   // first chunk inside each block
+    int nchunks = 1; // number of chunks
+    friend bool operator==(const Range &, const Range &) = default;
+};
+
+struct Op {
+    OpKind kind = OpKind::kSend;
+    Channel channel = Channel::kP2p;
+    std::vector<int> peers; // see the table above
+    int tag = 0;            // step; matched together with peer and channel
+    std::vector<Range> src; // read (sends, copy, reduce)
+    std::vector<Range> dst; // written (receives, copy, reduce)
+    std::vector<int> deps;  // earlier ops of the same rank, ascending
+    friend bool operator==(const Op &, const Op &) = default;
+};
+
+struct RankProgram {
+    int scratch_blocks = 0;
+    std::vector<Op> ops;
+    friend bool operator==(const RankProgram &, const RankProgram &) = default;
+};
+
+struct Plan {
+    Collective collective = Collective::kBcast;
+    std::string algorithm; // registry name and parameters, free text
+    int nranks = 1;
+    int root = 0;
+    int nchunks = 1;
+    std::vector<RankProgram> ranks; // size nranks; empty for unbuilt ranks
+    friend bool operator==(const Plan &, const Plan &) = default;
+};
+
+/* A small result type (no std::expected on clang 14). */
+struct Error {
+    std::string message;
+};
+template <class T> class Result {
+  public:
+    Result(T value) : v_(std::move(value)) {}
+    Result(Error e) : v_(std::move(e)) {}
+    bool ok() const { return v_.index() == 0; }
+    explicit operator bool() const { return ok(); }
+    const T &value() const { return std::get<0>(v_); }
+    T &value() { return std::get<0>(v_); }
+    const std::string &error() const { return std::get<1>(v_).message; }
+
+  private:
+    std::variant<T, Error> v_;
+};
+
+/* Names used by the text form and in messages. */
+std::string_view to_string(Collective c);
+std::string_view to_string(OpKind k);
+std::string_view to_string(Channel c);
+std::string_view to_string(Buffer b);
+std::optional<Collective> collective_from_string(std::string_view s);
+std::optional<OpKind> op_kind_from_string(std::string_view s);
+std::optional<Channel> channel_from_string(std::string_view s);
+std::optional<Buffer> buffer_from_string(std::string_view s);
+
+/* Op classification. */
+bool is_send(OpKind k);     // kSend, kBcastSend, kIncastSend
+bool is_recv(OpKind k);     // kRecv, kRecvReduce, kBcastRecv, kIncastRecvReduce
+bool is_reducing(OpKind k); // kRecvReduce, kReduce, kIncastRecvReduce
+
+/* Blocks per buffer for `rank` (table above). */
+int input_blocks(Collective c, int nranks, int root, int rank);
+int output_blocks(Collective c, int nranks, int root, int rank);
+
+/* Element offset of chunk `c` of a block of `count` elements. */
+inline std::size_t chunk_begin(std::size_t count, int nchunks, int c)
+{
+    const auto n = static_cast<std::size_t>(nchunks);
+    const auto i = static_cast<std::size_t>(c);
+    return i * (count / n) + (i < count % n ? i : count % n);
+}
+inline std::size_t chunk_count(std::size_t count, int nchunks, int c)
+{
+    return chunk_begin(count, nchunks, c + 1) - chunk_begin(count, nchunks, c);
+}
+
+/* Elements carried by a message of `ranges` when a block has `count`. */
+std::size_t range_elements(const std::vector<Range> &ranges, int nchunks,
+                           std::size_t count);
+
+/* Number of slots (block x chunk) in the ranges. */
+int range_slots(const std::vector<Range> &ranges);
+
+/* The plan with only `rank`'s program kept (what a one-rank build gives). */
+Plan project(const Plan &plan, int rank);
+
+/* Text form (printer.cpp / parser.cpp): stable, round trip exact. */
+std::string print(const Plan &plan);
+Result<Plan> parse(std::string_view text);
+
+/* Validator (validate.cpp). Semantics: every op waits for its deps; sends
+ * are eager (unbounded buffers), a receive completes once its message(s)
+ * were sent. Checks shapes, matching, dependency order, deadlock freedom,
+ * slot races and scratch/output read-before-write. Each error names the
+ * rank and op index. Empty = valid. */
+std::vector<std::string> validate(const Plan &plan);
+
+/* Symbolic checker (symbolic.cpp): runs the plan over multisets of
+ * contributions and checks every output slot holds exactly the expected
+ * contributions, each once (barrier: every rank's token, at least once).
+ * Assumes validate() passed. Empty = correct. */
+std::vector<std::string> check_symbolic(const Plan &plan);
+
+/*
+ * RankBuilder / PlanBuilder (builder.cpp): builders emit ops in program
+ * order; dependencies are derived from slot hazards (read after write,
+ * write after read, write after write) and from FIFO order of messages
+ * with the same key. PlanBuilder drops ops of ranks other than `only_rank`
+ * (when set), so a one-rank build is the projection of the all-rank build.
+ */
+class RankBuilder {
+  public:
+    RankBuilder(int nchunks, RankProgram *out) : nchunks_(nchunks), out_(out) {}
+    int add(Op op); // fills op.deps, returns the op index
+    int ensure_scratch(int nblocks);
+
+  private:
+    struct SlotState {
+        int last_write = -1;
+        std::vector<int> reads; // since last_write
+    };
+    SlotState &slot(Buffer b, int block, int chunk);
+    int nchunks_;
+    RankProgram *out_;
+    std::vector<SlotState> slots_[3];
+};
+
+class PlanBuilder {
+  public:
+    PlanBuilder(Collective c, int nranks, int root, int nchunks,
+                std::optional<int> only_rank = std::nullopt);
+    PlanBuilder(const PlanBuilder &) = delete;
+    PlanBuilder &operator=(const PlanBuilder &) = delete;
+    bool active(int rank) const { return !only_ || *only_ == rank; }
+    int nranks() const { return plan_.nranks; }
+    int nchunks() const { return plan_.nchunks; }
+    int root() const { return plan_.root; }
+    // Emitters; each returns nothing and is a no-op for inactive ranks.
+    void send(int from, int to, int tag, std::vector<Range> src);
+    void recv(int at, int from, int tag, std::vector<Range> dst,
+              bool reduce = false);
+    // Point-to-point transfer: send at `from` plus recv(-reduce) at `to`.
+    void xfer(int from, int to, int tag, std::vector<Range> src,
+              std::vector<Range> dst, bool reduce = false);
+    void copy(int at, std::vector<Range> src, std::vector<Range> dst,
+              bool reduce = false);
+    // One-to-many (kShmBcast or kMcast) and many-to-one (kShmIncast).
+    void bcast(int from, const std::vector<int> &to, int tag, Channel ch,
+               std::vector<Range> src, std::vector<Range> dst);
+    void incast(const std::vector<int> &from, int to, int tag,
+                std::vector<Range> src, std::vector<Range> dst);
+    void scratch(int rank, int nblocks);
+    Plan take(std::string algorithm);
+
+  private:
+    RankBuilder &rb(int rank);
+    Plan plan_;
+    std::optional<int> only_;
+    std::vector<RankBuilder> builders_;
+};
+
+/* Range helpers: `nchunks` chunks from `chunk` of blocks
+ * [block, block+nblocks). */
+inline Range chunks(Buffer b, int block, int chunk, int nchunks = 1,
+                    int nblocks = 1)
+{
+    return Range{b, block, nblocks, chunk, nchunks};
+}
+
+} // namespace ucg::plan
