@@ -54,9 +54,11 @@ std::string describe(int status, const char *message)
     if (WIFEXITED(status)) {
         reason = "exit status " + std::to_string(WEXITSTATUS(status));
     } else if (WIFSIGNALED(status)) {
+        // sigabbrev_np is thread-safe, unlike strsignal.
+        const char *abbrev = sigabbrev_np(WTERMSIG(status));
         reason = std::string("killed by signal ") +
-                 std::to_string(WTERMSIG(status)) + " (" +
-                 strsignal(WTERMSIG(status)) + ")";
+                 std::to_string(WTERMSIG(status)) + " (SIG" +
+                 (abbrev != nullptr ? abbrev : "?") + ")";
     }
     if (message[0] != '\0') {
         reason += ": ";
