@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Parser and generator for synthetic topology strings.
+#include "topology/synthetic.h"
+
+#include <charconv>
+
+namespace ucg::topology {
+
+namespace {
+
+constexpr int64_t kMaxRanks = int64_t(1) << 24;
+
+Error key_error(std::string_view text, size_t col, std::string_view key,
+                const std::string &what)
+{
+    std::string msg = "synthetic topology '" + std::string(text) +
+                      "': column " + std::to_string(col + 1);
+    if (!key.empty()) {
+        msg += ", key '" + std::string(key) + "'";
+    }
+    return fail(msg + ": " + what);
+}
+
+int *field_of(SyntheticSpec &spec, std::string_view key)
+{
+    if (key == "racks" || key == "switches") {
+        return &spec.racks;
+    }
+    if (key == "nodes" || key == "hosts") {
+        return &spec.nodes;
+    }
+    if (key == "ppn") {
+        return &spec.ppn;
+    }
+    if (key == "sockets") {
+        return &spec.sockets;
+    }
+    if (key == "numa") {
+        return &spec.numa;
+    }
+    return nullptr;
+}
+
+} // namespace
+
+Result<SyntheticSpec> parse_synthetic(std::string_view text)
+{
+    SyntheticSpec spec;
+    size_t pos = 0;
+    if (text.empty()) {
+        return key_error(text, 0, "", "expected key=value[,key=value...]");
+    }
+    while (pos <= text.size()) {
+        size_t end = text.find(',', pos);
+        if (end == std::string_view::npos) {
+            end = text.size();
+        }
+        std::string_view item = text.substr(pos, end - pos);
+        size_t eq = item.find('=');
+        if (eq == std::string_view::npos || eq == 0) {
+            return key_error(text, pos, "",
+                             "expected key=value, got '" + std::string(item) +
+                                 "'");
+        }
+        std::string_view key = item.substr(0, eq);
+        std::string_view val = item.substr(eq + 1);
+        size_t vcol = pos + eq + 1;
+        if (key == "order") {
+            if (val == "block") {
+                spec.order = RankOrder::kBlock;
+            } else if (val == "roundrobin" || val == "rr") {
+                spec.order = RankOrder::kRoundRobin;
+            } else {
+                return key_error(text, vcol, key,
+                                 "expected block or roundrobin, got '" +
+                                     std::string(val) + "'");
+            }
+        } else if (int *field = field_of(spec, key)) {
+            int v = 0;
+            auto [p, ec] =
+                std::from_chars(val.data(), val.data() + val.size(), v);
+            if (ec != std::errc() || p != val.data() + val.size() || v < 1) {
+                return key_error(text, vcol, key,
+                                 "expected a positive integer, got '" +
+                                     std::string(val) + "'");
+            }
+            *field = v;
+        } else {
+            return key_error(text, pos, key,
+                             "unknown key (expected racks, nodes, ppn, "
+                             "sockets, numa or order)");
+        }
+        pos = end + 1;
+    }
+    if (spec.ranks() > kMaxRanks) {
+        return key_error(text, 0, "",
+                         "too many ranks (" + std::to_string(spec.ranks()) +
+                             ", at most " + std::to_string(kMaxRanks) + ")");
+    }
+    return spec;
+}
+
+std::vector<Locality> synthetic_localities(const SyntheticSpec &spec)
+{
+    const int64_t hosts = int64_t(spec.racks) * spec.nodes;
+    const int64_t n = spec.ranks();
+    const int64_t numa_per_host = int64_t(spec.sockets) * spec.numa;
+    std::vector<std::string> host_names(static_cast<size_t>(hosts)), sw_names;
+    for (int r = 0; r < spec.racks; ++r) {
+        sw_names.push_back("sw" + std::to_string(r));
+        for (int h = 0; h < spec.nodes; ++h) {
+            host_names[size_t(r * spec.nodes + h)] =
+                "r" + std::to_string(r) + "n" + std::to_string(h);
+        }
+    }
+    std::vector<Locality> out(static_cast<size_t>(n));
+    for (int64_t rank = 0; rank < n; ++rank) {
+        int64_t host = 0, slot = 0;
+        if (spec.order == RankOrder::kBlock) {
+            host = rank / spec.ppn;
+            slot = rank % spec.ppn;
+        } else {
+            host = rank % hosts;
+            slot = rank / hosts;
+        }
+        // Slots fill NUMA nodes in order; a remainder goes to the last.
+        int64_t numa = slot * numa_per_host / spec.ppn;
+        Locality &loc = out[size_t(rank)];
+        loc.host = host_names[size_t(host)];
+        loc.switch_name = sw_names[size_t(host / spec.nodes)];
+        loc.socket = static_cast<int>(numa / spec.numa);
+        loc.numa = static_cast<int>(numa);
+    }
+    return out;
+}
+
+Result<Topology> make_synthetic(std::string_view text)
+{
+    auto spec = parse_synthetic(text);
+    if (!spec) {
+        return spec.error();
+    }
+    return Topology::from_localities(synthetic_localities(*spec), nullptr);
+}
+
+} // namespace ucg::topology
