@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Shared-memory segments: create 0600 / attach / unlink, named or proc-link.
+#include "uct_mm_common/segment.h"
+#include "uct_mm_common/log.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <random>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <utility>
+
+namespace uct_mm_common {
+
+std::string unique_segment_name(const std::string &prefix)
+{
+    static std::atomic<unsigned> counter{0};
+    std::random_device rd;
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "/%s-%d-%u-%08x", prefix.c_str(),
+                  static_cast<int>(getpid()), counter.fetch_add(1), rd());
+    return buf;
+}
+
+bool unlink_segment(const std::string &name) noexcept
+{
+    return shm_unlink(name.c_str()) == 0;
+}
+
+Segment::~Segment()
+{
+    reset();
+}
+
+Segment::Segment(Segment &&other) noexcept
+{
+    *this = std::move(other);
+}
+
+Segment &Segment::operator=(Segment &&other) noexcept
+{
+    if (this != &other) {
+        reset();
+        addr_ = std::exchange(other.addr_, nullptr);
+        bytes_ = std::exchange(other.bytes_, 0);
+        fd_ = std::exchange(other.fd_, -1);
+        name_ = std::move(other.name_);
+        unlink_on_destroy_ = std::exchange(other.unlink_on_destroy_, false);
+    }
+    return *this;
+}
+
+void Segment::reset() noexcept
+{
+    if (addr_ != nullptr) {
+        munmap(addr_, bytes_);
+        addr_ = nullptr;
+    }
+    if (fd_ >= 0) {
+        close(fd_);
+        fd_ = -1;
+    }
+    unlink();
+    bytes_ = 0;
+}
+
+void Segment::unlink() noexcept
+{
+    if (unlink_on_destroy_) {
+        shm_unlink(name_.c_str());
+        unlink_on_destroy_ = false;
+    }
+}
+
+Status Segment::map_fd(int fd, std::size_t bytes, Segment *seg_p) noexcept
+{
+    void *addr =
+        mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (addr == MAP_FAILED) {
+        log(LogLevel::kError, "mmap of %zu bytes failed: %s", bytes,
+            std::strerror(errno));
+        close(fd);
+        return Status::kNoMemory;
+    }
+    seg_p->addr_ = addr;
+    seg_p->bytes_ = bytes;
+    seg_p->fd_ = fd;
+    return Status::kOk;
+}
+
+Status Segment::create(const std::string &name, std::size_t bytes,
+                       Segment *seg_p) noexcept
+{
+    const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0) {
+        log(LogLevel::kError, "shm_open(%s, create) failed: %s", name.c_str(),
+            std::strerror(errno));
+        return Status::kIoError;
+    }
+    // fchmod: the umask may have cleared bits but never adds any; be exact.
+    if (fchmod(fd, 0600) != 0 ||
+        ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+        log(LogLevel::kError, "sizing %s to %zu bytes failed: %s", name.c_str(),
+            bytes, std::strerror(errno));
+        close(fd);
+        shm_unlink(name.c_str());
+        return Status::kIoError;
+    }
+    Segment seg;
+    seg.name_ = name;
+    seg.unlink_on_destroy_ = true; // until every member has attached
+    const Status st = map_fd(fd, bytes, &seg);
+    if (st != Status::kOk) {
+        return st; // seg's destructor unlinks the name
+    }
+    *seg_p = std::move(seg);
+    return Status::kOk;
+}
+
+Status Segment::attach(const std::string &name, std::size_t bytes,
+                       Segment *seg_p) noexcept
+{
+    const int fd = shm_open(name.c_str(), O_RDWR, 0);
+    if (fd < 0) {
+        return errno == ENOENT ? Status::kNotFound : Status::kIoError;
+    }
+    struct stat sb {};
+    // The creator sizes the segment after creating it: not ready until then.
+    if (fstat(fd, &sb) != 0 || static_cast<std::size_t>(sb.st_size) < bytes) {
+        close(fd);
+        return Status::kNotFound;
+    }
+    Segment seg;
+    seg.name_ = name;
+    const Status st = map_fd(fd, bytes, &seg);
+    if (st == Status::kOk) {
+        *seg_p = std::move(seg);
+    }
+    return st;
+}
+
+Status Segment::create_unlinked(const std::string &prefix, std::size_t bytes,
+                                Segment *seg_p) noexcept
+{
+    Segment seg;
+    const Status st = create(unique_segment_name(prefix), bytes, &seg);
+    if (st != Status::kOk) {
+        return st;
+    }
+    seg.unlink();
+    *seg_p = std::move(seg);
+    return Status::kOk;
+}
+
+Status Segment::attach_proc(pid_t pid, int fd, std::size_t bytes,
+                            Segment *seg_p) noexcept
+{
+    char path[64];
+    std::snprintf(path, sizeof(path), "/proc/%d/fd/%d", static_cast<int>(pid),
+                  fd);
+    const int my_fd = open(path, O_RDWR);
+    if (my_fd < 0) {
+        log(LogLevel::kError, "open(%s) failed: %s", path,
+            std::strerror(errno));
+        return errno == ENOENT ? Status::kPeerDead : Status::kIoError;
+    }
+    Segment seg;
+    const Status st = map_fd(my_fd, bytes, &seg);
+    if (st == Status::kOk) {
+        *seg_p = std::move(seg);
+    }
+    return st;
+}
+
+} // namespace uct_mm_common
