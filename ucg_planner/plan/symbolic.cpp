@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The symbolic checker: runs a plan over multisets of contributions. A
+// contribution is (origin rank, input block); chunks never change place
+// (the validator enforces equal chunk sequences), so they are implicit.
+#include "plan/engine.h"
+
+#include <algorithm>
+
+namespace ucg::plan {
+
+namespace {
+
+using Value = std::vector<int>; // sorted contributions
+using Buffers = std::vector<Value>[3];
+
+Value merged(const Value &a, const Value &b)
+{
+    Value v;
+    v.reserve(a.size() + b.size());
+    std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(v));
+    return v;
+}
+
+class Machine {
+  public:
+    explicit Machine(const Plan &plan)
+        : plan_(plan),
+          stride_(plan.collective == Collective::kAlltoall ||
+                          plan.collective == Collective::kScatter ||
+                          plan.collective == Collective::kReduceScatter
+                      ? plan.nranks
+                      : 1),
+          bufs_(plan.ranks.size())
+    {
+        for (int r = 0; r < plan.nranks; ++r) {
+            auto &b = bufs_[static_cast<std::size_t>(r)];
+            const int nc = plan.nchunks;
+            const int in =
+                input_blocks(plan.collective, plan.nranks, plan.root, r);
+            b[0].resize(static_cast<std::size_t>(in * nc));
+            for (int i = 0; i < in * nc; ++i) {
+                b[0][static_cast<std::size_t>(i)] = {r * stride_ + i / nc};
+            }
+            b[1].resize(static_cast<std::size_t>(
+                output_blocks(plan.collective, plan.nranks, plan.root, r) *
+                nc));
+            b[2].resize(static_cast<std::size_t>(
+                plan.ranks[static_cast<std::size_t>(r)].scratch_blocks * nc));
+        }
+    }
+    int stride() const { return stride_; }
+
+    std::vector<Value> read(int rank, const std::vector<Range> &v) const
+    {
+        std::vector<Value> out;
+        for (const Range &r : v) {
+            const auto &ss = buf(rank, r.buf);
+            for (int b = r.block; b < r.block + r.nblocks; ++b) {
+                for (int c = r.chunk; c < r.chunk + r.nchunks; ++c) {
+                    out.push_back(ss[index(b, c)]);
+                }
+            }
+        }
+        return out;
+    }
+    void write(int rank, const std::vector<Range> &v,
+               const std::vector<Value> &vals, bool reduce)
+    {
+        std::size_t k = 0;
+        for (const Range &r : v) {
+            auto &ss = bufs_[static_cast<std::size_t>(rank)]
+                            [static_cast<std::size_t>(r.buf)];
+            for (int b = r.block; b < r.block + r.nblocks; ++b) {
+                for (int c = r.chunk; c < r.chunk + r.nchunks; ++c) {
+                    Value &s = ss[index(b, c)];
+                    s = reduce ? merged(s, vals[k]) : vals[k];
+                    ++k;
+                }
+            }
+        }
+    }
+    const Value &output(int rank, int block, int chunk) const
+    {
+        return buf(rank, Buffer::kOutput)[index(block, chunk)];
+    }
+
+  private:
+    const std::vector<Value> &buf(int rank, Buffer b) const
+    {
+        return bufs_[static_cast<std::size_t>(rank)]
+                    [static_cast<std::size_t>(b)];
+    }
+    std::size_t index(int b, int c) const
+    {
+        return static_cast<std::size_t>(b * plan_.nchunks + c);
+    }
+    const Plan &plan_;
+    int stride_;
+    std::vector<Buffers> bufs_;
+};
+
+void run(const Plan &plan, Machine &mach)
+{
+    std::vector<std::string> errors;
+    const auto m = detail::match_messages(plan, errors);
+    std::vector<std::vector<Value>> msgs(m.messages.size());
+    for (const detail::OpRef x : detail::execution_order(plan, m)) {
+        const Op &op = plan.ranks[static_cast<std::size_t>(x.rank)]
+                           .ops[static_cast<std::size_t>(x.op)];
+        const auto &ids = m.msgs_of[static_cast<std::size_t>(x.rank)]
+                                   [static_cast<std::size_t>(x.op)];
+        if (is_send(op.kind)) {
+            const auto vals = mach.read(x.rank, op.src);
+            for (int id : ids) {
+                msgs[static_cast<std::size_t>(id)] = vals;
+            }
+        } else if (is_recv(op.kind)) {
+            const bool reduce = is_reducing(op.kind);
+            for (int id : ids) {
+                mach.write(x.rank, op.dst, msgs[static_cast<std::size_t>(id)],
+                           reduce);
+                msgs[static_cast<std::size_t>(id)].clear();
+            }
+        } else {
+            mach.write(x.rank, op.dst, mach.read(x.rank, op.src),
+                       is_reducing(op.kind));
+        }
+    }
+}
+
+// The contributions output block `b` of `rank` must hold.
+Value expected(const Plan &plan, int stride, int rank, int b)
+{
+    const int p = plan.nranks;
+    Value v;
+    switch (plan.collective) {
+    case Collective::kBcast:
+        return {plan.root * stride};
+    case Collective::kGather:
+    case Collective::kAllgather:
+        return {b * stride};
+    case Collective::kScatter:
+        return {plan.root * stride + rank};
+    case Collective::kAlltoall:
+        return {b * stride + rank};
+    case Collective::kReduceScatter:
+        for (int q = 0; q < p; ++q) {
+            v.push_back(q * stride + rank);
+        }
+        return v;
+    default: // reduce, allreduce, barrier
+        for (int q = 0; q < p; ++q) {
+            v.push_back(q * stride);
+        }
+        return v;
+    }
+}
+
+std::string show(const Value &v)
+{
+    std::string s = "{";
+    for (std::size_t i = 0; i < v.size() && i < 8; ++i) {
+        s += (i ? "," : "") + std::to_string(v[i]);
+    }
+    return s + (v.size() > 8 ? ",...}" : "}");
+}
+
+} // namespace
+
+std::vector<std::string> check_symbolic(const Plan &plan)
+{
+    Machine mach(plan);
+    run(plan, mach);
+    std::vector<std::string> errors;
+    for (int r = 0; r < plan.nranks && errors.size() < 16; ++r) {
+        const int nb =
+            output_blocks(plan.collective, plan.nranks, plan.root, r);
+        for (int b = 0; b < nb && errors.size() < 16; ++b) {
+            const Value want = expected(plan, mach.stride(), r, b);
+            for (int c = 0; c < plan.nchunks; ++c) {
+                Value got = mach.output(r, b, c);
+                if (plan.collective == Collective::kBarrier) {
+                    got.erase(std::unique(got.begin(), got.end()), got.end());
+                }
+                if (got != want) {
+                    errors.push_back(
+                        "rank " + std::to_string(r) + " out block " +
+                        std::to_string(b) + " chunk " + std::to_string(c) +
+                        ": expected " + show(want) + " got " + show(got));
+                    break;
+                }
+            }
+        }
+    }
+    return errors;
+}
+
+} // namespace ucg::plan

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The text form of a plan: printer and parser. One header block, then one
+// line per op; fields are always present so the parser stays strict and the
+// round trip exact. Example:
+//   ucg-plan 1
+//   collective bcast
+//   algorithm knomial radix=2
+//   ranks 2 root 0 chunks 1
+//   rank 0 scratch 0 ops 2
+//   0 copy p2p peers=- tag=0 src=in:0+1:0+1 dst=out:0+1:0+1 deps=-
+//   1 send p2p peers=1 tag=0 src=out:0+1:0+1 dst=- deps=0
+//   rank 1 scratch 0 ops 1
+//   0 recv p2p peers=0 tag=0 src=- dst=out:0+1:0+1 deps=-
+//   end
+#include "plan/plan.h"
+
+#include <charconv>
+#include <sstream>
+
+namespace ucg::plan {
+
+namespace {
+
+void print_ints(std::ostringstream &os, const std::vector<int> &v)
+{
+    if (v.empty()) {
+        os << '-';
+    }
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        os << (i ? "," : "") << v[i];
+    }
+}
+
+void print_ranges(std::ostringstream &os, const std::vector<Range> &v)
+{
+    if (v.empty()) {
+        os << '-';
+    }
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        const Range &r = v[i];
+        os << (i ? "," : "") << to_string(r.buf) << ':' << r.block << '+'
+           << r.nblocks << ':' << r.chunk << '+' << r.nchunks;
+    }
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep)
+{
+    std::vector<std::string_view> out;
+    std::size_t pos = 0;
+    while (true) {
+        const std::size_t next = s.find(sep, pos);
+        out.push_back(s.substr(pos, next - pos));
+        if (next == std::string_view::npos) {
+            return out;
+        }
+        pos = next + 1;
+    }
+}
+
+bool to_int(std::string_view s, int &v)
+{
+    const char *end = s.data() + s.size();
+    auto [p, ec] = std::from_chars(s.data(), end, v);
+    return ec == std::errc() && p == end && !s.empty();
+}
+
+bool parse_ints(std::string_view s, std::vector<int> &v)
+{
+    v.clear();
+    if (s == "-") {
+        return true;
+    }
+    for (std::string_view t : split(s, ',')) {
+        int x = 0;
+        if (!to_int(t, x)) {
+            return false;
+        }
+        v.push_back(x);
+    }
+    return true;
+}
+
+bool parse_range(std::string_view s, Range &r)
+{
+    const auto f = split(s, ':');
+    if (f.size() != 3) {
+        return false;
+    }
+    const auto b = buffer_from_string(f[0]);
+    const auto blocks = split(f[1], '+');
+    const auto chunks = split(f[2], '+');
+    if (!b || blocks.size() != 2 || chunks.size() != 2) {
+        return false;
+    }
+    r.buf = *b;
+    return to_int(blocks[0], r.block) && to_int(blocks[1], r.nblocks) &&
+           to_int(chunks[0], r.chunk) && to_int(chunks[1], r.nchunks);
+}
+
+bool parse_ranges(std::string_view s, std::vector<Range> &v)
+{
+    v.clear();
+    if (s == "-") {
+        return true;
+    }
+    for (std::string_view t : split(s, ',')) {
+        Range r;
+        if (!parse_range(t, r)) {
+            return false;
+        }
+        v.push_back(r);
+    }
+    return true;
+}
+
+// "key=value" -> value, or nullopt when the key differs.
+std::optional<std::string_view> field(std::string_view tok,
+                                      std::string_view key)
+{
+    if (tok.size() <= key.size() || tok.substr(0, key.size()) != key ||
+        tok[key.size()] != '=') {
+        return std::nullopt;
+    }
+    return tok.substr(key.size() + 1);
+}
+
+bool parse_op(std::string_view line, int index, Op &op)
+{
+    const auto t = split(line, ' ');
+    int i = 0;
+    if (t.size() != 8 || !to_int(t[0], i) || i != index) {
+        return false;
+    }
+    const auto kind = op_kind_from_string(t[1]);
+    const auto ch = channel_from_string(t[2]);
+    const auto peers = field(t[3], "peers");
+    const auto tag = field(t[4], "tag");
+    const auto src = field(t[5], "src");
+    const auto dst = field(t[6], "dst");
+    const auto deps = field(t[7], "deps");
+    if (!kind || !ch || !peers || !tag || !src || !dst || !deps) {
+        return false;
+    }
+    op.kind = *kind;
+    op.channel = *ch;
+    return parse_ints(*peers, op.peers) && to_int(*tag, op.tag) &&
+           parse_ranges(*src, op.src) && parse_ranges(*dst, op.dst) &&
+           parse_ints(*deps, op.deps);
+}
+
+} // namespace
+
+std::string print(const Plan &plan)
+{
+    std::ostringstream os;
+    os << "ucg-plan 1\ncollective " << to_string(plan.collective)
+       << "\nalgorithm " << plan.algorithm << "\nranks " << plan.nranks
+       << " root " << plan.root << " chunks " << plan.nchunks << '\n';
+    for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
+        const RankProgram &p = plan.ranks[r];
+        os << "rank " << r << " scratch " << p.scratch_blocks << " ops "
+           << p.ops.size() << '\n';
+        for (std::size_t i = 0; i < p.ops.size(); ++i) {
+            const Op &op = p.ops[i];
+            os << i << ' ' << to_string(op.kind) << ' ' << to_string(op.channel)
+               << " peers=";
+            print_ints(os, op.peers);
+            os << " tag=" << op.tag << " src=";
+            print_ranges(os, op.src);
+            os << " dst=";
+            print_ranges(os, op.dst);
+            os << " deps=";
+            print_ints(os, op.deps);
+            os << '\n';
+        }
+    }
+    os << "end\n";
+    return os.str();
+}
+
+namespace {
+
+Error parse_error(int line, std::string_view what)
+{
+    return Error{"line " + std::to_string(line) + ": " + std::string(what)};
+}
+
+struct Lines {
+    std::vector<std::string_view> v;
+    std::size_t next = 0;
+    bool get(std::string_view &line)
+    {
+        if (next >= v.size()) {
+            return false;
+        }
+        line = v[next++];
+        return true;
+    }
+    int number() const { return static_cast<int>(next); }
+};
+
+bool parse_header(Lines &in, Plan &plan)
+{
+    std::string_view l;
+    if (!in.get(l) || l != "ucg-plan 1" || !in.get(l) ||
+        l.substr(0, 11) != "collective ") {
+        return false;
+    }
+    const auto c = collective_from_string(l.substr(11));
+    if (!c || !in.get(l) || l.substr(0, 10) != "algorithm ") {
+        return false;
+    }
+    plan.collective = *c;
+    plan.algorithm = std::string(l.substr(10));
+    if (!in.get(l)) {
+        return false;
+    }
+    const auto t = split(l, ' ');
+    return t.size() == 6 && t[0] == "ranks" && to_int(t[1], plan.nranks) &&
+           t[2] == "root" && to_int(t[3], plan.root) && t[4] == "chunks" &&
+           to_int(t[5], plan.nchunks) && plan.nranks > 0 &&
+           plan.nranks <= (1 << 20) && plan.nchunks > 0;
+}
+
+bool parse_rank_header(std::string_view l, int rank, RankProgram &p, int &nops)
+{
+    const auto t = split(l, ' ');
+    int r = -1;
+    return t.size() == 6 && t[0] == "rank" && to_int(t[1], r) && r == rank &&
+           t[2] == "scratch" && to_int(t[3], p.scratch_blocks) &&
+           t[4] == "ops" && to_int(t[5], nops) && nops >= 0;
+}
+
+} // namespace
+
+Result<Plan> parse(std::string_view text)
+{
+    Lines in;
+    in.v = split(text, '\n');
+    Plan plan;
+    if (!parse_header(in, plan)) {
+        return parse_error(in.number(), "bad header");
+    }
+    plan.ranks.resize(static_cast<std::size_t>(plan.nranks));
+    for (int r = 0; r < plan.nranks; ++r) {
+        RankProgram &p = plan.ranks[static_cast<std::size_t>(r)];
+        std::string_view l;
+        int nops = 0;
+        if (!in.get(l) || !parse_rank_header(l, r, p, nops)) {
+            return parse_error(in.number(),
+                               "expected 'rank " + std::to_string(r) + "'");
+        }
+        p.ops.resize(static_cast<std::size_t>(nops));
+        for (int i = 0; i < nops; ++i) {
+            if (!in.get(l) ||
+                !parse_op(l, i, p.ops[static_cast<std::size_t>(i)])) {
+                return parse_error(in.number(), "bad op");
+            }
+        }
+    }
+    std::string_view l;
+    if (!in.get(l) || l != "end" || !in.get(l) || !l.empty() ||
+        in.next != in.v.size()) {
+        return parse_error(in.number(), "expected 'end' and nothing after");
+    }
+    return plan;
+}
+
+} // namespace ucg::plan

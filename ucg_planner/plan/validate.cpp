@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The validator: shapes, matching, dependency order, deadlock freedom, slot
+// races and reads of unwritten slots. Execution semantics: an op waits for
+// its deps; sends are eager (the message is buffered, unbounded), a receive
+// completes once every message it takes was sent.
+#include "plan/engine.h"
+
+#include <cstdint>
+
+namespace ucg::plan {
+
+namespace {
+
+using detail::where;
+constexpr std::size_t kMaxErrors = 32;
+
+int buffer_blocks(const Plan &plan, int rank, Buffer b)
+{
+    switch (b) {
+    case Buffer::kInput:
+        return input_blocks(plan.collective, plan.nranks, plan.root, rank);
+    case Buffer::kOutput:
+        return output_blocks(plan.collective, plan.nranks, plan.root, rank);
+    default:
+        return plan.ranks[static_cast<std::size_t>(rank)].scratch_blocks;
+    }
+}
+
+bool channel_fits(const Op &op)
+{
+    switch (op.kind) {
+    case OpKind::kBcastSend:
+    case OpKind::kBcastRecv:
+        return op.channel == Channel::kShmBcast ||
+               op.channel == Channel::kMcast;
+    case OpKind::kIncastSend:
+    case OpKind::kIncastRecvReduce:
+        return op.channel == Channel::kShmIncast;
+    default:
+        return op.channel == Channel::kP2p;
+    }
+}
+
+std::string check_ranges(const Plan &plan, int rank,
+                         const std::vector<Range> &v, bool write)
+{
+    for (const Range &r : v) {
+        const int nb = buffer_blocks(plan, rank, r.buf);
+        if (r.nblocks < 1 || r.nchunks < 1 || r.block < 0 || r.chunk < 0 ||
+            r.block + r.nblocks > nb || r.chunk + r.nchunks > plan.nchunks) {
+            return "range out of bounds in " + std::string(to_string(r.buf));
+        }
+        if (write && r.buf == Buffer::kInput) {
+            return "writes the input buffer";
+        }
+    }
+    return {};
+}
+
+// Structure of one op: peers, ranges, deps.
+std::string check_op(const Plan &plan, int rank, int index, const Op &op)
+{
+    const bool many =
+        op.kind == OpKind::kBcastSend || op.kind == OpKind::kIncastRecvReduce;
+    const bool local = op.kind == OpKind::kCopy || op.kind == OpKind::kReduce;
+    const std::size_t want = local ? 0 : 1;
+    if (many ? op.peers.empty() : op.peers.size() != want) {
+        return "wrong number of peers";
+    }
+    for (int p : op.peers) {
+        if (p < 0 || p >= plan.nranks || p == rank) {
+            return "bad peer " + std::to_string(p);
+        }
+    }
+    if (!channel_fits(op)) {
+        return "channel does not fit the op";
+    }
+    const bool has_src = is_send(op.kind) || local;
+    const bool has_dst = is_recv(op.kind) || local;
+    if (has_src == op.src.empty() || has_dst == op.dst.empty()) {
+        return "src/dst do not fit the op";
+    }
+    if (local &&
+        detail::chunk_sequence(op.src) != detail::chunk_sequence(op.dst)) {
+        return "src and dst differ in slices";
+    }
+    for (std::size_t i = 0; i < op.deps.size(); ++i) {
+        const int d = op.deps[i];
+        if (d < 0 || d >= index || (i && d <= op.deps[i - 1])) {
+            return "dependency " + std::to_string(d) +
+                   " is not an earlier op (cycle or unsorted)";
+        }
+    }
+    std::string e = check_ranges(plan, rank, op.src, false);
+    return e.empty() ? check_ranges(plan, rank, op.dst, true) : e;
+}
+
+void check_structure(const Plan &plan, std::vector<std::string> &errors)
+{
+    for (int r = 0; r < plan.nranks; ++r) {
+        const auto &p = plan.ranks[static_cast<std::size_t>(r)];
+        if (p.scratch_blocks < 0) {
+            errors.push_back("rank " + std::to_string(r) + ": bad scratch");
+        }
+        for (int i = 0; i < static_cast<int>(p.ops.size()); ++i) {
+            const std::string e =
+                check_op(plan, r, i, p.ops[static_cast<std::size_t>(i)]);
+            if (!e.empty()) {
+                errors.push_back(where(plan, r, i) + ": " + e);
+            }
+        }
+    }
+}
+
+// Transitive closure of deps as bit rows: reach[i] has bit j if j -> i.
+class Reach {
+  public:
+    explicit Reach(const std::vector<Op> &ops)
+        : words_((ops.size() + 63) / 64), bits_(ops.size() * words_)
+    {
+        for (std::size_t i = 0; i < ops.size(); ++i) {
+            for (int d : ops[i].deps) {
+                const auto du = static_cast<std::size_t>(d);
+                for (std::size_t w = 0; w < words_; ++w) {
+                    bits_[i * words_ + w] |= bits_[du * words_ + w];
+                }
+                bits_[i * words_ + du / 64] |= std::uint64_t{1} << (du % 64);
+            }
+        }
+    }
+    bool before(int a, int b) const // a is an ancestor of b
+    {
+        const auto au = static_cast<std::size_t>(a);
+        const auto bu = static_cast<std::size_t>(b);
+        return (bits_[bu * words_ + au / 64] >> (au % 64)) & 1U;
+    }
+
+  private:
+    std::size_t words_;
+    std::vector<std::uint64_t> bits_;
+};
+
+struct SlotLog {
+    int last_write = -1;
+    bool defined = false;
+    std::vector<int> reads;
+};
+
+// Races and reads of unwritten slots on one rank (ops in index order).
+void check_slots(const Plan &plan, int rank, std::vector<std::string> &errors)
+{
+    const auto &prog = plan.ranks[static_cast<std::size_t>(rank)];
+    const Reach reach(prog.ops);
+    std::vector<SlotLog> slots[3];
+    for (int b = 0; b < 3; ++b) {
+        const int nb = buffer_blocks(plan, rank, static_cast<Buffer>(b));
+        slots[b].resize(static_cast<std::size_t>(nb * plan.nchunks));
+    }
+    for (auto &s : slots[0]) {
+        s.defined = true;
+    }
+    auto fail = [&](int i, const std::string &what) {
+        if (errors.size() < kMaxErrors) {
+            errors.push_back(where(plan, rank, i) + ": " + what);
+        }
+    };
+    auto visit = [&](int i, const std::vector<Range> &v, bool write,
+                     bool read) {
+        for (const Range &r : v) {
+            auto &ss = slots[static_cast<std::size_t>(r.buf)];
+            for (int b = r.block; b < r.block + r.nblocks; ++b) {
+                for (int c = r.chunk; c < r.chunk + r.nchunks; ++c) {
+                    SlotLog &s =
+                        ss[static_cast<std::size_t>(b * plan.nchunks + c)];
+                    const std::string at = std::string(to_string(r.buf)) +
+                                           " block " + std::to_string(b) +
+                                           " chunk " + std::to_string(c);
+                    if (read && !s.defined) {
+                        fail(i, "reads unwritten " + at);
+                    }
+                    if (s.last_write >= 0 && !reach.before(s.last_write, i)) {
+                        fail(i, "races with op " +
+                                    std::to_string(s.last_write) + " on " + at);
+                    }
+                    if (write) {
+                        for (int rd : s.reads) {
+                            if (rd != i && !reach.before(rd, i)) {
+                                fail(i, "overwrites " + at + " read by op " +
+                                            std::to_string(rd) +
+                                            " without waiting");
+                            }
+                        }
+                        s.reads.clear();
+                        s.last_write = i;
+                        s.defined = true;
+                    } else {
+                        s.reads.push_back(i);
+                    }
+                }
+            }
+        }
+    };
+    for (int i = 0; i < static_cast<int>(prog.ops.size()); ++i) {
+        const Op &op = prog.ops[static_cast<std::size_t>(i)];
+        visit(i, op.src, false, true);
+        visit(i, op.dst, true, is_reducing(op.kind));
+    }
+}
+
+} // namespace
+
+std::vector<std::string> validate(const Plan &plan)
+{
+    std::vector<std::string> errors;
+    if (plan.nranks < 1 || plan.root < 0 || plan.root >= plan.nranks ||
+        plan.nchunks < 1 ||
+        plan.ranks.size() != static_cast<std::size_t>(plan.nranks)) {
+        errors.push_back("bad plan header (ranks, root, chunks)");
+        return errors;
+    }
+    check_structure(plan, errors);
+    if (!errors.empty()) {
+        return errors;
+    }
+    const detail::Matching m = detail::match_messages(plan, errors);
+    if (!errors.empty()) {
+        return errors;
+    }
+    for (int r = 0; r < plan.nranks && errors.size() < kMaxErrors; ++r) {
+        check_slots(plan, r, errors);
+    }
+    const auto order = detail::execution_order(plan, m);
+    std::size_t total = 0;
+    for (const auto &p : plan.ranks) {
+        total += p.ops.size();
+    }
+    if (order.size() != total) {
+        std::vector<std::vector<bool>> done(plan.ranks.size());
+        for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
+            done[r].assign(plan.ranks[r].ops.size(), false);
+        }
+        for (const auto &x : order) {
+            done[static_cast<std::size_t>(x.rank)]
+                [static_cast<std::size_t>(x.op)] = true;
+        }
+        std::string stuck;
+        int shown = 0;
+        for (std::size_t r = 0; r < done.size() && shown < 4; ++r) {
+            for (std::size_t i = 0; i < done[r].size() && shown < 4; ++i) {
+                if (!done[r][i]) {
+                    stuck +=
+                        (shown++ ? ", " : "") +
+                        where(plan, static_cast<int>(r), static_cast<int>(i));
+                }
+            }
+        }
+        errors.push_back("deadlock: " + std::to_string(total - order.size()) +
+                         " ops never run, first: " + stuck);
+    }
+    return errors;
+}
+
+} // namespace ucg::plan
