@@ -158,12 +158,27 @@ Result<Topology> Topology::from_localities(const std::vector<Locality> &ranks,
     }
     Topology topo;
     topo.size_ = static_cast<int>(n);
+    topo.host_of_rank_ = all[size_t(LevelKind::kHost)].domain_of_rank;
+    topo.switch_of_rank_ = all[size_t(LevelKind::kSwitch)].domain_of_rank;
+    topo.nhosts_ =
+        static_cast<int>(all[size_t(LevelKind::kHost)].domains.size());
+    topo.nswitches_ =
+        static_cast<int>(all[size_t(LevelKind::kSwitch)].domains.size());
+    LinkCost inner_link;
+    bool have_inner = false;
     for (size_t i = 0; i < cand.size(); ++i) {
         Level &l = all[size_t(cand[i])];
+        // Equal partitions: the outer name, the inner (real) link class.
+        if (!have_inner) {
+            inner_link = l.link;
+            have_inner = true;
+        }
         if (i + 1 < cand.size() &&
             l.domains.size() == all[size_t(cand[i + 1])].domains.size()) {
             continue;
         }
+        l.link = inner_link;
+        have_inner = false;
         topo.levels_.push_back(std::move(l));
     }
     return topo;

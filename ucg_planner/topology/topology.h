@@ -93,6 +93,13 @@ class Topology {
     const LinkCost &link(int a, int b) const { return link_level(a, b).link; }
     void set_link_cost(LevelKind kind, const LinkCost &cost);
 
+    /// Physical host and leaf switch of each rank (dense ids), whatever
+    /// levels were merged: the simulator's NICs and uplinks.
+    int host_of(int rank) const { return host_of_rank_[size_t(rank)]; }
+    int switch_of(int rank) const { return switch_of_rank_[size_t(rank)]; }
+    int num_hosts() const { return nhosts_; }
+    int num_switches() const { return nswitches_; }
+
     /// Per level, innermost first: the participants split into groups.
     std::vector<Partition> hierarchy(const HierarchyOptions &opts) const;
 
@@ -102,6 +109,10 @@ class Topology {
   private:
     int size_ = 0;
     std::vector<Level> levels_;
+    std::vector<int> host_of_rank_;
+    std::vector<int> switch_of_rank_;
+    int nhosts_ = 0;
+    int nswitches_ = 0;
 };
 
 } // namespace ucg::topology

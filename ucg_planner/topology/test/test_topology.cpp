@@ -72,6 +72,13 @@ TEST_CASE("levels repeat no partition and end with one domain", "[topology]")
                                  LevelKind::kSwitch, LevelKind::kWorld});
     CHECK(t.levels().back().domains.size() == 1);
     CHECK(t.level(LevelKind::kHost)->domains.size() == 32);
+    // Merged levels keep the outer name and the inner link class.
+    CHECK(t.levels()[0].link.latency_ns ==
+          default_link_cost(LevelKind::kNuma).latency_ns);
+    CHECK(t.num_hosts() == 32);
+    CHECK(t.num_switches() == 4);
+    CHECK(t.host_of(17) == 1);
+    CHECK(t.switch_of(130) == 1);
     // One host: host is the top level.
     Topology one = synth("ppn=8,sockets=2,numa=2");
     CHECK(kinds(one) == std::vector<LevelKind>{LevelKind::kNuma,
