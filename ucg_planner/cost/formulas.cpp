@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Closed-form alpha-beta and LogP costs.
+#include "cost/formulas.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <queue>
+#include <unordered_map>
+
+namespace ucg::cost {
+
+AlphaBeta alpha_beta(const topology::LinkCost &link)
+{
+    return {link.alpha_ns(), link.ns_per_byte};
+}
+
+LogGP log_gp(const topology::LinkCost &link)
+{
+    return {link.latency_ns, link.overhead_ns, link.gap_ns, link.ns_per_byte};
+}
+
+int knomial_rounds(int64_t nranks, int radix)
+{
+    int rounds = 0;
+    for (int64_t reach = 1; reach < nranks; reach *= std::max(radix, 2)) {
+        ++rounds;
+    }
+    return rounds;
+}
+
+double flat_bcast_ns(int64_t nranks, double bytes, const AlphaBeta &ab)
+{
+    return double(std::max<int64_t>(nranks - 1, 0)) * ab.message_ns(bytes);
+}
+
+double knomial_bcast_ns(int64_t nranks, int radix, double bytes,
+                        const AlphaBeta &ab)
+{
+    return knomial_rounds(nranks, radix) * double(radix - 1) *
+           ab.message_ns(bytes);
+}
+
+double chain_pipeline_ns(int64_t nranks, double bytes, double segment_bytes,
+                         const AlphaBeta &ab)
+{
+    if (nranks <= 1) {
+        return 0;
+    }
+    double steps = double(nranks - 2) + bytes / segment_bytes;
+    return steps * ab.message_ns(segment_bytes);
+}
+
+double chain_pipeline_segments_ns(int64_t nranks, double bytes,
+                                  double segment_bytes, const AlphaBeta &ab)
+{
+    if (nranks <= 1) {
+        return 0;
+    }
+    double z = std::min(segment_bytes, std::max(bytes, 1.0));
+    double segments = std::max(1.0, std::ceil(bytes / z));
+    return (double(nranks - 2) + segments) * ab.message_ns(z);
+}
+
+double optimal_segment_bytes(int64_t nranks, double bytes, const AlphaBeta &ab)
+{
+    if (nranks <= 2 || ab.beta_ns_per_byte <= 0) {
+        return bytes;
+    }
+    double z = std::sqrt(bytes * ab.alpha_ns /
+                         (double(nranks - 2) * ab.beta_ns_per_byte));
+    return std::clamp(z, std::min(1.0, bytes), bytes);
+}
+
+double chain_pipeline_optimal_ns(int64_t nranks, double bytes,
+                                 const AlphaBeta &ab)
+{
+    if (nranks <= 2) {
+        return nranks <= 1 ? 0 : ab.message_ns(bytes);
+    }
+    double p2 = double(nranks - 2);
+    return p2 * ab.alpha_ns + bytes * ab.beta_ns_per_byte +
+           2 * std::sqrt(p2 * ab.alpha_ns * ab.beta_ns_per_byte * bytes);
+}
+
+double binary_pipeline_ns(int64_t nranks, double bytes, double segment_bytes,
+                          const AlphaBeta &ab)
+{
+    if (nranks <= 1) {
+        return 0;
+    }
+    double steps = bytes / segment_bytes + knomial_rounds(nranks, 2) - 2;
+    return std::max(steps, 1.0) * 2 * ab.message_ns(segment_bytes);
+}
+
+double binomial_gather_ns(int64_t nranks, double block_bytes,
+                          const AlphaBeta &ab)
+{
+    return knomial_rounds(nranks, 2) * ab.alpha_ns +
+           double(std::max<int64_t>(nranks - 1, 0)) * block_bytes *
+               ab.beta_ns_per_byte;
+}
+
+double recursive_doubling_allreduce_ns(int64_t nranks, double bytes,
+                                       const AlphaBeta &ab)
+{
+    return knomial_rounds(nranks, 2) * ab.message_ns(bytes);
+}
+
+double ring_allreduce_ns(int64_t nranks, double bytes, const AlphaBeta &ab)
+{
+    if (nranks <= 1) {
+        return 0;
+    }
+    return 2 * double(nranks - 1) * ab.message_ns(bytes / double(nranks));
+}
+
+double rabenseifner_allreduce_ns(int64_t nranks, double bytes,
+                                 const AlphaBeta &ab)
+{
+    if (nranks <= 1) {
+        return 0;
+    }
+    double p = double(nranks);
+    return 2 * knomial_rounds(nranks, 2) * ab.alpha_ns +
+           2 * (p - 1) / p * bytes * ab.beta_ns_per_byte;
+}
+
+double logp_message_ns(const LogGP &p)
+{
+    return 2 * p.overhead_ns + p.latency_ns;
+}
+
+double logp_linear_bcast_ns(int64_t nranks, const LogGP &p)
+{
+    if (nranks <= 1) {
+        return 0;
+    }
+    return p.latency_ns +
+           double(nranks - 2) * std::max(p.overhead_ns, p.gap_ns) +
+           2 * p.overhead_ns;
+}
+
+LogpBcastSchedule logp_optimal_bcast(int nranks, const LogGP &p)
+{
+    LogpBcastSchedule s;
+    const size_t n = size_t(std::max(nranks, 1));
+    s.parent.assign(n, -1);
+    s.informed_ns.assign(n, 0);
+    s.children.resize(n);
+    using Next = std::pair<double, int>; // next send start, rank
+    std::priority_queue<Next, std::vector<Next>, std::greater<>> senders;
+    senders.push({0.0, 0});
+    const double every = std::max(p.overhead_ns, p.gap_ns);
+    for (int next = 1; next < nranks; ++next) {
+        auto [t, r] = senders.top();
+        senders.pop();
+        s.parent[size_t(next)] = r;
+        s.children[size_t(r)].push_back(next);
+        s.informed_ns[size_t(next)] = t + logp_message_ns(p);
+        senders.push({t + every, r});
+        senders.push({s.informed_ns[size_t(next)], next});
+    }
+    return s;
+}
+
+double logp_optimal_bcast_ns(int64_t nranks, const LogGP &p)
+{
+    auto s = logp_optimal_bcast(static_cast<int>(nranks), p);
+    return *std::max_element(s.informed_ns.begin(), s.informed_ns.end());
+}
+
+int64_t logp_reach(int64_t t, const LogGP &p)
+{
+    const int64_t every =
+        std::max<int64_t>(1, std::llround(std::max(p.overhead_ns, p.gap_ns)));
+    const int64_t msg = std::llround(logp_message_ns(p));
+    std::unordered_map<int64_t, int64_t> memo;
+    std::function<int64_t(int64_t)> reach = [&](int64_t u) -> int64_t {
+        if (u < msg) {
+            return 1;
+        }
+        if (auto it = memo.find(u); it != memo.end()) {
+            return it->second;
+        }
+        int64_t v = reach(u - every) + reach(u - msg);
+        memo[u] = v;
+        return v;
+    };
+    return reach(t);
+}
+
+} // namespace ucg::cost

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Closed-form costs of the classic collective shapes in the alpha-beta and
+// LogP models (seed 002), and the optimal pipeline segment size. Times in
+// ns, sizes in bytes; s is the message size, P the group size.
+#pragma once
+
+#include "topology/topology.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace ucg::cost {
+
+/// T(m) = alpha + beta * m for one message of m bytes.
+struct AlphaBeta {
+    double alpha_ns = 0;
+    double beta_ns_per_byte = 0;
+
+    double message_ns(double bytes) const
+    {
+        return alpha_ns + beta_ns_per_byte * bytes;
+    }
+};
+
+/// LogGP: latency L, overhead o, gap g, per-byte gap G.
+struct LogGP {
+    double latency_ns = 0;
+    double overhead_ns = 0;
+    double gap_ns = 0;
+    double ns_per_byte = 0;
+};
+
+AlphaBeta alpha_beta(const topology::LinkCost &link);
+LogGP log_gp(const topology::LinkCost &link);
+
+/// ceil(log_k(P)): rounds of a k-nomial tree (0 for P <= 1).
+int knomial_rounds(int64_t nranks, int radix);
+
+/// Root sends to everyone in turn: (P-1)(alpha + beta s).
+double flat_bcast_ns(int64_t nranks, double bytes, const AlphaBeta &ab);
+
+/// ceil(log_k P) (k-1) (alpha + beta s); k = 2 is the binomial tree,
+/// ceil(log2 P)(alpha + beta s).
+double knomial_bcast_ns(int64_t nranks, int radix, double bytes,
+                        const AlphaBeta &ab);
+
+/// Pipelined chain, textbook form: (P - 2 + s/z)(alpha + beta z), with s/z
+/// real-valued. seed 002: P=4, s=1e6, z=1e5, alpha=10, beta=1: 1,200,120.
+double chain_pipeline_ns(int64_t nranks, double bytes, double segment_bytes,
+                         const AlphaBeta &ab);
+
+/// The same with whole segments, as a plan runs it: n = ceil(s/z) segments
+/// of at most z bytes, (P - 2 + n)(alpha + beta min(z, s)).
+double chain_pipeline_segments_ns(int64_t nranks, double bytes,
+                                  double segment_bytes, const AlphaBeta &ab);
+
+/// z_opt = sqrt(s alpha / ((P - 2) beta)), the zero of d/dz of
+/// chain_pipeline_ns; s for P <= 2 or beta = 0 (no pipelining helps).
+double optimal_segment_bytes(int64_t nranks, double bytes, const AlphaBeta &ab);
+
+/// chain_pipeline_ns at z_opt, closed form:
+/// (P-2) alpha + s beta + 2 sqrt((P-2) alpha beta s).
+/// seed 002's 1,008,964 is this, 1,008,964.27 ns, to the nearest unit.
+double chain_pipeline_optimal_ns(int64_t nranks, double bytes,
+                                 const AlphaBeta &ab);
+
+/// Pipelined binary tree: (s/z + ceil(log2 P) - 2) 2 (alpha + beta z).
+double binary_pipeline_ns(int64_t nranks, double bytes, double segment_bytes,
+                          const AlphaBeta &ab);
+
+/// Binomial gather or scatter of `block_bytes` per rank:
+/// ceil(log2 P) alpha + (P-1) block beta (seed 000's
+/// log p L + (p-1)/p n/B with n = P block).
+double binomial_gather_ns(int64_t nranks, double block_bytes,
+                          const AlphaBeta &ab);
+
+/// Allreduce shapes (reduction compute left out):
+/// recursive doubling  ceil(log2 P)(alpha + beta s)
+/// ring                2(P-1)(alpha + beta s/P)
+/// Rabenseifner        2 ceil(log2 P) alpha + 2 (P-1)/P s beta
+/// k-nomial reduce + bcast: twice knomial_bcast_ns.
+double recursive_doubling_allreduce_ns(int64_t nranks, double bytes,
+                                       const AlphaBeta &ab);
+double ring_allreduce_ns(int64_t nranks, double bytes, const AlphaBeta &ab);
+double rabenseifner_allreduce_ns(int64_t nranks, double bytes,
+                                 const AlphaBeta &ab);
+
+/// LogP, one small message: 2o + L end to end; a sender repeats every
+/// max(o, g).
+double logp_message_ns(const LogGP &p);
+
+/// Linear broadcast: L + (P-2) max(o,g) + 2o.
+double logp_linear_bcast_ns(int64_t nranks, const LogGP &p);
+
+/// The optimal (greedy) LogP broadcast: every informed rank sends to a new
+/// rank every max(o,g) until all P know; a message informs its receiver
+/// 2o+L after its send starts. Returns the time the last rank is informed.
+/// seed 002: P=8, L=6, g=4, o=2 gives 24.
+double logp_optimal_bcast_ns(int64_t nranks, const LogGP &p);
+
+/// The greedy schedule itself: parent[r] (-1 for the root 0), informed
+/// times, and each rank's children in send order.
+struct LogpBcastSchedule {
+    std::vector<int> parent;
+    std::vector<double> informed_ns;
+    std::vector<std::vector<int>> children;
+};
+LogpBcastSchedule logp_optimal_bcast(int nranks, const LogGP &p);
+
+/// Karp et al.'s reach P(t): ranks informed by time t, P(t) = 1 for
+/// t < 2o+L, else P(t-o) + P(t-L-2o); o is read as max(o,g) so the
+/// recurrence also holds for g > o. Integral times.
+int64_t logp_reach(int64_t t, const LogGP &p);
+
+} // namespace ucg::cost

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Discrete-event simulator: runs a plan as a schedule under LogGP with
+// per-rank CPU overhead, per-rank ports, shared host NICs and optional
+// switch uplinks, and reports makespan, finish times and critical path.
+#pragma once
+
+#include "plan/plan.h"
+#include "topology/topology.h"
+#include "ucg/result.h"
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace ucg::cost {
+
+/*
+ * Semantics (times in ns; m = bytes of the message; link = link class of
+ * the sender/receiver pair):
+ *   send       starts when its deps are done and the sender's CPU and port
+ *              are free; the CPU is busy o, the port (the host NIC when the
+ *              peer is on another host, else the rank's own shm port) g+mG;
+ *              the send is done at start+o+mG, the last byte lands at
+ *              start+o+mG+L. A sender thus repeats every max(o, g+mG).
+ *   receive    the receiver's port (NIC or shm) takes the bytes at G each:
+ *              delivered = max(landed, port free + mG); once the receive's
+ *              deps are done and all its messages delivered, the CPU is busy
+ *              o per message (+ reduce_ns_per_byte * m for reductions).
+ *   bcast-send one injection for all peers (shm write or mcast); incast
+ *              sends are sends; incast recv-reduce receives each peer.
+ *   copy/reduce CPU busy m * copy_ns_per_byte (or reduce_ns_per_byte).
+ *   uplinks    when uplink_ns_per_byte > 0, a message between switches also
+ *              holds the sender's switch uplink and the receiver's switch
+ *              downlink for m * uplink_ns_per_byte.
+ * The alpha-beta model is L = alpha, o = 0, g = alpha, G = beta.
+ */
+struct SimConfig {
+    size_t count = 1;              ///< elements per block
+    size_t elem_bytes = 1;         ///< bytes per element
+    double copy_ns_per_byte = 0;   ///< local copies
+    double reduce_ns_per_byte = 0; ///< reductions (gamma)
+    double uplink_ns_per_byte = 0; ///< 0: non-blocking fabric
+    bool critical_path = true;
+};
+
+/// Who is where and what links cost. Without a topology every rank is its
+/// own host and every pair uses `uniform`.
+struct Fabric {
+    const topology::Topology *topo = nullptr;
+    topology::LinkCost uniform;
+};
+
+struct PathStep {
+    int rank = -1;
+    int op = -1;
+    plan::OpKind kind = plan::OpKind::kSend;
+    double start_ns = 0;
+    double end_ns = 0;
+    bool waited = false; ///< started later than its inputs (contention)
+};
+
+struct SimResult {
+    double makespan_ns = 0;
+    std::vector<double> finish_ns;       ///< per rank: last op done
+    std::vector<PathStep> critical_path; ///< first to last
+    size_t ops = 0;
+    size_t messages = 0;
+};
+
+/// Fails on unmatched messages, unbuilt ranks and deadlock (naming a
+/// stuck op).
+Result<SimResult> simulate(const plan::Plan &plan, const Fabric &fabric,
+                           const SimConfig &config);
+
+/// The critical path, one line per step.
+std::string format_critical_path(const SimResult &result);
+
+} // namespace ucg::cost

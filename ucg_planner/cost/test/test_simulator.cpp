@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The plan simulator: seed 002's numbers from hand-built plans, NIC and
+// incast contention, the critical path, and errors.
+#include "cost/formulas.h"
+#include "cost/simulator.h"
+#include "topology/synthetic.h"
+
+#include <catch2/catch.hpp>
+
+using namespace ucg;
+using namespace ucg::cost;
+using plan::Buffer;
+using plan::chunks;
+using plan::Collective;
+using plan::PlanBuilder;
+
+namespace {
+
+/// The alpha-beta model as LogGP: L = alpha, o = 0, g = alpha, G = beta.
+Fabric alpha_beta_fabric(double alpha, double beta)
+{
+    return Fabric{nullptr, topology::LinkCost{alpha, 0, alpha, beta}};
+}
+
+plan::Range place(int rank, int root, int chunk = 0)
+{
+    return chunks(rank == root ? Buffer::kInput : Buffer::kOutput, 0, chunk);
+}
+
+plan::Plan binomial_bcast4()
+{
+    PlanBuilder pb(Collective::kBcast, 4, 0, 1);
+    pb.xfer(0, 2, 0, {place(0, 0)}, {place(2, 0)});
+    pb.xfer(0, 1, 1, {place(0, 0)}, {place(1, 0)});
+    pb.xfer(2, 3, 1, {place(2, 0)}, {place(3, 0)});
+    return pb.take("test-binomial");
+}
+
+plan::Plan chain_bcast(int nranks, int segments)
+{
+    PlanBuilder pb(Collective::kBcast, nranks, 0, segments);
+    for (int c = 0; c < segments; ++c) {
+        for (int r = 0; r + 1 < nranks; ++r) {
+            pb.xfer(r, r + 1, 0, {place(r, 0, c)}, {place(r + 1, 0, c)});
+        }
+    }
+    return pb.take("test-chain");
+}
+
+SimResult run(const plan::Plan &p, const Fabric &f, size_t count)
+{
+    SimConfig cfg;
+    cfg.count = count;
+    auto r = simulate(p, f, cfg);
+    INFO((r.ok() ? "" : r.error().message));
+    REQUIRE(r.ok());
+    return std::move(r).value();
+}
+
+} // namespace
+
+TEST_CASE("simulated binomial tree and chain give seed 002's times",
+          "[cost][sim]")
+{
+    Fabric f = alpha_beta_fabric(10, 1);
+    CHECK(run(binomial_bcast4(), f, 1000000).makespan_ns == 2000020);
+    SimResult chain = run(chain_bcast(4, 10), f, 1000000);
+    CHECK(chain.makespan_ns == 1200120);
+    CHECK(chain.finish_ns[1] < chain.finish_ns[2]);
+    CHECK(chain.messages == 30);
+}
+
+TEST_CASE("simulated greedy LogP broadcast of seed 002 ends at 24",
+          "[cost][sim]")
+{
+    LogGP p{6, 2, 4, 0};
+    auto s = logp_optimal_bcast(8, p);
+    PlanBuilder pb(Collective::kBcast, 8, 0, 1);
+    for (int r = 1; r < 8; ++r) { // informed order
+        int from = s.parent[size_t(r)];
+        pb.xfer(from, r, 0, {place(from, 0)}, {place(r, 0)});
+    }
+    Fabric f{nullptr, topology::LinkCost{6, 2, 4, 0}};
+    SimResult res = run(pb.take("greedy"), f, 1);
+    CHECK(res.makespan_ns == 24);
+    for (int r = 1; r < 8; ++r) {
+        CHECK(res.finish_ns[size_t(r)] >= s.informed_ns[size_t(r)]);
+    }
+}
+
+TEST_CASE("ranks of one host share its NIC", "[cost][sim]")
+{
+    // Ranks 0,1 on host 0 send 1 MB each to ranks 2,3 on host 1.
+    auto topo = topology::make_synthetic("nodes=2,ppn=2");
+    REQUIRE(topo.ok());
+    PlanBuilder pb(Collective::kBcast, 4, 0, 1);
+    pb.xfer(0, 2, 0, {place(0, 0)}, {place(2, 0)});
+    pb.xfer(1, 3, 0, {place(1, 1)}, {place(3, 0)});
+    plan::Plan p = pb.take("pairs");
+    SimResult shared = run(p, Fabric{&*topo, {}}, 1 << 20);
+    const topology::LinkCost &l = topo->link(0, 2);
+    double one = l.overhead_ns * 2 + l.latency_ns + (1 << 20) * l.ns_per_byte;
+    CHECK(shared.makespan_ns > one + 0.9 * (1 << 20) * l.ns_per_byte);
+    // Four hosts: no sharing.
+    auto apart = topology::make_synthetic("nodes=4,ppn=1");
+    REQUIRE(apart.ok());
+    SimResult alone = run(p, Fabric{&*apart, {}}, 1 << 20);
+    CHECK(alone.makespan_ns < shared.makespan_ns);
+}
+
+TEST_CASE("an incast serialises at the receiver's port", "[cost][sim]")
+{
+    PlanBuilder pb(Collective::kGather, 4, 0, 1);
+    for (int r = 1; r < 4; ++r) {
+        pb.xfer(r, 0, 0, {chunks(Buffer::kInput, 0, 0)},
+                {chunks(Buffer::kOutput, r, 0)});
+    }
+    SimResult res = run(pb.take("flat"), alpha_beta_fabric(10, 1), 1000);
+    CHECK(res.makespan_ns == 10 + 3 * 1000);
+}
+
+TEST_CASE("the critical path runs from the root to the last rank",
+          "[cost][sim]")
+{
+    SimResult res = run(chain_bcast(4, 3), alpha_beta_fabric(10, 1), 300);
+    REQUIRE(!res.critical_path.empty());
+    CHECK(res.critical_path.front().rank == 0);
+    CHECK(res.critical_path.back().rank == 3);
+    CHECK(res.critical_path.back().end_ns == res.makespan_ns);
+    for (size_t i = 1; i < res.critical_path.size(); ++i) {
+        CHECK(res.critical_path[i].end_ns >= res.critical_path[i - 1].end_ns);
+    }
+    CHECK_THAT(format_critical_path(res), Catch::Contains("rank 3"));
+}
+
+TEST_CASE("unmatched messages and deadlocks are reported", "[cost][sim]")
+{
+    PlanBuilder lone(Collective::kBcast, 2, 0, 1);
+    lone.send(0, 1, 5, {place(0, 0)});
+    auto unmatched = simulate(lone.take("x"), alpha_beta_fabric(1, 1), {});
+    REQUIRE(!unmatched.ok());
+    CHECK_THAT(unmatched.error().message,
+               Catch::Contains("rank 0 op 0") && Catch::Contains("tag 5"));
+
+    // Each rank receives before it sends the slot it received.
+    PlanBuilder pb(Collective::kAllreduce, 2, 0, 1);
+    for (int r = 0; r < 2; ++r) {
+        pb.recv(r, 1 - r, 0, {chunks(Buffer::kOutput, 0, 0)});
+        pb.send(r, 1 - r, 0, {chunks(Buffer::kOutput, 0, 0)});
+    }
+    auto dead = simulate(pb.take("x"), alpha_beta_fabric(1, 1), {});
+    REQUIRE(!dead.ok());
+    CHECK_THAT(dead.error().message, Catch::Contains("deadlock"));
+}
