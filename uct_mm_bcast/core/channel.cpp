@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Channel: sends, CMA pull and completion, delivery, failure detection.
+#include "channel.h"
+
+#include "uct_mm_common/log.h"
+
+#include <cerrno>
+#include <sys/uio.h>
+
+namespace uct_mm_bcast {
+
+using uct_mm_common::log;
+using uct_mm_common::LogLevel;
+using uct_mm_common::now_ns;
+
+void Channel::init(const Ring &ring, const ChannelConfig &cfg)
+{
+    ring_ = ring;
+    cfg_ = cfg;
+    state_ = Status::kOk;
+    last_activity_ns_ = 0;
+    next_check_ns_ = 0;
+}
+
+std::size_t Channel::max_cma_header() const noexcept
+{
+    const std::size_t fixed =
+        sizeof(CmaDescriptor) + cfg_.max_iov * sizeof(RemoteIov);
+    return max_inline() > fixed ? max_inline() - fixed : 0;
+}
+
+void Channel::fail(Status st, int member) noexcept
+{
+    if (state_ != Status::kOk) {
+        return;
+    }
+    state_ = st;
+    if (member >= 0) {
+        ring_.mark_failed(member);
+        log(LogLevel::kError, "mm_bcast: member %d of the ring is gone",
+            member);
+    } else {
+        log(LogLevel::kError,
+            "mm_bcast: ring stalled for %u ms with members never attached",
+            cfg_.timeout_ms);
+    }
+}
+
+Status Channel::on_full() noexcept
+{
+    check_health();
+    return state_ != Status::kOk ? state_ : Status::kNoResource;
+}
+
+Status Channel::send_short(std::uint8_t am_id, std::uint64_t header,
+                           const void *data, std::size_t length) noexcept
+{
+    std::size_t sent;
+    return send_packed(
+        am_id,
+        [&](std::uint8_t *dest) {
+            std::memcpy(dest, &header, sizeof(header));
+            if (length != 0) {
+                std::memcpy(dest + sizeof(header), data, length);
+            }
+            return sizeof(header) + length;
+        },
+        &sent);
+}
+
+Status Channel::send_cma(std::uint8_t am_id, const void *header,
+                         std::uint32_t hdr_bytes, const RemoteIov *iov,
+                         std::uint32_t iovcnt, void *cookie) noexcept
+{
+    if (state_ != Status::kOk) {
+        return state_;
+    }
+    std::uint64_t pos;
+    if (ring_.claim(&pos) != Status::kOk) {
+        return on_full();
+    }
+    std::uint8_t *p = ring_.payload(pos);
+    CmaDescriptor desc{};
+    desc.pid = static_cast<std::int32_t>(getpid());
+    desc.iovcnt = iovcnt;
+    desc.hdr_bytes = hdr_bytes;
+    for (std::uint32_t i = 0; i < iovcnt; ++i) {
+        desc.total += iov[i].length;
+    }
+    std::memcpy(p, &desc, sizeof(desc));
+    std::memcpy(p + sizeof(desc), iov, iovcnt * sizeof(RemoteIov));
+    if (hdr_bytes != 0) {
+        std::memcpy(p + sizeof(desc) + iovcnt * sizeof(RemoteIov), header,
+                    hdr_bytes);
+    }
+    const std::size_t used =
+        sizeof(desc) + iovcnt * sizeof(RemoteIov) + hdr_bytes;
+    try {
+        cma_.push_back({pos, cookie});
+    } catch (...) {
+        // Published or not, the slot must be filled: send it as empty.
+        ring_.publish(pos, 0, am_id, SlotKind::kInline);
+        return Status::kNoMemory;
+    }
+    ring_.publish(pos, static_cast<std::uint32_t>(used), am_id, SlotKind::kCma);
+    last_activity_ns_ = 0;
+    return Status::kOk;
+}
+
+unsigned Channel::progress_completions(CompleteFn fn, void *arg) noexcept
+{
+    unsigned done = 0;
+    while (!cma_.empty()) {
+        const PendingCma front = cma_.front();
+        const bool passed = ring_.all_passed(front.pos, ring_.my_index());
+        if (!passed && state_ == Status::kOk) {
+            check_health();
+            if (state_ == Status::kOk) {
+                break;
+            }
+        }
+        cma_.pop_front();
+        fn(arg, front.cookie, passed ? Status::kOk : state_);
+        last_activity_ns_ = 0;
+        ++done;
+    }
+    return done;
+}
+
+bool Channel::pull_cma(const std::uint8_t *payload,
+                       std::size_t *length_p) noexcept
+{
+    CmaDescriptor desc;
+    std::memcpy(&desc, payload, sizeof(desc));
+    const auto *riov =
+        reinterpret_cast<const RemoteIov *>(payload + sizeof(desc));
+    const std::uint8_t *hdr =
+        payload + sizeof(desc) + desc.iovcnt * sizeof(RemoteIov);
+    const std::size_t need = desc.hdr_bytes + desc.total;
+    if (bounce_.size() < need) {
+        try {
+            bounce_.resize(need);
+        } catch (...) {
+            return false;
+        }
+    }
+    std::memcpy(bounce_.data(), hdr, desc.hdr_bytes);
+    std::size_t copied = 0;
+    for (std::uint32_t i = 0; i < desc.iovcnt; ++i) {
+        std::size_t off = 0;
+        while (off < riov[i].length) {
+            iovec local{bounce_.data() + desc.hdr_bytes + copied,
+                        riov[i].length - off};
+            iovec remote{reinterpret_cast<void *>(riov[i].address + off),
+                         riov[i].length - off};
+            const ssize_t n =
+                process_vm_readv(desc.pid, &local, 1, &remote, 1, 0);
+            if (n <= 0) {
+                log(LogLevel::kError,
+                    "mm_bcast: process_vm_readv from pid %d failed: %s",
+                    desc.pid, std::strerror(errno));
+                return false;
+            }
+            off += static_cast<std::size_t>(n);
+            copied += static_cast<std::size_t>(n);
+        }
+    }
+    *length_p = need;
+    return true;
+}
+
+unsigned Channel::poll(unsigned max, DeliverFn fn, void *arg) noexcept
+{
+    unsigned n = 0;
+    while (n < max && state_ == Status::kOk) {
+        const SlotHeader *sh = ring_.peek();
+        if (sh == nullptr) {
+            break;
+        }
+        const std::uint8_t *payload = ring_.peek_payload();
+        if (sh->kind == SlotKind::kCma) {
+            std::size_t length = 0;
+            if (!pull_cma(payload, &length)) {
+                fail(Status::kPeerDead, sh->origin);
+                break;
+            }
+            fn(arg, sh->am_id, bounce_.data(), length);
+        } else {
+            // Delivered in place: the slot stays ours until consume().
+            fn(arg, sh->am_id, const_cast<std::uint8_t *>(payload), sh->length);
+        }
+        ring_.consume();
+        ++n;
+    }
+    if (n != 0) {
+        last_activity_ns_ = 0;
+        idle_polls_ = 0;
+    } else if ((++idle_polls_ & 1023) == 0) {
+        check_health();
+    }
+    return n;
+}
+
+void Channel::check_health() noexcept
+{
+    if (state_ != Status::kOk) {
+        return;
+    }
+    const std::uint64_t now = now_ns();
+    if (last_activity_ns_ == 0) {
+        last_activity_ns_ = now;
+    }
+    if (now < next_check_ns_) {
+        return;
+    }
+    const std::uint64_t timeout_ns = std::uint64_t{cfg_.timeout_ms} * 1000000;
+    next_check_ns_ = now + timeout_ns / 4;
+    const int failed = ring_.failed_member();
+    if (failed >= 0) {
+        state_ = Status::kPeerDead; // another member classified and logged
+        return;
+    }
+    if (now - last_activity_ns_ < timeout_ns) {
+        return;
+    }
+    const int dead = ring_.find_dead_member();
+    if (dead >= 0) {
+        fail(Status::kPeerDead, dead);
+    } else if (ring_.absent_members() != 0 &&
+               now - last_activity_ns_ > 4 * timeout_ns) {
+        fail(Status::kTimeout, -1);
+    }
+}
+
+} // namespace uct_mm_bcast

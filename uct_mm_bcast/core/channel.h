@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A channel: one ring plus what a sender and a receiver need around it:
+// inline and packed sends, CMA (zero-copy) sends with completion, delivery
+// with the CMA pull, and failure detection (a timeout, then liveness).
+#pragma once
+
+#include "ring.h"
+
+#include "uct_mm_common/backoff.h"
+
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <vector>
+
+namespace uct_mm_bcast {
+
+struct ChannelConfig {
+    std::uint32_t timeout_ms = 2000; ///< stall before a liveness scan
+    std::size_t max_zcopy = 1 << 20; ///< largest CMA message (bytes)
+    std::uint32_t max_iov = 8;       ///< remote buffers per CMA message
+};
+
+/// Called for each delivered message. Returns nothing: the data is valid
+/// only during the call.
+using DeliverFn = void (*)(void *arg, std::uint8_t am_id, void *data,
+                           std::size_t length);
+/// Called when a CMA send is read by every member (or failed).
+using CompleteFn = void (*)(void *arg, void *cookie, Status status);
+
+class Channel {
+  public:
+    Channel() = default;
+    Channel(const Channel &) = delete;
+    Channel &operator=(const Channel &) = delete;
+
+    /// Takes an opened ring view.
+    void init(const Ring &ring, const ChannelConfig &cfg);
+
+    /// kOk, or the sticky failure (kPeerDead, kTimeout).
+    Status state() const noexcept { return state_; }
+    Ring &ring() noexcept { return ring_; }
+    std::size_t max_inline() const noexcept
+    {
+        return ring_.geometry().payload_capacity();
+    }
+    std::size_t max_cma_header() const noexcept;
+
+    // Sender side. All return kNoResource when the ring is full.
+    /// An 8-byte header followed by `length` bytes (uct am_short).
+    Status send_short(std::uint8_t am_id, std::uint64_t header,
+                      const void *data, std::size_t length) noexcept;
+    /// `pack(dest)` writes at most max_inline() bytes and returns the count.
+    template <typename Pack>
+    Status send_packed(std::uint8_t am_id, Pack &&pack,
+                       std::size_t *length_p) noexcept;
+    /// Zero-copy: members read the buffers from this process with
+    /// process_vm_readv; `on_complete(arg, cookie, st)` fires from
+    /// progress_completions() once all have read them.
+    Status send_cma(std::uint8_t am_id, const void *header,
+                    std::uint32_t hdr_bytes, const RemoteIov *iov,
+                    std::uint32_t iovcnt, void *cookie) noexcept;
+    /// Reports finished CMA sends; returns how many.
+    unsigned progress_completions(CompleteFn fn, void *arg) noexcept;
+    std::size_t outstanding() const noexcept { return cma_.size(); }
+
+    // Receiver side (members only).
+    /// Delivers up to `max` messages in order; returns how many. Cheap when
+    /// nothing is pending: one shared line read.
+    unsigned poll(unsigned max, DeliverFn fn, void *arg) noexcept;
+
+    /// Bounded-time failure check, rate limited; poll() calls it when idle.
+    void check_health() noexcept;
+
+  private:
+    Status on_full() noexcept;
+    bool pull_cma(const std::uint8_t *payload, std::size_t *length_p) noexcept;
+    void fail(Status st, int member) noexcept;
+
+    struct PendingCma {
+        std::uint64_t pos;
+        void *cookie;
+    };
+
+    Ring ring_;
+    ChannelConfig cfg_;
+    Status state_ = Status::kOk;
+    std::deque<PendingCma> cma_;
+    std::vector<std::uint8_t> bounce_; ///< CMA receive buffer, lazily sized
+    std::uint64_t last_activity_ns_ = 0;
+    std::uint64_t next_check_ns_ = 0;
+    unsigned idle_polls_ = 0;
+};
+
+template <typename Pack>
+Status Channel::send_packed(std::uint8_t am_id, Pack &&pack,
+                            std::size_t *length_p) noexcept
+{
+    if (state_ != Status::kOk) {
+        return state_;
+    }
+    std::uint64_t pos;
+    const Status st = ring_.claim(&pos);
+    if (st != Status::kOk) {
+        return on_full();
+    }
+    const std::size_t length = pack(ring_.payload(pos));
+    // The caller checked the size it announced; a packer that wrote more
+    // than a slot is a bug that already corrupted memory.
+    ring_.publish(pos, static_cast<std::uint32_t>(length), am_id,
+                  SlotKind::kInline);
+    last_activity_ns_ = 0;
+    *length_p = length;
+    return Status::kOk;
+}
+
+} // namespace uct_mm_bcast

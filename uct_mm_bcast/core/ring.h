@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A process-local view of a broadcast ring (layout in ring_layout.h): claim,
+// publish, peek, consume, completion and liveness scans.
+#pragma once
+
+#include "ring_layout.h"
+#include "uct_mm_common/status.h"
+
+#include <cstdint>
+
+namespace uct_mm_bcast {
+
+using uct_mm_common::Status;
+
+class Ring {
+  public:
+    /// Checks a geometry against the hard limits.
+    static Status validate(const RingGeometry &geo) noexcept;
+    /// Creator: writes the header, cursors and slot sequence numbers into a
+    /// zero-filled mapping of geo.segment_bytes(); publishes magic last.
+    static void format(void *mem, const RingGeometry &geo) noexcept;
+    /// True once format() has published the magic.
+    static bool formatted(const void *mem) noexcept;
+
+    /// Opens the view. `my_index` is this process's member index, or
+    /// kNoOrigin for a producer that is not a member (p2p sender).
+    /// `deliver_own`: whether peek() returns this member's own messages.
+    Status open(void *mem, std::size_t bytes, std::uint32_t my_index,
+                bool deliver_own) noexcept;
+    /// Member: publishes its identity and counts itself attached. Returns
+    /// the attach count including this member.
+    std::uint32_t join() noexcept;
+    /// Member: stops holding producers back (cursor = kCursorLeft).
+    void leave() noexcept;
+
+    // Producer side.
+    /// Claims the next position; kNoResource when the ring is full.
+    Status claim(std::uint64_t *pos_p) noexcept;
+    std::uint8_t *payload(std::uint64_t pos) const noexcept;
+    void publish(std::uint64_t pos, std::uint32_t length, std::uint8_t am_id,
+                 SlotKind kind) noexcept;
+    /// Whether every member except `except` has read position `pos`.
+    bool all_passed(std::uint64_t pos, std::uint32_t except) const noexcept;
+
+    // Consumer side (members only).
+    /// The next message to deliver, or nullptr: O(1), one shared line read.
+    const SlotHeader *peek() noexcept;
+    const std::uint8_t *peek_payload() const noexcept;
+    void consume() noexcept;
+    /// Something was claimed but this member has not read it yet.
+    bool behind() const noexcept;
+
+    /// Index of a member whose process is gone, or -1.
+    int find_dead_member() const noexcept;
+    /// Failure flag shared by all members: mark (any member) and read.
+    void mark_failed(int member_index) noexcept;
+    int failed_member() const noexcept;
+    /// Members that have not attached yet.
+    std::uint32_t absent_members() const noexcept;
+
+    const RingGeometry &geometry() const noexcept { return geo_; }
+    std::uint32_t my_index() const noexcept { return my_index_; }
+    std::uint64_t cursor() const noexcept { return cursor_; }
+
+  private:
+    SlotHeader *slot(std::uint64_t pos) const noexcept;
+    MemberLine *member(std::uint32_t i) const noexcept;
+    std::uint64_t min_cursor() const noexcept;
+
+    std::uint8_t *base_ = nullptr;
+    RingGeometry geo_{};
+    HeadLine *head_ = nullptr;
+    std::uint32_t my_index_ = kNoOrigin;
+    bool deliver_own_ = true;
+    std::uint64_t cursor_ = 0;     ///< my cursor (members)
+    std::uint64_t cached_min_ = 0; ///< producers: last min of all cursors
+};
+
+} // namespace uct_mm_bcast

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Shared-memory layout of one broadcast ring (a group's, or an iface's
+// point-to-point receive FIFO, which is a ring with a single member).
+//
+//  offset 0          +-----------------------------------------------+
+//                    | RingHeader: geometry (creator), magic, attach |
+//  kHeadOffset  64   +-----------------------------------------------+
+//                    | HeadLine: head, claimed by producers (CAS)    |
+//  kMembersOffset128 +-----------------------------------------------+
+//                    | MemberLine[num_members]: one line per member: |
+//                    |   cursor + identity, written by that member   |
+//  slots_offset()    +-----------------------------------------------+
+//                    | Slot[num_slots], slot_bytes each:             |
+//                    |   SlotHeader (16 B) + payload; the header and |
+//                    |   the first 48 payload bytes share a line     |
+//                    +-----------------------------------------------+
+//
+// Protocol: a producer claims position p (head CAS p -> p+1) only when every
+// member's cursor is past p - num_slots (the slot's previous message has
+// been read by all), writes the payload and stores seq = p + 1 (release).
+// Member m reads position cursor_m once seq == cursor_m + 1 (acquire), then
+// stores cursor_m + 1 (release). Readers write only their own line,
+// producers only the head line and their claimed slot.
+#pragma once
+
+#include "uct_mm_common/cacheline.h"
+#include "uct_mm_common/liveness.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace uct_mm_bcast {
+
+using uct_mm_common::kCacheLine;
+
+inline constexpr std::uint64_t kRingMagic = 0x75636731626373ULL; // "ucg1bcs"
+inline constexpr std::uint32_t kMaxMembers = 256;
+/// Cursor value of a member that left the ring: never holds producers back.
+inline constexpr std::uint64_t kCursorLeft = ~std::uint64_t{0};
+
+struct alignas(kCacheLine) RingHeader {
+    std::atomic<std::uint64_t> magic;    ///< creator, stored last (release)
+    std::uint32_t num_members;           ///< creator, constant
+    std::uint32_t num_slots;             ///< creator, constant, power of two
+    std::uint32_t slot_bytes;            ///< creator, constant, multiple of 64
+    std::uint32_t reserved;              ///< zero
+    std::atomic<std::uint32_t> attached; ///< each member once, at attach
+    /// Any member, failure path only: 1 + index of a dead member (0: none).
+    std::atomic<std::uint32_t> failed;
+};
+static_assert(sizeof(RingHeader) == kCacheLine);
+static_assert(offsetof(RingHeader, attached) == 24);
+static_assert(offsetof(RingHeader, failed) == 28);
+
+struct alignas(kCacheLine) HeadLine {
+    std::atomic<std::uint64_t> head; ///< producers: next position to claim
+};
+static_assert(sizeof(HeadLine) == kCacheLine);
+
+/// Member states in MemberLine::state.
+enum : std::uint32_t { kMemberAbsent = 0, kMemberAttached = 1 };
+
+struct alignas(kCacheLine) MemberLine {
+    std::atomic<std::uint64_t> cursor;     ///< owner: next position it reads
+    std::atomic<std::int32_t> pid;         ///< owner, at attach
+    std::atomic<std::uint32_t> state;      ///< owner: kMember*
+    std::atomic<std::uint64_t> start_time; ///< owner, at attach (ticks)
+};
+static_assert(sizeof(MemberLine) == kCacheLine);
+static_assert(offsetof(MemberLine, pid) == 8);
+
+/// What a slot's payload holds.
+enum class SlotKind : std::uint8_t {
+    kInline = 0, ///< the message bytes
+    kCma = 1,    ///< a CmaDescriptor: receivers copy from the producer
+};
+
+/// First 16 bytes of every slot; written by the slot's producer only.
+struct SlotHeader {
+    std::atomic<std::uint64_t> seq; ///< producer: position + 1 once published
+    std::uint32_t length;           ///< producer: payload bytes used
+    std::uint16_t origin;           ///< producer: member index (or 0xffff)
+    std::uint8_t am_id;             ///< producer: UCT active message id
+    SlotKind kind;                  ///< producer
+};
+static_assert(sizeof(SlotHeader) == 16);
+static_assert(offsetof(SlotHeader, length) == 8);
+static_assert(uct_mm_common::shared_atomic_ok<std::uint64_t>());
+
+inline constexpr std::uint16_t kNoOrigin = 0xffff;
+
+/// One remote buffer of a CMA (zero-copy) message.
+struct RemoteIov {
+    std::uint64_t address; ///< in the producer's address space
+    std::uint64_t length;  ///< bytes
+};
+
+/// Payload of a kCma slot: who to read from and the header inline.
+struct CmaDescriptor {
+    std::int32_t pid;        ///< producer's pid (process_vm_readv target)
+    std::uint32_t iovcnt;    ///< entries in iov[]
+    std::uint32_t hdr_bytes; ///< inline header bytes after iov[iovcnt]
+    std::uint32_t reserved;  ///< zero
+    std::uint64_t total;     ///< sum of iov lengths
+    // RemoteIov iov[iovcnt]; then hdr_bytes of header
+};
+static_assert(sizeof(CmaDescriptor) == 24);
+
+inline constexpr std::size_t kHeadOffset = kCacheLine;
+inline constexpr std::size_t kMembersOffset = 2 * kCacheLine;
+
+/// Geometry of a ring (what the creator formats, what attachers check).
+struct RingGeometry {
+    std::uint32_t num_members = 1;
+    std::uint32_t num_slots = 64;    ///< power of two
+    std::uint32_t slot_bytes = 8192; ///< multiple of 64, >= 128
+
+    std::size_t slots_offset() const noexcept
+    {
+        return kMembersOffset + std::size_t{num_members} * kCacheLine;
+    }
+    std::size_t segment_bytes() const noexcept
+    {
+        return slots_offset() + std::size_t{num_slots} * slot_bytes;
+    }
+    std::size_t payload_capacity() const noexcept
+    {
+        return slot_bytes - sizeof(SlotHeader);
+    }
+};
+
+} // namespace uct_mm_bcast
