@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The layouts of both lock kinds inside the caller's ucs_lock_t memory.
+// Every process maps the same bytes; all shared fields are lock-free
+// std::atomic (address-free, so they work across processes).
+#pragma once
+
+#include "ucs_lock/ucs_lock.h"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <pthread.h>
+
+namespace ucs_lock {
+
+constexpr std::size_t kCacheLine = 64;
+
+/// Magic words: a live lock, and one that ucs_lock_destroy() retired. Any
+/// other value (zeroed memory, garbage) is an uninitialised lock.
+constexpr std::uint32_t kMagicLive = 0x4c4f434bu;    // "LOCK"
+constexpr std::uint32_t kMagicRetired = 0x44454144u; // "DEAD"
+
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+static_assert(std::atomic<std::int32_t>::is_always_lock_free);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+
+/// The first bytes of every kind.
+struct Header {
+    std::atomic<std::uint32_t> magic; ///< kMagic*; init, destroy
+    std::atomic<std::uint32_t> kind;  ///< ucs_lock_kind_t; init
+};
+
+/// Waiter slots of the spin lock: a queued waiter publishes its pid under
+/// its ticket, so the others can tell a dead waiter from a slow one.
+constexpr std::size_t kSpinSlots = 48;
+
+/*
+ * Spin lock, UCS_LOCK_SIZE bytes:
+ *
+ *   line 0  +--------+--------+----------------+----------------+-----+
+ *           | magic  | kind   | word           | owner_token    | pad |
+ *           +--------+--------+----------------+----------------+-----+
+ *   line 1+ | slots[kSpinSlots]: (ticket << 32 | pid) of queued waiters |
+ *
+ * word (one 64-bit atomic, so a claim, a release and a recovery are each
+ * one atomic step and no state exists where the lock is held by nobody
+ * known):
+ *
+ *   63      48 47      32 31           30               0
+ *   +---------+----------+-------------+-----------------+
+ *   | next    | serving  | inconsistent| owner pid (0:   |
+ *   | ticket  | ticket   |             | free)           |
+ *   +---------+----------+-------------+-----------------+
+ *
+ * Waiters queue (take `next`) only after waiting a while; while the queue
+ * is not empty (next != serving) only the waiter holding ticket `serving`
+ * may claim the lock.
+ */
+struct SpinLayout {
+    Header header;                                ///< 0
+    std::atomic<std::uint64_t> word;              ///< 8: see above; all
+    std::atomic<std::uint64_t> owner_token;       ///< 16: holder's thread token
+    std::uint8_t pad[kCacheLine - 24];            ///< 24
+    std::atomic<std::uint64_t> slots[kSpinSlots]; ///< 64: queued waiters
+};
+static_assert(offsetof(SpinLayout, word) == 8);
+static_assert(offsetof(SpinLayout, owner_token) == 16);
+static_assert(offsetof(SpinLayout, slots) == kCacheLine);
+static_assert(sizeof(SpinLayout) <= UCS_LOCK_SIZE);
+
+/*
+ * Mutex, UCS_LOCK_SIZE bytes:
+ *
+ *   line 0  | magic | kind | inconsistent | owner_pid | owner_token | pad |
+ *   line 1  | pthread_mutex_t (process-shared, robust, error-checking)   |
+ *
+ * inconsistent is ours, not the kernel's: on EOWNERDEAD we make the pthread
+ * mutex consistent at once and keep the flag until the user marks it, so
+ * both kinds behave the same (no ENOTRECOVERABLE state).
+ */
+struct MutexLayout {
+    Header header;                           ///< 0
+    std::atomic<std::uint32_t> inconsistent; ///< 8: 1 after a holder died
+    std::atomic<std::int32_t> owner_pid;     ///< 12: holder, 0 when free
+    std::atomic<std::uint64_t> owner_token;  ///< 16: holder's thread token
+    std::uint8_t pad[kCacheLine - 24];       ///< 24
+    pthread_mutex_t mutex;                   ///< 64
+};
+static_assert(offsetof(MutexLayout, inconsistent) == 8);
+static_assert(offsetof(MutexLayout, owner_pid) == 12);
+static_assert(offsetof(MutexLayout, owner_token) == 16);
+static_assert(offsetof(MutexLayout, mutex) == kCacheLine);
+static_assert(sizeof(MutexLayout) <= UCS_LOCK_SIZE);
+
+static_assert(sizeof(ucs_lock_t) == UCS_LOCK_SIZE);
+static_assert(alignof(ucs_lock_t) == UCS_LOCK_ALIGN);
+static_assert(UCS_LOCK_ALIGN == kCacheLine);
+
+} // namespace ucs_lock

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The mutex kind: a process-shared, robust, error-checking pthread mutex
+// plus our own owner record and sticky "inconsistent" flag.
+#pragma once
+
+#include "layout.h"
+
+namespace ucs_lock::mutex {
+
+ucs_status_t init(MutexLayout *lock) noexcept;
+ucs_status_t destroy(MutexLayout *lock) noexcept;
+ucs_status_t acquire(MutexLayout *lock) noexcept;
+ucs_status_t try_acquire(MutexLayout *lock) noexcept;
+ucs_status_t release(MutexLayout *lock) noexcept;
+ucs_status_t mark_consistent(MutexLayout *lock) noexcept;
+
+} // namespace ucs_lock::mutex

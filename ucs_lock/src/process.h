@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Who the caller is (cached pid, thread token), whether another process is
+// alive, time, and the one-line misuse log of ucs_lock.
+#pragma once
+
+#include <cstdint>
+#include <sys/types.h>
+
+namespace ucs_lock {
+
+/// The caller's pid, cached; the cache is reset in the child of fork().
+pid_t self_pid() noexcept;
+
+/// A value unique among the live threads of this process, never 0 (the
+/// address of a thread-local object): tells threads of one process apart.
+inline std::uint64_t thread_token() noexcept
+{
+    static thread_local char anchor;
+    return reinterpret_cast<std::uintptr_t>(&anchor);
+}
+
+/// True when `pid` no longer runs: kill(pid, 0) fails with ESRCH or, when
+/// `deep`, /proc says it is a zombie (dead but not yet reaped).
+bool process_dead(pid_t pid, bool deep) noexcept;
+
+/// CLOCK_MONOTONIC in nanoseconds.
+std::uint64_t now_ns() noexcept;
+
+/// One pause of a spin loop.
+inline void cpu_relax() noexcept
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#endif
+}
+
+/// Writes one line "[ucs_lock] <func>(<lock>): <message>" to stderr with a
+/// single write(2), so lines of several processes do not interleave.
+void log_line(const char *func, const void *lock, const char *fmt, ...) noexcept
+    __attribute__((format(printf, 3, 4)));
+
+} // namespace ucs_lock
