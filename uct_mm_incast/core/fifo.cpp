@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Multi-producer, single-consumer receive FIFO in shared memory.
+#include "fifo.h"
+
+#include <new>
+
+namespace uct_mm_incast {
+
+std::size_t fifo_bytes(uint32_t elements, std::size_t max_payload)
+{
+    return kFifoElemsOffset +
+           elements * align_up(sizeof(FifoElem) + max_payload, kCacheLine);
+}
+
+ucs_status_t FifoReceiver::init(uint32_t elements, std::size_t max_payload)
+{
+    if ((elements == 0) || (max_payload == 0) ||
+        (max_payload > (std::size_t{1} << 24))) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    ucs_status_t status = Mapping::create_anon(
+        "mm_incast_fifo", fifo_bytes(elements, max_payload), &map_);
+    if (status != UCS_OK) {
+        return status;
+    }
+    base_ = static_cast<std::byte *>(map_.data());
+    elements_ = elements;
+    stride_ = align_up(sizeof(FifoElem) + max_payload, kCacheLine);
+    auto *hdr = new (base_) FifoHeader{};
+    hdr->elements = elements;
+    hdr->elem_stride = stride_;
+    hdr->max_payload = stride_ - sizeof(FifoElem);
+    new (base_ + kCacheLine) FifoHead{};
+    tail_line_ = new (base_ + 2 * kCacheLine) FifoTail{};
+    for (uint32_t i = 0; i < elements; ++i) {
+        new (elem(i)) FifoElem{};
+    }
+    hdr->magic = kFifoMagic;
+    return UCS_OK;
+}
+
+ucs_status_t FifoSender::attach(int pid, int fd, std::size_t bytes)
+{
+    ucs_status_t status = Mapping::open_peer(pid, fd, bytes, &map_);
+    if (status != UCS_OK) {
+        return status;
+    }
+    base_ = static_cast<std::byte *>(map_.data());
+    auto *hdr = reinterpret_cast<FifoHeader *>(base_);
+    if ((hdr->magic != kFifoMagic) ||
+        (fifo_bytes(hdr->elements, hdr->max_payload) > bytes)) {
+        map_.reset();
+        return UCS_ERR_INVALID_ADDR;
+    }
+    elements_ = hdr->elements;
+    stride_ = hdr->elem_stride;
+    max_payload_ = hdr->max_payload;
+    head_ = reinterpret_cast<FifoHead *>(base_ + kCacheLine);
+    tail_line_ = reinterpret_cast<FifoTail *>(base_ + 2 * kCacheLine);
+    return UCS_OK;
+}
+
+bool FifoSender::full()
+{
+    const uint64_t h = head_->head.load(std::memory_order_relaxed);
+    if (h < cached_tail_ + elements_) {
+        return false;
+    }
+    cached_tail_ = tail_line_->tail.load(std::memory_order_acquire);
+    return h >= cached_tail_ + elements_;
+}
+
+std::byte *FifoSender::claim(uint64_t *index_p)
+{
+    uint64_t h = head_->head.load(std::memory_order_relaxed);
+    for (;;) {
+        if (h >= cached_tail_ + elements_) {
+            cached_tail_ = tail_line_->tail.load(std::memory_order_acquire);
+            if (h >= cached_tail_ + elements_) {
+                return nullptr;
+            }
+        }
+        if (head_->head.compare_exchange_weak(h, h + 1,
+                                              std::memory_order_acquire,
+                                              std::memory_order_relaxed)) {
+            *index_p = h;
+            return reinterpret_cast<std::byte *>(elem(h) + 1);
+        }
+        cpu_relax();
+    }
+}
+
+void FifoSender::publish(uint64_t index, uint8_t am_id, uint32_t length)
+{
+    FifoElem *e = elem(index);
+    e->length = length;
+    e->am_id = am_id;
+    e->seq.store(index + 1, std::memory_order_release);
+}
+
+} // namespace uct_mm_incast

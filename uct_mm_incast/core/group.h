@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// One member's view of an mm_incast group: attach/leave, a sender's
+// nonblocking contribution, the root's nonblocking completion. UCX-free
+// (only the public status enum), so threads, forks and TSan can test it.
+#pragma once
+
+#include "layout.h"
+#include "reduce.h"
+#include "shm.h"
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace uct_mm_incast {
+
+struct GroupConfig {
+    std::string name;        ///< segment name, "/..." unique on the host
+    uint32_t group_size = 0; ///< members, root included
+    uint32_t member = 0;     ///< this member's index
+    uint32_t root = 0;       ///< the receiver's index
+    uct_mm_incast_mode_t mode = UCT_MM_INCAST_MODE_AUTO;
+    uct_mm_incast_op_t op = UCT_MM_INCAST_OP_GATHER;
+    uct_mm_incast_dtype_t dtype = UCT_MM_INCAST_DTYPE_UINT8;
+    std::size_t max_bytes = 8192; ///< largest contribution, bytes
+    uint32_t elements = 8;        ///< ring depth
+    double timeout_sec = 10.0;    ///< attach and absent-member timeout
+};
+
+/// Validates a configuration (no side effects). Sets *why to a short
+/// reason for the caller's single log line.
+ucs_status_t check_config(const GroupConfig &cfg, const char **why);
+
+/// The mode a group runs in: AUTO picks by op, size and group; ATOMIC on a
+/// pair without lock-free atomics becomes LOCKED.
+uct_mm_incast_mode_t resolve_mode(const GroupConfig &cfg);
+
+class Group {
+  public:
+    /// Root: creates and publishes the segment. Others: attach, waiting up
+    /// to cfg.timeout_sec for the root. The last to attach unlinks it.
+    static ucs_status_t create(const GroupConfig &cfg,
+                               std::unique_ptr<Group> *out);
+    ~Group();
+    Group(const Group &) = delete;
+    Group &operator=(const Group &) = delete;
+
+    /// Sender: UCS_OK, UCS_ERR_NO_RESOURCE (ring full), or an error.
+    ucs_status_t send(const void *data, std::size_t length);
+    /// Root: UCS_OK with *length_p, UCS_INPROGRESS, or an error.
+    ucs_status_t recv(void *out, std::size_t capacity, std::size_t *length_p);
+
+    uct_mm_incast_mode_t mode() const { return mode_; }
+    std::size_t max_bytes() const { return max_bytes_; }
+    uint32_t elements() const { return elements_; }
+    uint32_t num_senders() const { return group_size_ - 1; }
+    bool is_root() const { return member_ == root_; }
+
+  private:
+    Group() = default;
+    ucs_status_t init_as_root(const GroupConfig &cfg);
+    ucs_status_t attach(const GroupConfig &cfg);
+    ucs_status_t adopt_header(const GroupConfig &cfg);
+    void join();
+    ucs_status_t check_length(std::size_t length) const;
+    std::byte *element(uint64_t k) const;
+    std::byte *slot(std::byte *el, uint32_t s) const;
+    SlotTrailer *trailer(std::byte *slot_base) const;
+    ucs_status_t send_slot(std::byte *el, const void *data, std::size_t len,
+                           uint64_t k);
+    ucs_status_t send_reduce(std::byte *el, const void *data, std::size_t len);
+    bool element_complete(std::byte *el, uint64_t k);
+    ucs_status_t deliver(std::byte *el, void *out, std::size_t capacity,
+                         std::size_t *length_p);
+    void release(std::byte *el, std::size_t reduced_len);
+    ucs_status_t on_wait(); ///< amortized liveness probe while waiting
+    ucs_status_t probe_members();
+
+    Mapping map_;
+    std::string name_;
+    std::byte *base_ = nullptr;
+    SegmentHeader *hdr_ = nullptr;
+    AttachLine *attach_ = nullptr;
+    ReceiverLine *recv_line_ = nullptr;
+    MemberLine *members_ = nullptr;
+    uint32_t group_size_ = 0;
+    uint32_t member_ = 0;
+    uint32_t root_ = 0;
+    uint32_t elements_ = 0;
+    uint32_t my_slot_ = 0;
+    uct_mm_incast_mode_t mode_ = UCT_MM_INCAST_MODE_AUTO;
+    uct_mm_incast_op_t op_ = UCT_MM_INCAST_OP_GATHER;
+    uct_mm_incast_dtype_t dtype_ = UCT_MM_INCAST_DTYPE_UINT8;
+    std::size_t dtype_size_ = 1;
+    std::size_t max_bytes_ = 0;
+    std::size_t slot_stride_ = 0;
+    std::size_t element_bytes_ = 0;
+    std::size_t elements_offset_ = 0;
+    ReduceFn reduce_ = nullptr;
+    AtomicReduceFn atomic_reduce_ = nullptr;
+    uint64_t seq_ = 0;    ///< next incast of this member
+    uint32_t cursor_ = 0; ///< root, CENTRALIZED: slots seen
+    bool joined_ = false;
+    bool unlinked_ = false;
+    uint32_t idle_polls_ = 0;
+    double timeout_sec_ = 10.0;
+    std::chrono::steady_clock::time_point created_at_;
+    std::chrono::steady_clock::time_point last_probe_;
+    std::vector<uint64_t> scratch_; ///< root: aligned reduce target
+};
+
+} // namespace uct_mm_incast

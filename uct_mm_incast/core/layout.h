@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Shared-memory layout of one mm_incast group segment.
+//
+//  offset 0     +------------------------------------------------------+
+//               | SegmentHeader  (root writes once; `magic` last; 128) |
+//  128          | AttachLine     (every member, once at attach/leave)  |
+//  192          | ReceiverLine   (root writes `released`; senders read)|
+//  256          | MemberLine[group_size] (member i holds its liveness  |
+//               |   mutex while attached; others trylock it to probe)  |
+//  elements_off +------------------------------------------------------+
+//               | Element[0] .. Element[elements-1], each:             |
+//               |   ElementCtrl (senders: pending++, length; root:     |
+//               |                reset) -- the deliberate shared line  |
+//               |   ElementLock (LOCKED: senders, under the lock)      |
+//               |   data:                                              |
+//               |   BATCHED/CENTRALIZED: Slot[num_senders], each       |
+//               |     slot_stride bytes, owner: that sender:           |
+//               |     [ ...... | payload (right-aligned) | Trailer ]   |
+//               |     so a small payload shares the line with its      |
+//               |     length and sequence word (the polled "flag").    |
+//               |   LOCKED/ATOMIC: one reduce buffer of max_bytes,     |
+//               |     written by senders (the deliberate shared data). |
+//               +------------------------------------------------------+
+//
+// Incast k (counted from 0 by every member) uses element k % elements. A
+// sender may write incast k once released > k - elements (flow control);
+// the root marks incast k consumed by storing released = k + 1.
+#pragma once
+
+#include "backoff.h"
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace uct_mm_incast {
+
+inline constexpr uint64_t kSegmentMagic = 0x7473616369'6d6d01ULL;
+inline constexpr uint32_t kLayoutVersion = 1;
+inline constexpr std::size_t kTrailerBytes = 16;
+
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
+
+struct alignas(kCacheLine) SegmentHeader {
+    std::atomic<uint64_t> magic; ///< root, last: kSegmentMagic = ready
+    uint32_t version;            ///< root: kLayoutVersion
+    uint32_t group_size;         ///< root: members, root included
+    uint32_t root;               ///< root: member index of the receiver
+    uint32_t elements;           ///< root: ring depth
+    uint32_t mode;               ///< root: resolved uct_mm_incast_mode_t
+    uint32_t op;                 ///< root: uct_mm_incast_op_t
+    uint32_t dtype;              ///< root: uct_mm_incast_dtype_t
+    uint32_t reserved;           ///< zero
+    uint64_t max_bytes;          ///< root: largest contribution, bytes
+    uint64_t slot_stride;        ///< root: bytes per slot (gather modes)
+    uint64_t element_bytes;      ///< root: bytes per element, 64-aligned
+    uint64_t elements_offset;    ///< root: offset of Element[0], bytes
+};
+static_assert(sizeof(SegmentHeader) == 2 * kCacheLine);
+static_assert(offsetof(SegmentHeader, max_bytes) == 40);
+
+struct alignas(kCacheLine) AttachLine {
+    std::atomic<uint32_t> attached; ///< members: +1 each at attach
+    std::atomic<uint32_t> broken;   ///< any member: 1 once a death is seen
+};
+static_assert(sizeof(AttachLine) == kCacheLine);
+
+struct alignas(kCacheLine) ReceiverLine {
+    std::atomic<uint64_t> released; ///< root: incasts consumed so far
+};
+static_assert(sizeof(ReceiverLine) == kCacheLine);
+
+enum MemberState : uint32_t {
+    kMemberAbsent = 0,
+    kMemberIn = 1,
+    kMemberLeft = 2
+};
+
+struct alignas(kCacheLine) MemberLine {
+    pthread_mutex_t liveness;    ///< member: held from attach to leave
+    std::atomic<uint32_t> state; ///< member: MemberState
+    uint32_t pid;                ///< member: its process id (diagnostics)
+};
+static_assert(sizeof(pthread_mutex_t) <= 48);
+static_assert(sizeof(MemberLine) == kCacheLine);
+
+struct alignas(kCacheLine) ElementCtrl {
+    std::atomic<uint32_t> pending; ///< senders: +1 when their part is in
+    std::atomic<uint32_t> length;  ///< reduce modes: 1 + bytes (0 = unset)
+};
+static_assert(sizeof(ElementCtrl) == kCacheLine);
+
+struct alignas(kCacheLine) ElementLock {
+    pthread_mutex_t lock; ///< LOCKED: senders, around the reduction
+};
+static_assert(sizeof(ElementLock) == kCacheLine);
+
+/// The last 16 bytes of a slot; the payload ends where it starts.
+struct SlotTrailer {
+    uint32_t length;           ///< sender: payload bytes
+    uint32_t member;           ///< sender: its member index
+    std::atomic<uint64_t> seq; ///< sender, last: incast number + 1
+};
+static_assert(sizeof(SlotTrailer) == kTrailerBytes);
+static_assert(offsetof(SlotTrailer, seq) == 8);
+
+inline constexpr std::size_t kAttachOffset = sizeof(SegmentHeader);
+inline constexpr std::size_t kReceiverOffset = kAttachOffset + kCacheLine;
+inline constexpr std::size_t kMembersOffset = kReceiverOffset + kCacheLine;
+
+inline constexpr std::size_t kElementDataOffset =
+    sizeof(ElementCtrl) + sizeof(ElementLock);
+
+/// Sizes of a segment for given parameters (all bytes, 64-aligned).
+struct LayoutSizes {
+    std::size_t slot_stride = 0;
+    std::size_t element_bytes = 0;
+    std::size_t elements_offset = 0;
+    std::size_t total_bytes = 0;
+};
+
+inline LayoutSizes compute_layout(uint32_t group_size, uint32_t elements,
+                                  std::size_t max_bytes, bool slots)
+{
+    LayoutSizes s;
+    const std::size_t senders = (group_size > 0) ? group_size - 1 : 0;
+    s.slot_stride = align_up(max_bytes + kTrailerBytes, kCacheLine);
+    s.element_bytes =
+        kElementDataOffset +
+        (slots ? senders * s.slot_stride : align_up(max_bytes, kCacheLine));
+    s.elements_offset = kMembersOffset + group_size * sizeof(MemberLine);
+    s.total_bytes = s.elements_offset + elements * s.element_bytes;
+    return s;
+}
+
+} // namespace uct_mm_incast
