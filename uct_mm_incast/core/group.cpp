@@ -10,8 +10,6 @@
 // (N-1) x bytes (slot modes) or bytes (buffer modes) once.
 #include "group.h"
 
-#include "robust_mutex.h"
-
 #include <unistd.h>
 
 #include <cstring>
@@ -156,7 +154,9 @@ ucs_status_t Group::init_as_root(const GroupConfig &cfg)
     auto *members = reinterpret_cast<MemberLine *>(base_ + kMembersOffset);
     for (uint32_t i = 0; i < cfg.group_size; ++i) {
         new (&members[i]) MemberLine{};
-        if (!robust_mutex_init(&members[i].liveness)) {
+        if (ucs_lock_init(&members[i].liveness, UCS_LOCK_KIND_MUTEX) !=
+            UCS_OK) {
+            unlink_named(cfg.name);
             return UCS_ERR_IO_ERROR;
         }
     }
@@ -165,9 +165,12 @@ ucs_status_t Group::init_as_root(const GroupConfig &cfg)
         std::byte *el = element(k);
         new (el) ElementCtrl{};
         new (el + sizeof(ElementCtrl)) ElementLock{};
-        if (!robust_mutex_init(
+        const ucs_lock_kind_t kind =
+            (max_bytes_ <= 4096) ? UCS_LOCK_KIND_SPIN : UCS_LOCK_KIND_MUTEX;
+        if (ucs_lock_init(
                 &reinterpret_cast<ElementLock *>(el + sizeof(ElementCtrl))
-                     ->lock)) {
+                     ->lock,
+                kind) != UCS_OK) {
             status = UCS_ERR_IO_ERROR;
         } else if (mode_ == UCT_MM_INCAST_MODE_ATOMIC) {
             fill_identity(el + kElementDataOffset, max_bytes_ / dtype_size_,
@@ -259,7 +262,7 @@ ucs_status_t Group::adopt_header(const GroupConfig &cfg)
 void Group::join()
 {
     MemberLine &me = members_[member_];
-    robust_mutex_lock(&me.liveness);
+    ucs_lock_acquire(&me.liveness);
     me.pid = static_cast<uint32_t>(getpid());
     me.state.store(kMemberIn, std::memory_order_release);
     joined_ = true;
@@ -275,7 +278,7 @@ Group::~Group()
     if (joined_) {
         MemberLine &me = members_[member_];
         me.state.store(kMemberLeft, std::memory_order_release);
-        robust_mutex_unlock(&me.liveness);
+        ucs_lock_release(&me.liveness);
     }
     if (!unlinked_ && (member_ == root_) && (hdr_ != nullptr) &&
         (attach_ != nullptr) &&
@@ -362,14 +365,16 @@ ucs_status_t Group::send_reduce(std::byte *el, const void *data,
     std::byte *buf = el + kElementDataOffset;
     const auto tagged = static_cast<uint32_t>(len + 1);
     const std::size_t count = len / dtype_size_;
-    pthread_mutex_t *lock =
+    ucs_lock_t *lock =
         &reinterpret_cast<ElementLock *>(el + sizeof(ElementCtrl))->lock;
     if (mode_ == UCT_MM_INCAST_MODE_LOCKED) {
-        const LockResult r = robust_mutex_lock(lock);
-        if (r != LockResult::kAcquired) {
+        const ucs_status_t r = ucs_lock_acquire(lock);
+        if (r != UCS_OK) {
             // A sender died inside the reduction: the buffer is lost.
             attach_->broken.store(1, std::memory_order_release);
-            robust_mutex_unlock(lock);
+            if (r == UCS_LOCK_ERR_OWNER_DEAD) {
+                ucs_lock_release(lock);
+            }
             return UCS_ERR_CONNECTION_RESET;
         }
     }
@@ -378,7 +383,7 @@ ucs_status_t Group::send_reduce(std::byte *el, const void *data,
                                               std::memory_order_relaxed) &&
         (expected != tagged)) {
         if (mode_ == UCT_MM_INCAST_MODE_LOCKED) {
-            robust_mutex_unlock(lock);
+            ucs_lock_release(lock);
         }
         return UCS_ERR_INVALID_PARAM; // another sender gave another length
     }
@@ -395,7 +400,7 @@ ucs_status_t Group::send_reduce(std::byte *el, const void *data,
         reduce_(buf, data, count);
     }
     ctrl->pending.fetch_add(1, std::memory_order_release);
-    robust_mutex_unlock(lock);
+    ucs_lock_release(lock);
     return UCS_OK;
 }
 
@@ -543,15 +548,15 @@ ucs_status_t Group::probe_members()
         if (st != kMemberIn) {
             continue;
         }
-        const LockResult r = robust_mutex_trylock(&m.liveness);
-        if (r == LockResult::kOwnerDied) {
-            // Keep holding it: the next prober in this process sees kBusy
-            // but reads `broken` first.
+        const ucs_status_t r = ucs_lock_try_acquire(&m.liveness);
+        if (r == UCS_LOCK_ERR_OWNER_DEAD) {
+            // Release it inconsistent: every later prober sees the death.
             attach_->broken.store(1, std::memory_order_release);
+            ucs_lock_release(&m.liveness);
             return UCS_ERR_CONNECTION_RESET;
         }
-        if (r == LockResult::kAcquired) {
-            robust_mutex_unlock(&m.liveness); // it is leaving right now
+        if (r == UCS_OK) {
+            ucs_lock_release(&m.liveness); // it is leaving right now
         }
     }
     if (absent && (seconds_since(created_at_) > timeout_sec_)) {

@@ -5,13 +5,14 @@
 //               | SegmentHeader  (root writes once; `magic` last; 128) |
 //  128          | AttachLine     (every member, once at attach/leave)  |
 //  192          | ReceiverLine   (root writes `released`; senders read)|
-//  256          | MemberLine[group_size] (member i holds its liveness  |
-//               |   mutex while attached; others trylock it to probe)  |
+//  256          | MemberLine[group_size], 576 B each (member i holds   |
+//               |   its liveness ucs_lock while attached; others       |
+//               |   try-acquire it to probe for its death)             |
 //  elements_off +------------------------------------------------------+
 //               | Element[0] .. Element[elements-1], each:             |
 //               |   ElementCtrl (senders: pending++, length; root:     |
 //               |                reset) -- the deliberate shared line  |
-//               |   ElementLock (LOCKED: senders, under the lock)      |
+//               |   ElementLock (LOCKED: a ucs_lock, 512 B)            |
 //               |   data:                                              |
 //               |   BATCHED/CENTRALIZED: Slot[num_senders], each       |
 //               |     slot_stride bytes, owner: that sender:           |
@@ -29,7 +30,7 @@
 
 #include "backoff.h"
 
-#include <pthread.h>
+#include <ucs_lock/ucs_lock.h>
 
 #include <atomic>
 #include <cstddef>
@@ -80,12 +81,14 @@ enum MemberState : uint32_t {
 };
 
 struct alignas(kCacheLine) MemberLine {
-    pthread_mutex_t liveness;    ///< member: held from attach to leave
+    ucs_lock_t liveness;         ///< member: held from attach to leave
+                                 ///< (ucs_lock mutex: the kernel tells a
+                                 ///< prober when the holder died)
     std::atomic<uint32_t> state; ///< member: MemberState
     uint32_t pid;                ///< member: its process id (diagnostics)
 };
-static_assert(sizeof(pthread_mutex_t) <= 48);
-static_assert(sizeof(MemberLine) == kCacheLine);
+static_assert(sizeof(MemberLine) == UCS_LOCK_SIZE + kCacheLine);
+static_assert(offsetof(MemberLine, state) == UCS_LOCK_SIZE);
 
 struct alignas(kCacheLine) ElementCtrl {
     std::atomic<uint32_t> pending; ///< senders: +1 when their part is in
@@ -94,9 +97,10 @@ struct alignas(kCacheLine) ElementCtrl {
 static_assert(sizeof(ElementCtrl) == kCacheLine);
 
 struct alignas(kCacheLine) ElementLock {
-    pthread_mutex_t lock; ///< LOCKED: senders, around the reduction
+    ucs_lock_t lock; ///< LOCKED: senders, around the reduction (ucs_lock:
+                     ///< spin for small buffers, mutex for large)
 };
-static_assert(sizeof(ElementLock) == kCacheLine);
+static_assert(sizeof(ElementLock) == UCS_LOCK_SIZE);
 
 /// The last 16 bytes of a slot; the payload ends where it starts.
 struct SlotTrailer {
