@@ -61,7 +61,8 @@ int RankBuilder::add(Op op)
     visit(op.src, false);
     visit(op.dst, true);
     // Messages with the same key are matched in list order: keep them so.
-    for (int i = self - 1; i >= 0; --i) {
+    const bool message = is_send(op.kind) || is_recv(op.kind);
+    for (int i = self - 1; message && i >= 0; --i) {
         const Op &o = out_->ops[static_cast<std::size_t>(i)];
         if (o.kind == op.kind && o.channel == op.channel && o.tag == op.tag &&
             o.peers == op.peers) {
@@ -99,26 +100,17 @@ RankBuilder &PlanBuilder::rb(int rank)
     return builders_[static_cast<std::size_t>(rank)];
 }
 
-void PlanBuilder::send(int from, int to, int tag, std::vector<Range> src)
+int PlanBuilder::send(int from, int to, int tag, std::vector<Range> src)
 {
-    if (active(from)) {
-        rb(from).add(Op{
-            OpKind::kSend, Channel::kP2p, {to}, tag, std::move(src), {}, {}});
-    }
+    Op op{OpKind::kSend, Channel::kP2p, {to}, tag, std::move(src), {}, {}};
+    return add(from, std::move(op));
 }
 
-void PlanBuilder::recv(int at, int from, int tag, std::vector<Range> dst,
-                       bool reduce)
+int PlanBuilder::recv(int at, int from, int tag, std::vector<Range> dst,
+                      bool reduce)
 {
-    if (active(at)) {
-        rb(at).add(Op{reduce ? OpKind::kRecvReduce : OpKind::kRecv,
-                      Channel::kP2p,
-                      {from},
-                      tag,
-                      {},
-                      std::move(dst),
-                      {}});
-    }
+    const OpKind k = reduce ? OpKind::kRecvReduce : OpKind::kRecv;
+    return add(at, Op{k, Channel::kP2p, {from}, tag, {}, std::move(dst), {}});
 }
 
 void PlanBuilder::xfer(int from, int to, int tag, std::vector<Range> src,
@@ -128,18 +120,12 @@ void PlanBuilder::xfer(int from, int to, int tag, std::vector<Range> src,
     recv(to, from, tag, std::move(dst), reduce);
 }
 
-void PlanBuilder::copy(int at, std::vector<Range> src, std::vector<Range> dst,
-                       bool reduce)
+int PlanBuilder::copy(int at, std::vector<Range> src, std::vector<Range> dst,
+                      bool reduce)
 {
-    if (active(at)) {
-        rb(at).add(Op{reduce ? OpKind::kReduce : OpKind::kCopy,
-                      Channel::kP2p,
-                      {},
-                      0,
-                      std::move(src),
-                      std::move(dst),
-                      {}});
-    }
+    const OpKind k = reduce ? OpKind::kReduce : OpKind::kCopy;
+    return add(at,
+               Op{k, Channel::kP2p, {}, 0, std::move(src), std::move(dst), {}});
 }
 
 void PlanBuilder::bcast(int from, const std::vector<int> &to, int tag,
@@ -186,6 +172,26 @@ void PlanBuilder::scratch(int rank, int nblocks)
 {
     if (active(rank)) {
         rb(rank).ensure_scratch(nblocks);
+    }
+}
+
+int PlanBuilder::add(int rank, Op op)
+{
+    return active(rank) ? rb(rank).add(std::move(op)) : -1;
+}
+
+void PlanBuilder::depend(int rank, int op, int on)
+{
+    if (!active(rank) || op < 0 || on < 0) {
+        return;
+    }
+    assert(on < op);
+    auto &deps = plan_.ranks[static_cast<std::size_t>(rank)]
+                     .ops[static_cast<std::size_t>(op)]
+                     .deps;
+    const auto it = std::lower_bound(deps.begin(), deps.end(), on);
+    if (it == deps.end() || *it != on) {
+        deps.insert(it, on);
     }
 }
 

@@ -247,21 +247,27 @@ class PlanBuilder {
     int nranks() const { return plan_.nranks; }
     int nchunks() const { return plan_.nchunks; }
     int root() const { return plan_.root; }
-    // Emitters; each returns nothing and is a no-op for inactive ranks.
-    void send(int from, int to, int tag, std::vector<Range> src);
-    void recv(int at, int from, int tag, std::vector<Range> dst,
-              bool reduce = false);
+    // Emitters; no-ops for inactive ranks. send/recv/copy return the op
+    // index on their rank (-1 if inactive).
+    int send(int from, int to, int tag, std::vector<Range> src);
+    int recv(int at, int from, int tag, std::vector<Range> dst,
+             bool reduce = false);
     // Point-to-point transfer: send at `from` plus recv(-reduce) at `to`.
     void xfer(int from, int to, int tag, std::vector<Range> src,
               std::vector<Range> dst, bool reduce = false);
-    void copy(int at, std::vector<Range> src, std::vector<Range> dst,
-              bool reduce = false);
+    int copy(int at, std::vector<Range> src, std::vector<Range> dst,
+             bool reduce = false);
     // One-to-many (kShmBcast or kMcast) and many-to-one (kShmIncast).
     void bcast(int from, const std::vector<int> &to, int tag, Channel ch,
                std::vector<Range> src, std::vector<Range> dst);
     void incast(const std::vector<int> &from, int to, int tag,
                 std::vector<Range> src, std::vector<Range> dst);
     void scratch(int rank, int nblocks);
+    // Raw op (deps derived as above); returns its index, -1 if inactive.
+    int add(int rank, Op op);
+    // Adds an ordering edge `on` -> `op` on `rank` (on < op; no-op if
+    // inactive or either index is negative).
+    void depend(int rank, int op, int on);
     Plan take(std::string algorithm);
 
   private:

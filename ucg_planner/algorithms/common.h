@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Internal to algorithms/: teams, tree shapes and the per-level emitters
+// that flat and composed builders share.
+#pragma once
+
+#include "algorithms/registry.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ucg::algorithms::detail {
+
+using plan::Buffer;
+using plan::Collective;
+using plan::Plan;
+using plan::PlanBuilder;
+using plan::Range;
+
+/* A team: the global ranks taking part; `root` indexes `ranks`. Relative
+ * rank v (0 = root) is ranks[(root + v) % size]. */
+struct Team {
+    std::vector<int> ranks;
+    int root = 0;
+    int size() const { return static_cast<int>(ranks.size()); }
+    int at(int v) const
+    {
+        return ranks[static_cast<std::size_t>((root + v) % size())];
+    }
+};
+Team whole_team(int nranks, int root);
+
+/* Chunks [chunk, chunk + n). */
+struct Span {
+    int chunk = 0;
+    int n = 1;
+};
+
+/* Where a rank keeps its working copy of the single block. */
+struct Place {
+    Buffer buf = Buffer::kOutput;
+    int block = 0;
+};
+using PlaceFn = std::function<Place(int rank)>;
+inline Range at(const Place &p, Span s)
+{
+    return plan::chunks(p.buf, p.block, s.chunk, s.n);
+}
+
+/* A rooted tree over relative ranks 0..n-1 (0 = root). children are in
+ * one-to-many order (largest subtree first); order is breadth first. */
+struct Tree {
+    std::vector<int> parent;
+    std::vector<std::vector<int>> children;
+    std::vector<int> order;
+};
+Tree knomial_tree(int n, int radix); // radix >= n gives the flat tree
+Tree chain_tree(int n);
+Tree binary_tree(int n); // heap order: children 2v+1, 2v+2
+/* A tree from parent links (parent[0] = -1, parent[v] < v). */
+Tree tree_from_parents(const std::vector<int> &parent);
+/* One-to-many down a tree (parents before children). */
+void tree_bcast(PlanBuilder &pb, const Team &team, const Tree &t, int tag,
+                Span span, const PlaceFn &place);
+/* Size of the k-nomial subtree rooted at v: [v, v + size). */
+int knomial_subtree(int n, int radix, int v);
+
+/* Emit a one-to-many (bcast) or many-to-one (reduce) over a team. The
+ * root's place already holds the data (bcast) and every place holds its
+ * rank's contribution (reduce). Chain and binary shapes, shm and mcast
+ * pipeline chunk by chunk; linear and knomial send the span at once. */
+void level_bcast(PlanBuilder &pb, const Team &team, LevelChoice how, int tag,
+                 Span span, const PlaceFn &place);
+void level_reduce(PlanBuilder &pb, const Team &team, LevelChoice how, int tag,
+                  Span span, const PlaceFn &place);
+
+/* Recursive k-ing allreduce among a team (any size; ranks beyond the
+ * largest power of k fold in first and get the result last). */
+void team_allreduce_rk(PlanBuilder &pb, const Team &team, int radix, int tag,
+                       Span span, const PlaceFn &place);
+
+/* Contiguous runs of sorted blocks, each with all `nchunks` chunks. */
+std::vector<Range> block_runs(const std::vector<int> &blocks, Buffer buf,
+                              int nchunks);
+
+/* Places used by the one-block collectives. */
+Place out0(int rank);
+PlaceFn reduce_place(PlanBuilder &pb, int root); // out at root, else scratch
+
+/* "name radix=k segments=s" for Plan::algorithm. */
+std::string describe(std::string_view name, const Request &req);
+
+} // namespace ucg::algorithms::detail

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Internal to algorithms/: the builders the registry lists.
+#pragma once
+
+#include "algorithms/common.h"
+
+namespace ucg::algorithms::detail {
+
+// flat.cpp: one tree over all ranks.
+Plan build_tree_bcast(const Request &q, Shape shape, std::string_view name);
+Plan build_tree_reduce(const Request &q, Shape shape, std::string_view name);
+// Allreduce or barrier: reduce to rank 0, bcast back.
+Plan build_tree_allreduce(const Request &q, Shape shape, std::string_view name);
+// Allreduce or barrier by recursive k-ing.
+Plan build_rk_allreduce(const Request &q, int radix, std::string_view name);
+
+// recursive.cpp
+Plan build_rk_allgather(const Request &q, int radix, std::string_view name);
+Plan build_dissemination_barrier(const Request &q, std::string_view name);
+
+// gather_scatter.cpp: k-nomial (radix >= P: linear) gather and scatter.
+Plan build_knomial_gather(const Request &q, int radix, std::string_view name);
+Plan build_knomial_scatter(const Request &q, int radix, std::string_view name);
+
+// large_bcast.cpp
+Plan build_scatter_allgather_bcast(const Request &q, std::string_view name);
+Plan build_two_tree_bcast(const Request &q, std::string_view name);
+
+// ring.cpp
+Plan build_ring(const Request &q, std::string_view name);
+Plan build_rabenseifner(const Request &q, std::string_view name);
+
+// exchange.cpp: linear (direct), pairwise and Bruck exchanges.
+Plan build_direct(const Request &q, std::string_view name);
+Plan build_pairwise_alltoall(const Request &q, std::string_view name);
+Plan build_bruck(const Request &q, std::string_view name);
+
+// hierarchical.cpp
+Plan build_hierarchical(const Request &q, std::string_view name);
+
+} // namespace ucg::algorithms::detail

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The registry table: name, description, applicability and builder of
+// every algorithm, per collective.
+#include "algorithms/flat.h"
+
+namespace ucg::algorithms {
+
+namespace {
+
+using plan::Collective;
+
+bool always(const Request &)
+{
+    return true;
+}
+bool has_levels(const Request &q)
+{
+    return !q.levels.empty();
+}
+
+struct Table {
+    std::vector<Algorithm> v;
+    void add(Collective c, std::string name, std::string desc,
+             std::function<bool(const Request &)> ok,
+             std::function<plan::Plan(const Request &, std::string_view)> b)
+    {
+        auto build = [b, name](const Request &q) { return b(q, name); };
+        v.push_back(Algorithm{c, name, std::move(desc), std::move(ok),
+                              std::move(build)});
+    }
+};
+
+auto tree(plan::Plan (*f)(const Request &, Shape, std::string_view), Shape s)
+{
+    return [f, s](const Request &q, std::string_view n) { return f(q, s, n); };
+}
+
+void add_rooted(Table &t)
+{
+    using namespace detail;
+    const Collective b = Collective::kBcast, r = Collective::kReduce;
+    t.add(b, "linear", "root sends to every rank", always,
+          tree(build_tree_bcast, Shape::kLinear));
+    t.add(b, "knomial", "k-nomial tree of radix k", always,
+          tree(build_tree_bcast, Shape::kKnomial));
+    t.add(b, "chain", "pipelined chain, one chunk per segment", always,
+          tree(build_tree_bcast, Shape::kChain));
+    t.add(b, "binary_tree", "pipelined binary tree", always,
+          tree(build_tree_bcast, Shape::kBinary));
+    t.add(b, "shm", "one shm one-to-many op per chunk (one node)", always,
+          tree(build_tree_bcast, Shape::kShm));
+    t.add(b, "scatter_allgather",
+          "k-nomial scatter of P pieces, ring allgather (van de Geijn)", always,
+          build_scatter_allgather_bcast);
+    t.add(b, "two_tree", "two mirrored pipelined binary trees, half each",
+          always, build_two_tree_bcast);
+    t.add(r, "linear", "every rank sends to the root", always,
+          tree(build_tree_reduce, Shape::kLinear));
+    t.add(r, "knomial", "k-nomial tree of radix k", always,
+          tree(build_tree_reduce, Shape::kKnomial));
+    t.add(r, "chain", "pipelined chain, one chunk per segment", always,
+          tree(build_tree_reduce, Shape::kChain));
+    t.add(r, "binary_tree", "pipelined binary tree", always,
+          tree(build_tree_reduce, Shape::kBinary));
+    t.add(r, "shm", "one shm many-to-one op per chunk (one node)", always,
+          tree(build_tree_reduce, Shape::kShm));
+    auto g = [](int radix) {
+        return [radix](const Request &q, std::string_view n) {
+            return build_knomial_gather(q, radix > 0 ? radix : q.radix, n);
+        };
+    };
+    auto s = [](int radix) {
+        return [radix](const Request &q, std::string_view n) {
+            return build_knomial_scatter(q, radix > 0 ? radix : q.radix, n);
+        };
+    };
+    t.add(Collective::kGather, "linear", "every rank sends to the root", always,
+          [g](const Request &q, std::string_view n) {
+              return g(q.nranks + 1)(q, n);
+          });
+    t.add(Collective::kGather, "knomial", "k-nomial tree of radix k", always,
+          g(0));
+    t.add(Collective::kScatter, "linear", "root sends to every rank", always,
+          [s](const Request &q, std::string_view n) {
+              return s(q.nranks + 1)(q, n);
+          });
+    t.add(Collective::kScatter, "knomial", "k-nomial tree of radix k", always,
+          s(0));
+}
+
+void add_all(Table &t)
+{
+    using namespace detail;
+    const Collective a = Collective::kAllreduce, br = Collective::kBarrier;
+    auto rk = [](int radix) {
+        return [radix](const Request &q, std::string_view n) {
+            return build_rk_allreduce(q, radix > 0 ? radix : q.radix, n);
+        };
+    };
+    for (Collective c : {a, br}) {
+        t.add(c, "linear", "reduce to rank 0 linearly, bcast back", always,
+              tree(build_tree_allreduce, Shape::kLinear));
+        t.add(c, "knomial", "k-nomial reduce to rank 0, k-nomial bcast", always,
+              tree(build_tree_allreduce, Shape::kKnomial));
+        t.add(c, "recursive_doubling", "recursive doubling with folding",
+              always, rk(2));
+        t.add(c, "recursive_k", "recursive k-ing with folding", always, rk(0));
+        t.add(c, "hierarchical", "per-level composition (levels)", has_levels,
+              build_hierarchical);
+    }
+    t.add(a, "chain", "pipelined chain reduce then chain bcast", always,
+          tree(build_tree_allreduce, Shape::kChain));
+    t.add(a, "binary_tree", "pipelined binary tree reduce then bcast", always,
+          tree(build_tree_allreduce, Shape::kBinary));
+    t.add(a, "ring", "ring reduce-scatter then ring allgather", always,
+          build_ring);
+    t.add(a, "rabenseifner",
+          "recursive halving reduce-scatter, recursive doubling allgather",
+          always, build_rabenseifner);
+    t.add(br, "dissemination", "dissemination of radix k", always,
+          build_dissemination_barrier);
+    t.add(Collective::kBcast, "hierarchical", "per-level composition",
+          has_levels, build_hierarchical);
+    t.add(Collective::kReduce, "hierarchical", "per-level composition",
+          has_levels, build_hierarchical);
+}
+
+void add_exchanges(Table &t)
+{
+    using namespace detail;
+    const Collective ag = Collective::kAllgather, aa = Collective::kAlltoall,
+                     rs = Collective::kReduceScatter;
+    t.add(ag, "linear", "every rank sends its block to every rank", always,
+          build_direct);
+    t.add(ag, "recursive_doubling", "recursive doubling with folding", always,
+          [](const Request &q, std::string_view n) {
+              return build_rk_allgather(q, 2, n);
+          });
+    t.add(ag, "recursive_k", "recursive k-ing with folding", always,
+          [](const Request &q, std::string_view n) {
+              return build_rk_allgather(q, q.radix, n);
+          });
+    t.add(ag, "ring", "ring, P-1 steps", always, build_ring);
+    t.add(ag, "bruck", "Bruck, ceil(log2 P) steps", always, build_bruck);
+    t.add(aa, "linear", "every rank sends every block at once", always,
+          build_direct);
+    t.add(aa, "pairwise", "P-1 steps, step t exchanges with r+t and r-t",
+          always, build_pairwise_alltoall);
+    t.add(aa, "bruck", "Bruck, ceil(log2 P) steps", always, build_bruck);
+    t.add(rs, "linear", "every rank sends block b to rank b", always,
+          build_direct);
+    t.add(rs, "ring", "ring, P-1 steps", always, build_ring);
+}
+
+Table make_table()
+{
+    Table t;
+    add_rooted(t);
+    add_all(t);
+    add_exchanges(t);
+    return t;
+}
+
+} // namespace
+
+const std::vector<Algorithm> &registry()
+{
+    static const std::vector<Algorithm> v = make_table().v;
+    return v;
+}
+
+const Algorithm *find_algorithm(plan::Collective c, std::string_view name)
+{
+    for (const Algorithm &a : registry()) {
+        if (a.collective == c && a.name == name) {
+            return &a;
+        }
+    }
+    return nullptr;
+}
+
+plan::Result<plan::Plan> build(std::string_view name, const Request &req)
+{
+    const Algorithm *a = find_algorithm(req.collective, name);
+    if (!a) {
+        return plan::Error{"no algorithm '" + std::string(name) + "' for " +
+                           std::string(plan::to_string(req.collective))};
+    }
+    if (req.nranks < 1 || req.root < 0 || req.root >= req.nranks ||
+        req.radix < 2 || req.segments < 1 ||
+        (req.only_rank &&
+         (*req.only_rank < 0 || *req.only_rank >= req.nranks))) {
+        return plan::Error{"bad request (ranks, root, radix, segments)"};
+    }
+    if (!a->applicable(req)) {
+        return plan::Error{"algorithm '" + std::string(name) +
+                           "' does not apply"};
+    }
+    return a->build(req);
+}
+
+} // namespace ucg::algorithms

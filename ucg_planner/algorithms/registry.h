@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The algorithm registry: every plan builder with its name, description and
+// applicability, and the inputs they take (Request, Levels).
+#pragma once
+
+#include "plan/plan.h"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ucg::algorithms {
+
+/*
+ * Levels for multi-level composition, innermost first (e.g. socket, node,
+ * rack). levels[0] partitions all ranks into groups; levels[l + 1]
+ * partitions the leaders of levels[l]. The first rank of a group is its
+ * leader (the builder swaps in the root where the root is a member). If the
+ * last level has several groups, their leaders form one implicit top group.
+ */
+using Group = std::vector<int>;
+using Level = std::vector<Group>;
+using Levels = std::vector<Level>;
+
+/* The shape used inside the groups of one level. */
+enum class Shape : std::uint8_t {
+    kLinear,  // flat: the leader talks to every member
+    kKnomial, // k-nomial tree of `radix`
+    kChain,   // pipelined chain (per chunk)
+    kBinary,  // pipelined binary tree (per chunk)
+    kShm,     // one shm_bcast / shm_incast op per chunk
+    kMcast,   // mcast for one-to-many, shm_incast for many-to-one
+};
+
+struct LevelChoice {
+    Shape shape = Shape::kKnomial;
+    int radix = 2;
+};
+
+struct Request {
+    plan::Collective collective = plan::Collective::kBcast;
+    int nranks = 1;
+    int root = 0;
+    int radix = 2;    // k of k-nomial trees and recursive k-ing
+    int segments = 1; // pipeline depth; plans hold segments or P*segments
+                      // chunks (see plan.h)
+    std::optional<int> only_rank;           // build one rank's program only
+    Levels levels;                          // hierarchical only
+    std::vector<LevelChoice> per_level;     // hierarchical: one per level (the
+                                            // last entry is reused); top level
+                                            // uses `top`
+    std::string top = "recursive_doubling"; // hierarchical allreduce top
+};
+
+struct Algorithm {
+    plan::Collective collective;
+    std::string name;
+    std::string description;
+    std::function<bool(const Request &)> applicable;
+    std::function<plan::Plan(const Request &)> build;
+};
+
+/* Every algorithm, grouped by collective. */
+const std::vector<Algorithm> &registry();
+
+/* The algorithm `name` for `c`, or nullptr. */
+const Algorithm *find_algorithm(plan::Collective c, std::string_view name);
+
+/* Checks applicability and builds. */
+plan::Result<plan::Plan> build(std::string_view name, const Request &req);
+
+/* Whether `levels` is a valid chain of partitions for `nranks` ranks. */
+bool levels_ok(const Levels &levels, int nranks);
+
+/* Levels from a fixed number of ranks per group at each level (innermost
+ * first), ranks numbered group by group; a helper for tests and tools. */
+Levels make_levels(int nranks, const std::vector<int> &group_sizes);
+
+} // namespace ucg::algorithms

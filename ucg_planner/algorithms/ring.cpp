@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Ring (allreduce, allgather, reduce_scatter) and Rabenseifner (allreduce).
+//
+// Ring idea: the data is cut into P pieces (allreduce: P*S chunks, piece j
+// = chunks [jS, (j+1)S); allgather/reduce_scatter: the P blocks). In
+// reduce-scatter step t rank r passes one piece to r+1 and reduces the
+// piece coming from r-1; after P-1 steps each rank owns one reduced piece.
+// Allgather passes owned pieces around the ring for P-1 more steps.
+// Rabenseifner: recursive halving reduce-scatter (step i exchanges half of
+// the remaining range with rank v ^ 2^(d-1-i)), then recursive doubling
+// allgather; ranks beyond the largest power of two fold in first.
+// Cost (m bytes per rank): ring allreduce 2(P-1)(alpha + beta m/P), ring
+// allgather and reduce_scatter (P-1)(alpha + beta m); Rabenseifner
+// 2 log2 P alpha + 2 (P-1)/P beta m (+ 2(alpha + beta m) when folding).
+#include "algorithms/flat.h"
+
+namespace ucg::algorithms::detail {
+
+namespace {
+
+int mod(int a, int p)
+{
+    return ((a % p) + p) % p;
+}
+
+Plan ring_allreduce(const Request &q, std::string_view name)
+{
+    const int p = q.nranks, s = q.segments;
+    PlanBuilder pb(Collective::kAllreduce, p, 0, p * s, q.only_rank);
+    auto piece = [s](int j) {
+        return std::vector<Range>{plan::chunks(Buffer::kOutput, 0, j * s, s)};
+    };
+    for (int r = 0; r < p; ++r) {
+        pb.copy(r, {plan::chunks(Buffer::kInput, 0, 0, p * s)},
+                {plan::chunks(Buffer::kOutput, 0, 0, p * s)});
+    }
+    for (int t = 0; t + 1 < p; ++t) {
+        for (int r = 0; r < p; ++r) {
+            const int j = mod(r - t, p);
+            pb.xfer(r, (r + 1) % p, t, piece(j), piece(j), true);
+        }
+    }
+    for (int t = 0; t + 1 < p; ++t) {
+        for (int r = 0; r < p; ++r) {
+            const int j = mod(r + 1 - t, p);
+            pb.xfer(r, (r + 1) % p, p + t, piece(j), piece(j));
+        }
+    }
+    return pb.take(describe(name, q));
+}
+
+Plan ring_allgather(const Request &q, std::string_view name)
+{
+    const int p = q.nranks, s = q.segments;
+    PlanBuilder pb(Collective::kAllgather, p, 0, s, q.only_rank);
+    auto block = [s](int b) {
+        return std::vector<Range>{plan::chunks(Buffer::kOutput, b, 0, s)};
+    };
+    for (int r = 0; r < p; ++r) {
+        pb.copy(r, {plan::chunks(Buffer::kInput, 0, 0, s)}, block(r));
+    }
+    for (int t = 0; t + 1 < p; ++t) {
+        for (int r = 0; r < p; ++r) {
+            pb.xfer(r, (r + 1) % p, t, block(mod(r - t, p)),
+                    block(mod(r - t, p)));
+        }
+    }
+    return pb.take(describe(name, q));
+}
+
+Plan ring_reduce_scatter(const Request &q, std::string_view name)
+{
+    const int p = q.nranks, s = q.segments;
+    PlanBuilder pb(Collective::kReduceScatter, p, 0, s, q.only_rank);
+    auto block = [s](int b) {
+        return std::vector<Range>{plan::chunks(Buffer::kScratch, b, 0, s)};
+    };
+    for (int r = 0; r < p; ++r) {
+        pb.scratch(r, p);
+        pb.copy(r, {plan::chunks(Buffer::kInput, 0, 0, s, p)},
+                {plan::chunks(Buffer::kScratch, 0, 0, s, p)});
+    }
+    for (int t = 0; t + 1 < p; ++t) {
+        for (int r = 0; r < p; ++r) {
+            const int b = mod(r - t - 1, p);
+            pb.xfer(r, (r + 1) % p, t, block(b), block(b), true);
+        }
+    }
+    for (int r = 0; r < p; ++r) {
+        pb.copy(r, block(r), {plan::chunks(Buffer::kOutput, 0, 0, s)});
+    }
+    return pb.take(describe(name, q));
+}
+
+} // namespace
+
+Plan build_ring(const Request &q, std::string_view name)
+{
+    switch (q.collective) {
+    case Collective::kAllgather:
+        return ring_allgather(q, name);
+    case Collective::kReduceScatter:
+        return ring_reduce_scatter(q, name);
+    default:
+        return ring_allreduce(q, name);
+    }
+}
+
+Plan build_rabenseifner(const Request &q, std::string_view name)
+{
+    const int n = q.nranks, s = q.segments;
+    int pk = 1;
+    while (pk * 2 <= n) {
+        pk *= 2;
+    }
+    const int nc = pk * s;
+    PlanBuilder pb(Collective::kAllreduce, n, 0, nc, q.only_rank);
+    auto pieces = [s](int lo, int cnt) {
+        return std::vector<Range>{
+            plan::chunks(Buffer::kOutput, 0, lo * s, cnt * s)};
+    };
+    for (int r = 0; r < n; ++r) {
+        pb.copy(r, {plan::chunks(Buffer::kInput, 0, 0, nc)}, pieces(0, pk));
+    }
+    for (int v = pk; v < n; ++v) {
+        pb.xfer(v, v - pk, 0, pieces(0, pk), pieces(0, pk), true);
+    }
+    std::vector<int> lo(static_cast<std::size_t>(pk), 0);
+    int cnt = pk, step = 1;
+    for (int mask = pk / 2; mask >= 1; mask /= 2, ++step) {
+        const int half = cnt / 2;
+        std::vector<int> next = lo;
+        for (int v = 0; v < pk; ++v) {
+            const int u = v ^ mask;
+            const int l = lo[static_cast<std::size_t>(v)];
+            // v keeps the half on its side of the mask bit.
+            const int keep = (v & mask) ? l + half : l;
+            const int give = (v & mask) ? l : l + half;
+            pb.xfer(v, u, step, pieces(give, half), pieces(give, half), true);
+            next[static_cast<std::size_t>(v)] = keep;
+        }
+        lo = std::move(next);
+        cnt = half;
+    }
+    for (int mask = 1; mask < pk; mask *= 2, ++step) {
+        std::vector<int> next = lo;
+        for (int v = 0; v < pk; ++v) {
+            const int u = v ^ mask;
+            const int l = lo[static_cast<std::size_t>(v)];
+            pb.xfer(v, u, step, pieces(l, cnt), pieces(l, cnt));
+            next[static_cast<std::size_t>(u)] =
+                std::min(l, lo[static_cast<std::size_t>(u)]);
+        }
+        lo = std::move(next);
+        cnt *= 2;
+    }
+    for (int v = pk; v < n; ++v) {
+        pb.xfer(v - pk, v, step, pieces(0, pk), pieces(0, pk));
+    }
+    return pb.take(describe(name, q));
+}
+
+} // namespace ucg::algorithms::detail

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The property suite over the registry: every applicable algorithm, group
+// size, root (sampled for large groups), chunk count and radix builds a plan
+// that validates, checks symbolically, prints and parses back, and whose
+// one-rank builds equal the projections of the all-rank build.
+#include "algorithms/registry.h"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <sstream>
+
+namespace {
+
+using ucg::algorithms::Algorithm;
+using ucg::algorithms::Request;
+using ucg::plan::Collective;
+
+const int kSizes[] = {1, 2, 3, 4, 5, 7, 8, 13, 16, 64, 100};
+
+bool rooted(Collective c)
+{
+    return c == Collective::kBcast || c == Collective::kReduce ||
+           c == Collective::kGather || c == Collective::kScatter;
+}
+
+std::vector<int> sample(int p, std::initializer_list<int> extra)
+{
+    std::set<int> s;
+    if (p <= 16) {
+        for (int r = 0; r < p; ++r) {
+            s.insert(r);
+        }
+    } else {
+        s = {0, 1, p - 1, p / 2};
+    }
+    for (int r : extra) {
+        s.insert(r);
+    }
+    return {s.begin(), s.end()};
+}
+
+std::vector<int> chunk_counts(int p)
+{
+    if (p >= 64) {
+        return {1, 3};
+    }
+    return {1, 2, 3, 7};
+}
+
+std::vector<int> radices(const Algorithm &a, int p)
+{
+    const bool uses = a.name == "knomial" || a.name == "recursive_k" ||
+                      a.name == "dissemination" ||
+                      a.name == "scatter_allgather" || a.name == "hierarchical";
+    if (!uses || p == 1) {
+        return {2};
+    }
+    return p <= 16 ? std::vector<int>{2, 3, 4} : std::vector<int>{3};
+}
+
+std::vector<ucg::algorithms::Levels> level_sets(const Algorithm &a, int p)
+{
+    if (a.name != "hierarchical") {
+        return {{}};
+    }
+    return {ucg::algorithms::make_levels(p, {4}),
+            ucg::algorithms::make_levels(p, {2, 3}),
+            ucg::algorithms::make_levels(p, {p})};
+}
+
+std::string context(const Algorithm &a, const Request &q)
+{
+    std::ostringstream os;
+    os << to_string(a.collective) << "/" << a.name << " P=" << q.nranks
+       << " root=" << q.root << " segments=" << q.segments
+       << " radix=" << q.radix << " levels=" << q.levels.size();
+    return os.str();
+}
+
+void check_one(const Algorithm &a, const Request &q)
+{
+    const ucg::plan::Plan plan = a.build(q);
+    auto errs = ucg::plan::validate(plan);
+    if (errs.empty()) {
+        errs = ucg::plan::check_symbolic(plan);
+    }
+    if (!errs.empty()) {
+        FAIL(context(a, q) << ": " << errs.front());
+    }
+    const auto parsed = ucg::plan::parse(ucg::plan::print(plan));
+    if (!parsed || !(parsed.value() == plan)) {
+        FAIL(context(a, q) << ": text round trip differs");
+    }
+    for (int r : sample(q.nranks, {q.root})) {
+        Request one = q;
+        one.only_rank = r;
+        if (!(a.build(one) == ucg::plan::project(plan, r))) {
+            FAIL(context(a, q) << ": one-rank build of rank " << r
+                               << " differs from the projection");
+        }
+    }
+}
+
+void sweep(Collective c)
+{
+    int built = 0;
+    for (const Algorithm &a : ucg::algorithms::registry()) {
+        if (a.collective != c) {
+            continue;
+        }
+        for (int p : kSizes) {
+            for (const auto &levels : level_sets(a, p)) {
+                for (int radix : radices(a, p)) {
+                    const std::vector<int> roots =
+                        rooted(c) ? sample(p, {}) : std::vector<int>{0};
+                    for (int root : roots) {
+                        for (int segs : chunk_counts(p)) {
+                            Request q;
+                            q.collective = c;
+                            q.nranks = p;
+                            q.root = root;
+                            q.radix = radix;
+                            q.segments = segs;
+                            q.levels = levels;
+                            if (!a.applicable(q)) {
+                                continue;
+                            }
+                            check_one(a, q);
+                            ++built;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    CHECK(built > 0);
+}
+
+} // namespace
+
+TEST_CASE("registry bcast plans are correct", "[plan][algorithms][bcast]")
+{
+    sweep(Collective::kBcast);
+}
+TEST_CASE("registry reduce plans are correct", "[plan][algorithms][reduce]")
+{
+    sweep(Collective::kReduce);
+}
+TEST_CASE("registry allreduce plans are correct",
+          "[plan][algorithms][allreduce]")
+{
+    sweep(Collective::kAllreduce);
+}
+TEST_CASE("registry gather plans are correct", "[plan][algorithms][gather]")
+{
+    sweep(Collective::kGather);
+}
+TEST_CASE("registry scatter plans are correct", "[plan][algorithms][scatter]")
+{
+    sweep(Collective::kScatter);
+}
+TEST_CASE("registry allgather plans are correct",
+          "[plan][algorithms][allgather]")
+{
+    sweep(Collective::kAllgather);
+}
+TEST_CASE("registry alltoall plans are correct", "[plan][algorithms][alltoall]")
+{
+    sweep(Collective::kAlltoall);
+}
+TEST_CASE("registry reduce_scatter plans are correct",
+          "[plan][algorithms][reduce_scatter]")
+{
+    sweep(Collective::kReduceScatter);
+}
+TEST_CASE("registry barrier plans are correct", "[plan][algorithms][barrier]")
+{
+    sweep(Collective::kBarrier);
+}

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The validator and the symbolic checker catch deliberately broken plans.
+#include "algorithms/registry.h"
+
+#include <catch2/catch.hpp>
+
+using namespace ucg::plan;
+
+namespace {
+
+Plan knomial_bcast(int p, int root)
+{
+    ucg::algorithms::Request q;
+    q.collective = Collective::kBcast;
+    q.nranks = p;
+    q.root = root;
+    return ucg::algorithms::build("knomial", q).value();
+}
+
+bool mentions(const std::vector<std::string> &errs, const std::string &what)
+{
+    for (const auto &e : errs) {
+        if (e.find(what) != std::string::npos) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// The index of the first op of `kind` on `rank`.
+std::size_t first(const Plan &p, int rank, OpKind kind)
+{
+    const auto &ops = p.ranks[static_cast<std::size_t>(rank)].ops;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        if (ops[i].kind == kind) {
+            return i;
+        }
+    }
+    FAIL("no such op");
+    return 0;
+}
+
+} // namespace
+
+TEST_CASE("a correct plan passes", "[plan][validate]")
+{
+    const Plan p = knomial_bcast(5, 2);
+    CHECK(validate(p).empty());
+    CHECK(check_symbolic(p).empty());
+}
+
+TEST_CASE("validator reports a missing receive", "[plan][validate]")
+{
+    Plan p = knomial_bcast(4, 0);
+    auto &ops = p.ranks[3].ops;
+    ops.erase(ops.begin() + static_cast<long>(first(p, 3, OpKind::kRecv)));
+    const auto errs = validate(p);
+    REQUIRE_FALSE(errs.empty());
+    CHECK(mentions(errs, "no matching receive"));
+    CHECK(mentions(errs, "rank "));
+}
+
+TEST_CASE("validator reports a dependency cycle", "[plan][validate]")
+{
+    Plan p = knomial_bcast(4, 0);
+    p.ranks[0].ops[0].deps = {1};
+    const auto errs = validate(p);
+    REQUIRE_FALSE(errs.empty());
+    CHECK(mentions(errs, "rank 0 op 0 (copy)"));
+    CHECK(mentions(errs, "cycle"));
+}
+
+TEST_CASE("validator reports a cross-rank deadlock", "[plan][validate]")
+{
+    // Two ranks that each receive before sending.
+    Plan p;
+    p.collective = Collective::kAllreduce;
+    p.nranks = 2;
+    p.ranks.resize(2);
+    const Range o = chunks(Buffer::kOutput, 0, 0);
+    const Range i = chunks(Buffer::kInput, 0, 0);
+    for (int r = 0; r < 2; ++r) {
+        auto &ops = p.ranks[static_cast<std::size_t>(r)].ops;
+        ops.push_back(Op{OpKind::kCopy, Channel::kP2p, {}, 0, {i}, {o}, {}});
+        ops.push_back(
+            Op{OpKind::kRecvReduce, Channel::kP2p, {1 - r}, 0, {}, {o}, {0}});
+        ops.push_back(
+            Op{OpKind::kSend, Channel::kP2p, {1 - r}, 0, {i}, {}, {1}});
+    }
+    const auto errs = validate(p);
+    REQUIRE(errs.size() == 1);
+    CHECK(mentions(errs, "deadlock"));
+}
+
+TEST_CASE("validator reports a race and an unwritten read", "[plan][validate]")
+{
+    Plan p = knomial_bcast(2, 0);
+    // Drop the copy's ordering: the send may read out before it is written.
+    p.ranks[0].ops[1].deps.clear();
+    CHECK(mentions(validate(p), "races with op 0"));
+    p.ranks[0].ops.erase(p.ranks[0].ops.begin());
+    p.ranks[0].ops[0].deps.clear();
+    CHECK(mentions(validate(p), "reads unwritten out block 0 chunk 0"));
+}
+
+TEST_CASE("validator reports mismatched sizes and bad ranges",
+          "[plan][validate]")
+{
+    Plan p = knomial_bcast(2, 0);
+    p.nchunks = 2;
+    CHECK(mentions(validate(p), "reads unwritten"));
+    p.ranks[1].ops[0].dst[0].nchunks = 2;
+    CHECK(mentions(validate(p), "disagree on the message size"));
+    p.ranks[1].ops[0].dst[0].block = 1;
+    CHECK(mentions(validate(p), "out of bounds"));
+}
+
+TEST_CASE("symbolic checker reports a double contribution", "[plan][symbolic]")
+{
+    ucg::algorithms::Request q;
+    q.collective = Collective::kAllreduce;
+    q.nranks = 4;
+    Plan p = ucg::algorithms::build("recursive_doubling", q).value();
+    // Turn rank 0's first recv-reduce into two: its peer's data twice.
+    auto &ops = p.ranks[0].ops;
+    const std::size_t i = first(p, 0, OpKind::kRecvReduce);
+    ops.push_back(Op{OpKind::kReduce,
+                     Channel::kP2p,
+                     {},
+                     0,
+                     ops[i].dst,
+                     ops[i].dst,
+                     {static_cast<int>(ops.size() - 1)}});
+    REQUIRE(validate(p).empty());
+    const auto errs = check_symbolic(p);
+    REQUIRE_FALSE(errs.empty());
+    CHECK(mentions(errs, "rank 0 out block 0 chunk 0"));
+}
+
+TEST_CASE("symbolic checker reports a missing contribution", "[plan][symbolic]")
+{
+    ucg::algorithms::Request q;
+    q.collective = Collective::kReduce;
+    q.nranks = 3;
+    Plan p = ucg::algorithms::build("linear", q).value();
+    // Rank 2 sends its (unreduced) input instead of its work copy... which
+    // is the same value; instead make the root receive without reducing.
+    const std::size_t i = first(p, 0, OpKind::kRecvReduce);
+    p.ranks[0].ops[i].kind = OpKind::kRecv;
+    REQUIRE(validate(p).empty());
+    CHECK_FALSE(check_symbolic(p).empty());
+}
