@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Topology -> Levels, and the leader-based gather/scatter builder.
+#include "select/compose.h"
+
+#include <algorithm>
+
+namespace ucg::select {
+
+namespace {
+
+using plan::Buffer;
+using plan::Range;
+
+/// Runs of consecutive block ids as ranges of one chunk each.
+std::vector<Range> block_ranges(Buffer buf, std::vector<int> blocks)
+{
+    std::sort(blocks.begin(), blocks.end());
+    std::vector<Range> out;
+    for (size_t i = 0; i < blocks.size();) {
+        size_t j = i + 1;
+        while (j < blocks.size() && blocks[j] == blocks[j - 1] + 1) {
+            ++j;
+        }
+        out.push_back(Range{buf, blocks[i], int(j - i), 0, 1});
+        i = j;
+    }
+    return out;
+}
+
+/// One binomial step inside a group: members[child] -> members[parent].
+struct Step {
+    int level, mask, parent, child; // indices into the group's members
+    const algorithms::Group *group;
+};
+
+/// Binomial steps, gather order (innermost level first, small masks first).
+std::vector<Step> gather_steps(const algorithms::Levels &levels)
+{
+    std::vector<Step> steps;
+    for (size_t l = 0; l < levels.size(); ++l) {
+        for (const algorithms::Group &g : levels[l]) {
+            const int n = int(g.size());
+            for (int mask = 1; mask < n; mask <<= 1) {
+                for (int v = mask; v < n; v += 2 * mask) {
+                    steps.push_back({int(l), mask, v - mask, v, &g});
+                }
+            }
+        }
+    }
+    return steps;
+}
+
+} // namespace
+
+algorithms::Levels levels_from_topology(const topology::Topology &topo,
+                                        int root)
+{
+    algorithms::Levels levels;
+    for (const topology::Partition &p : topo.hierarchy({root, false})) {
+        algorithms::Level level;
+        for (const topology::Group &g : p.groups) {
+            algorithms::Group members{g.leader};
+            for (int r : g.ranks) {
+                if (r != g.leader) {
+                    members.push_back(r);
+                }
+            }
+            level.push_back(std::move(members));
+        }
+        levels.push_back(std::move(level));
+    }
+    if (levels.empty()) { // one rank, or every level trivial
+        algorithms::Group all;
+        for (int r = 0; r < topo.size(); ++r) {
+            all.push_back(r);
+        }
+        std::swap(all[0], all[size_t(std::max(root, 0))]);
+        levels.push_back({all});
+    }
+    return levels;
+}
+
+plan::Plan build_leader_gather(plan::Collective collective, int nranks,
+                               int root, const algorithms::Levels &levels,
+                               std::optional<int> only_rank)
+{
+    const bool gather = collective == plan::Collective::kGather;
+    plan::PlanBuilder pb(collective, nranks, root, 1, only_rank);
+    // Rank r keeps block b at the root's output (gather) / input (scatter),
+    // elsewhere in scratch block b.
+    const Buffer root_buf = gather ? Buffer::kOutput : Buffer::kInput;
+    auto buf_of = [&](int r) {
+        return r == root ? root_buf : Buffer::kScratch;
+    };
+    // held[r]: blocks r holds once the gather reached it (built forward).
+    std::vector<std::vector<int>> held(static_cast<size_t>(nranks));
+    for (int r = 0; r < nranks; ++r) {
+        held[size_t(r)] = {r};
+        if (r != root && pb.active(r)) {
+            pb.scratch(r, nranks);
+        }
+    }
+    const std::vector<Step> steps = gather_steps(levels);
+    std::vector<std::vector<int>> moved(steps.size()); // blocks per step
+    for (size_t i = 0; i < steps.size(); ++i) {
+        const Step &s = steps[i];
+        int from = (*s.group)[size_t(s.child)],
+            to = (*s.group)[size_t(s.parent)];
+        moved[i] = held[size_t(from)];
+        auto &dst = held[size_t(to)];
+        dst.insert(dst.end(), moved[i].begin(), moved[i].end());
+    }
+    auto emit = [&](size_t i) {
+        const Step &s = steps[i];
+        int child = (*s.group)[size_t(s.child)];
+        int parent = (*s.group)[size_t(s.parent)];
+        int from = gather ? child : parent, to = gather ? parent : child;
+        int tag = 64 * s.level + s.mask;
+        pb.xfer(from, to, tag, block_ranges(buf_of(from), moved[i]),
+                block_ranges(buf_of(to), moved[i]));
+    };
+    const Range own_in = plan::chunks(Buffer::kInput, 0, 0);
+    const Range own_out = plan::chunks(Buffer::kOutput, 0, 0);
+    if (gather) {
+        for (int r = 0; r < nranks; ++r) {
+            pb.copy(r, {own_in}, {Range{buf_of(r), r, 1, 0, 1}});
+        }
+        for (size_t i = 0; i < steps.size(); ++i) {
+            emit(i);
+        }
+    } else {
+        for (size_t i = steps.size(); i-- > 0;) {
+            emit(i);
+        }
+        for (int r = 0; r < nranks; ++r) {
+            pb.copy(r, {Range{buf_of(r), r, 1, 0, 1}}, {own_out});
+        }
+    }
+    return pb.take(std::string(gather ? "leader_gather" : "leader_scatter") +
+                   " levels=" + std::to_string(levels.size()));
+}
+
+} // namespace ucg::select

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// From the topology to plans: the per-level groups as the algorithm
+// registry's Levels, and seed 000's topology-aware gather and scatter
+// (leaders per level) that the registry's hierarchical builder lacks.
+#pragma once
+
+#include "algorithms/registry.h"
+#include "topology/topology.h"
+
+#include <optional>
+
+namespace ucg::select {
+
+/// The hierarchy's groups, innermost first, each with its leader first
+/// (the root leads every group holding it).
+algorithms::Levels levels_from_topology(const topology::Topology &topo,
+                                        int root);
+
+/// Seed 000's topology-aware gather (or scatter, its mirror image): level
+/// by level, innermost first, each group gathers its members' blocks at
+/// its leader over a binomial tree; the leaders carry them up. One level
+/// holding all ranks is the flat binomial gather. Levels as above.
+/*
+ * Cost: per level ceil(log2 n_l) steps; the inter-switch link carries each
+ * rank's block once (R-1 leader messages at the top) instead of on every
+ * binomial step that crosses racks.
+ */
+plan::Plan build_leader_gather(plan::Collective collective, int nranks,
+                               int root, const algorithms::Levels &levels,
+                               std::optional<int> only_rank = std::nullopt);
+
+} // namespace ucg::select

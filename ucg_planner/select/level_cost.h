@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Analytic costs the selector compares: flat algorithms over the whole
+// group and one level's shape per chunk (latency and pipeline stage).
+#pragma once
+
+#include "algorithms/registry.h"
+#include "cost/formulas.h"
+
+#include <string>
+#include <vector>
+
+namespace ucg::select {
+
+/// A shape on one level for one chunk: `latency_ns` until the last member
+/// has it, `stage_ns` between chunks once the pipeline is full.
+struct ShapeCost {
+    double latency_ns = 0;
+    double stage_ns = 0;
+};
+
+/// One-to-many (bcast) or many-to-one (reduce) over a group of n.
+ShapeCost shape_cost(algorithms::Shape shape, int radix, int64_t n,
+                     double chunk_bytes, const cost::AlphaBeta &ab,
+                     bool reduce);
+
+/// A flat algorithm of the registry: name, radix, segments, predicted time.
+struct FlatCost {
+    std::string algorithm;
+    int radix = 2;
+    int segments = 1;
+    double ns = 0;
+};
+
+/// The registry's flat algorithms for `c` over P ranks, each costed with
+/// `ab` (block bytes per rank). Names not modelled are left out.
+std::vector<FlatCost> flat_costs(plan::Collective c, int64_t nranks,
+                                 double bytes, const cost::AlphaBeta &ab);
+
+/// Segments for a pipelined shape: ceil(s / z_opt), within [1, max].
+int pipeline_segments(int64_t nranks, double bytes, const cost::AlphaBeta &ab,
+                      int max_segments);
+
+} // namespace ucg::select

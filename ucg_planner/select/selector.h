@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Selection: per collective and message size, the algorithm and, per
+// topology level, the shape, radix and segment count, by the analytic cost
+// model (fast) and optionally checked by simulating the plan. Rules
+// (tune.h) override the cost model.
+#pragma once
+
+#include "algorithms/registry.h"
+#include "select/tune.h"
+#include "topology/topology.h"
+
+#include <string>
+#include <vector>
+
+namespace ucg::select {
+
+/// One costed option: a whole-collective algorithm or a level's shape.
+struct Choice {
+    std::string algorithm; ///< registry name or level shape name
+    int radix = 2;
+    int segments = 1;
+    double predicted_ns = 0;
+    std::string reason; ///< "cost model" or the rule that forced it
+};
+
+struct LevelDecision {
+    topology::LevelKind kind = topology::LevelKind::kWorld;
+    int groups = 0;
+    int max_group = 0;
+    Choice choice; ///< shape for this level
+};
+
+struct Decision {
+    plan::Collective collective = plan::Collective::kBcast;
+    uint64_t bytes = 0;
+    int root = 0;
+    Choice chosen;                     ///< what runs
+    std::vector<LevelDecision> levels; ///< when hierarchical
+    std::vector<Choice> flat;          ///< flat alternatives, costed
+    algorithms::Request request;       ///< ready for algorithms::build
+    bool custom_builder = false;       ///< leader gather/scatter (compose.h)
+};
+
+struct SelectOptions {
+    plan::Collective collective = plan::Collective::kBcast;
+    uint64_t bytes = 0; ///< per rank's block (see plan.h)
+    int root = 0;
+};
+
+/// Level shape names used in rules: linear, knomial, chain, binary_tree,
+/// shm, mcast.
+const char *shape_name(algorithms::Shape shape);
+
+class Selector {
+  public:
+    Selector(const topology::Topology &topo, RuleSet user);
+
+    Result<Decision> select(const SelectOptions &opts) const;
+
+    /// Builds the decided plan (all ranks, or one with only_rank).
+    Result<plan::Plan> build(const Decision &d,
+                             std::optional<int> only_rank) const;
+
+  private:
+    const topology::Topology &topo_;
+    RuleSet user_;
+};
+
+/// One line per level plus the flat alternatives, for the tool.
+std::string format_decision(const Decision &d);
+
+} // namespace ucg::select

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The selector: cost-model picks, rule overrides, and the plans it builds
+// validate, check symbolically and simulate.
+#include "cost/simulator.h"
+#include "select/compose.h"
+#include "select/selector.h"
+#include "topology/synthetic.h"
+
+#include <catch2/catch.hpp>
+
+using namespace ucg;
+using namespace ucg::select;
+using plan::Collective;
+using topology::LevelKind;
+
+namespace {
+
+topology::Topology synth(const char *text)
+{
+    auto t = topology::make_synthetic(text);
+    REQUIRE(t.ok());
+    return std::move(t).value();
+}
+
+Decision pick(const topology::Topology &t, const char *rules, Collective c,
+              uint64_t bytes, int root = 0)
+{
+    auto set = parse_rules(rules, "UCG_TUNE");
+    REQUIRE(set.ok());
+    Selector sel(t, std::move(set).value());
+    auto d = sel.select({c, bytes, root});
+    INFO((d.ok() ? "" : d.error().message));
+    REQUIRE(d.ok());
+    return std::move(d).value();
+}
+
+void check_plan(const topology::Topology &t, const Decision &d)
+{
+    Selector sel(t, {});
+    auto p = sel.build(d, std::nullopt);
+    INFO((p.ok() ? "" : p.error().message));
+    REQUIRE(p.ok());
+    CHECK(plan::validate(*p).empty());
+    CHECK(plan::check_symbolic(*p).empty());
+    cost::SimConfig cfg;
+    cfg.count = d.bytes;
+    auto r = cost::simulate(*p, cost::Fabric{&t, {}}, cfg);
+    INFO((r.ok() ? "" : r.error().message));
+    REQUIRE(r.ok());
+    CHECK(r->makespan_ns > 0);
+}
+
+} // namespace
+
+TEST_CASE("levels follow the topology with the root as leader", "[select]")
+{
+    auto t = synth("racks=2,nodes=2,ppn=2,order=roundrobin");
+    auto levels = levels_from_topology(t, 5);
+    REQUIRE(levels.size() == 3);
+    CHECK(levels[0][1] == algorithms::Group{5, 1});
+    CHECK(levels[2][0][0] == 5);
+}
+
+TEST_CASE("the cost model goes hierarchical on a multi-level machine",
+          "[select]")
+{
+    auto t = synth("racks=4,nodes=8,ppn=16,sockets=2");
+    Decision small = pick(t, "", Collective::kAllreduce, 8);
+    CHECK(small.chosen.algorithm == "hierarchical");
+    CHECK(small.levels.size() == 4);
+    CHECK(small.chosen.predicted_ns < small.flat.front().predicted_ns);
+    Decision big = pick(t, "", Collective::kBcast, 1 << 20);
+    CHECK(big.request.segments > 1);
+    for (size_t i = 1; i < big.flat.size(); ++i) {
+        CHECK(big.flat[i - 1].predicted_ns <= big.flat[i].predicted_ns);
+    }
+}
+
+TEST_CASE("user rules override the cost model", "[select]")
+{
+    auto t = synth("racks=2,nodes=4,ppn=4");
+    const char *rules = "allreduce:64k-inf:ring;bcast@host:0-inf:chain;"
+                        "bcast:0-1k:knomial:radix=4";
+    CHECK(pick(t, rules, Collective::kAllreduce, 1 << 20).chosen.algorithm ==
+          "ring");
+    CHECK(pick(t, rules, Collective::kAllreduce, 1024).chosen.algorithm !=
+          "ring");
+    Decision tiny = pick(t, rules, Collective::kBcast, 100);
+    CHECK(tiny.chosen.algorithm == "knomial");
+    CHECK(tiny.request.radix == 4);
+    CHECK_THAT(tiny.chosen.reason, Catch::Contains("UCG_TUNE"));
+    Decision mid = pick(t, rules, Collective::kBcast, 4096);
+    REQUIRE(mid.chosen.algorithm == "hierarchical");
+    REQUIRE(mid.levels[0].kind == LevelKind::kHost);
+    CHECK(mid.levels[0].choice.algorithm == "chain");
+    CHECK(mid.levels[1].choice.algorithm != "chain");
+}
+
+TEST_CASE("rules naming unknown algorithms fail at selection", "[select]")
+{
+    auto t = synth("nodes=2,ppn=2");
+    auto set = parse_rules("bcast:0-inf:fancy", "UCG_TUNE");
+    REQUIRE(set.ok());
+    auto d =
+        Selector(t, std::move(set).value()).select({Collective::kBcast, 8, 0});
+    REQUIRE(!d.ok());
+    CHECK_THAT(d.error().message, Catch::Contains("UCG_TUNE rule "
+                                                  "'bcast:0-inf:fancy'") &&
+                                      Catch::Contains("no algorithm 'fancy'"));
+    auto lvl = parse_rules("bcast@host:0-inf:ring", "UCG_TUNE");
+    REQUIRE(lvl.ok());
+    auto d2 =
+        Selector(t, std::move(lvl).value()).select({Collective::kBcast, 8, 0});
+    REQUIRE(!d2.ok());
+    CHECK_THAT(d2.error().message, Catch::Contains("unknown level shape"));
+}
+
+TEST_CASE("selected plans validate, check and simulate", "[select]")
+{
+    auto t = synth("racks=2,nodes=2,ppn=3,sockets=1,order=roundrobin");
+    for (Collective c :
+         {Collective::kBcast, Collective::kReduce, Collective::kAllreduce,
+          Collective::kBarrier, Collective::kGather, Collective::kScatter}) {
+        for (uint64_t bytes : {uint64_t(8), uint64_t(1) << 16}) {
+            for (int root : {0, 7}) {
+                INFO(plan::to_string(c) << " " << bytes << " root " << root);
+                check_plan(t, pick(t, "", c, bytes, root));
+            }
+        }
+    }
+}
+
+TEST_CASE("leader gather beats flat binomial gather across racks",
+          "[select][sim]")
+{
+    // Seed 000's two-level tree: ranks scattered over two switches.
+    auto t = synth("racks=2,nodes=4,ppn=4,order=roundrobin");
+    auto flat_levels = levels_from_topology(synth("nodes=1,ppn=32"), 0);
+    auto flat = build_leader_gather(Collective::kGather, 32, 0, flat_levels);
+    auto topo = build_leader_gather(Collective::kGather, 32, 0,
+                                    levels_from_topology(t, 0));
+    REQUIRE(plan::validate(flat).empty());
+    REQUIRE(plan::check_symbolic(topo).empty());
+    cost::SimConfig cfg;
+    cfg.count = 1 << 14;
+    cfg.uplink_ns_per_byte = 0.4;
+    auto tf = cost::simulate(flat, cost::Fabric{&t, {}}, cfg);
+    auto tt = cost::simulate(topo, cost::Fabric{&t, {}}, cfg);
+    REQUIRE(tf.ok());
+    REQUIRE(tt.ok());
+    CHECK(tt->makespan_ns < 0.8 * tf->makespan_ns);
+}
