@@ -149,6 +149,17 @@ Status Ring::claim(std::uint64_t *pos_p) noexcept
     }
 }
 
+bool Ring::has_space() noexcept
+{
+    const std::uint64_t head = head_->head.load(std::memory_order_relaxed);
+    if (head - cached_min_ < geo_.num_slots) {
+        return true;
+    }
+    const std::uint64_t min = min_cursor();
+    cached_min_ = min > head ? head : min;
+    return head - cached_min_ < geo_.num_slots;
+}
+
 std::uint8_t *Ring::payload(std::uint64_t pos) const noexcept
 {
     return reinterpret_cast<std::uint8_t *>(slot(pos)) + sizeof(SlotHeader);

@@ -36,6 +36,8 @@ class Ring {
     // Producer side.
     /// Claims the next position; kNoResource when the ring is full.
     Status claim(std::uint64_t *pos_p) noexcept;
+    /// Whether claim() would succeed now (refreshes the cursor cache).
+    bool has_space() noexcept;
     std::uint8_t *payload(std::uint64_t pos) const noexcept;
     void publish(std::uint64_t pos, std::uint32_t length, std::uint8_t am_id,
                  SlotKind kind) noexcept;

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// mm_bcast iface: open/close, query (caps), addresses, progress, flush.
+#include "mm_bcast.h"
+
+#include "ucx_glue.h"
+
+#include <new>
+#include <unistd.h>
+
+namespace uct_mm_bcast {
+namespace {
+
+constexpr unsigned kMaxPoll = 16;
+
+Iface *to_iface(uct_iface_h tl_iface)
+{
+    return reinterpret_cast<Iface *>(tl_iface);
+}
+
+void deliver(void *arg, uint8_t am_id, void *data, size_t length)
+{
+    auto *iface = static_cast<Iface *>(arg);
+    // No UCT_CB_PARAM_FLAG_DESC: the handler may not keep the data (it
+    // lives in the ring slot, or in the CMA bounce buffer).
+    uct_iface_invoke_am(&iface->super, am_id, data,
+                        static_cast<unsigned>(length), 0);
+}
+
+ucs_status_t iface_query(uct_iface_h tl_iface, uct_iface_attr_t *attr) noexcept
+{
+    Iface *iface = to_iface(tl_iface);
+    uct_base_iface_query(&iface->super, attr);
+    const size_t capacity = iface->rx.max_inline();
+    attr->iface_addr_len = sizeof(IfaceAddr);
+    attr->device_addr_len = sizeof(uint64_t);
+    attr->ep_addr_len = 0;
+    attr->max_conn_priv = 0;
+    attr->cap.flags = UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+                      UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
+                      UCT_IFACE_FLAG_AM_ZCOPY | UCT_IFACE_FLAG_PENDING |
+                      UCT_IFACE_FLAG_CB_SYNC;
+    attr->cap.event_flags = 0;
+    attr->cap.am.max_short = iface->max_short;
+    attr->cap.am.max_bcopy = capacity;
+    attr->cap.am.min_zcopy = 1;
+    attr->cap.am.max_zcopy = iface->chan_cfg.max_zcopy;
+    attr->cap.am.opt_zcopy_align = 1;
+    attr->cap.am.align_mtu = 1;
+    attr->cap.am.max_hdr = iface->rx.max_cma_header();
+    attr->cap.am.max_iov = iface->chan_cfg.max_iov;
+    attr->latency = ucs_linear_func_make(80e-9, 0);
+    attr->bandwidth.dedicated = 0;
+    attr->bandwidth.shared = 12000.0 * 1024 * 1024;
+    attr->overhead = 10e-9;
+    attr->priority = 0;
+    return UCS_OK;
+}
+
+ucs_status_t iface_get_address(uct_iface_h tl_iface,
+                               uct_iface_addr_t *addr) noexcept
+{
+    Iface *iface = to_iface(tl_iface);
+    IfaceAddr a{};
+    a.id = iface->id;
+    a.pid = static_cast<int32_t>(getpid());
+    a.fifo_fd = iface->fifo.fd();
+    a.fifo_bytes = iface->fifo.bytes();
+    std::memcpy(addr, &a, sizeof(a));
+    return UCS_OK;
+}
+
+ucs_status_t iface_get_device_address(uct_iface_h tl_iface,
+                                      uct_device_addr_t *addr) noexcept
+{
+    std::memcpy(addr, &to_iface(tl_iface)->system_id, sizeof(uint64_t));
+    return UCS_OK;
+}
+
+int iface_is_reachable(uct_iface_h tl_iface, const uct_device_addr_t *dev_addr,
+                       const uct_iface_addr_t *iface_addr) noexcept
+{
+    if (dev_addr == nullptr || iface_addr == nullptr) {
+        return 0;
+    }
+    uint64_t system_id;
+    std::memcpy(&system_id, dev_addr, sizeof(system_id));
+    return system_id == to_iface(tl_iface)->system_id;
+}
+
+unsigned iface_progress(uct_iface_h tl_iface) noexcept
+{
+    Iface *iface = to_iface(tl_iface);
+    unsigned count = iface->rx.poll(kMaxPoll, deliver, iface);
+    for (Ep *ep : iface->groups) {
+        count += ep->ch.poll(kMaxPoll, deliver, iface);
+    }
+    for (Ep *ep : iface->eps) {
+        count += ep_progress(ep);
+    }
+    return count;
+}
+
+ucs_status_t iface_flush(uct_iface_h tl_iface, unsigned,
+                         uct_completion_t *comp) noexcept
+{
+    if (comp != nullptr) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    for (Ep *ep : to_iface(tl_iface)->eps) {
+        if (ep->ch.outstanding() != 0) {
+            return UCS_INPROGRESS;
+        }
+    }
+    return UCS_OK;
+}
+
+void iface_close(uct_iface_h tl_iface) noexcept
+{
+    Iface *iface = to_iface(tl_iface);
+    while (!iface->eps.empty()) {
+        ep_destroy(&iface->eps.back()->super.super);
+    }
+    uct_base_iface_progress_disable(tl_iface,
+                                    UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    ucs_class_call_cleanup_chain(&uct_base_iface_t_class, &iface->super, -1);
+    delete iface;
+}
+
+ucs_status_t configure(Iface *iface, const IfaceConfig *cfg)
+{
+    iface->geo.num_members = 1;
+    iface->geo.num_slots = cfg->fifo_size;
+    iface->geo.slot_bytes = static_cast<uint32_t>(cfg->seg_size);
+    if (Ring::validate(iface->geo) != Status::kOk) {
+        return UCS_ERR_INVALID_PARAM; // validate() logged why
+    }
+    if (cfg->max_group_size < 1 || cfg->max_group_size > kMaxMembers) {
+        ucs_error("UCX_MM_BCAST_MAX_GROUP_SIZE=%u: must be 1..%u",
+                  cfg->max_group_size, kMaxMembers);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    iface->chan_cfg.timeout_ms = static_cast<uint32_t>(cfg->timeout * 1e3);
+    iface->chan_cfg.max_zcopy = cfg->max_zcopy;
+    iface->chan_cfg.max_iov = cfg->max_iov;
+    iface->max_group_size = cfg->max_group_size;
+    iface->attach_timeout_ms = static_cast<unsigned>(cfg->attach_timeout * 1e3);
+    const size_t capacity = iface->geo.payload_capacity();
+    iface->max_short = cfg->max_short < capacity ? cfg->max_short : capacity;
+    if (sizeof(CmaDescriptor) + cfg->max_iov * sizeof(RemoteIov) >= capacity) {
+        ucs_error("UCX_MM_BCAST_MAX_IOV=%u does not fit a %zu-byte slot",
+                  cfg->max_iov, cfg->seg_size);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t iface_open_impl(uct_md_h md, uct_worker_h worker,
+                             const uct_iface_params_t *params,
+                             const uct_iface_config_t *tl_config,
+                             uct_iface_h *iface_p)
+{
+    if (!(params->field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE) ||
+        !(params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE)) {
+        ucs_error("mm_bcast supports only UCT_IFACE_OPEN_MODE_DEVICE");
+        return UCS_ERR_UNSUPPORTED;
+    }
+    const auto *cfg = reinterpret_cast<const IfaceConfig *>(tl_config);
+    auto *iface = new Iface();
+    int init_count = 1;
+    ucs_status_t status = uct_base_iface_t_init(
+        &iface->super, &uct_base_iface_t_class, &init_count, &g_iface_ops,
+        &uct_base_iface_internal_ops, md, worker, params, tl_config);
+    if (status != UCS_OK) {
+        ucs_class_call_cleanup_chain(&uct_base_iface_t_class, &iface->super,
+                                     init_count);
+        delete iface;
+        return status;
+    }
+    status = configure(iface, cfg);
+    if (status == UCS_OK) {
+        status = uct_mm_common::to_ucs_status(FifoSegment::create(
+            iface->geo.num_slots, iface->geo.slot_bytes, &iface->fifo));
+    }
+    if (status != UCS_OK) {
+        ucs_class_call_cleanup_chain(&uct_base_iface_t_class, &iface->super,
+                                     -1);
+        delete iface;
+        return status;
+    }
+    iface->rx.init(iface->fifo.ring(), iface->chan_cfg);
+    iface->id = ucs_generate_uuid(reinterpret_cast<uintptr_t>(iface));
+    iface->system_id = ucs_get_system_id();
+    *iface_p = &iface->super.super;
+    return UCS_OK;
+}
+
+} // namespace
+
+ucs_status_t iface_open(uct_md_h md, uct_worker_h worker,
+                        const uct_iface_params_t *params,
+                        const uct_iface_config_t *config,
+                        uct_iface_h *iface_p) noexcept
+{
+    UCT_MM_GUARD("mm_bcast iface_open",
+                 iface_open_impl(md, worker, params, config, iface_p));
+}
+
+bool is_mm_bcast_iface(uct_iface_h iface) noexcept
+{
+    return iface != nullptr && iface->ops.iface_query == iface_query;
+}
+
+ucs_status_t iface_fence(uct_iface_h, unsigned) noexcept
+{
+    return UCS_OK;
+}
+ucs_status_t ep_fence(uct_ep_h, unsigned) noexcept
+{
+    return UCS_OK;
+}
+
+uct_iface_ops_t g_iface_ops = [] {
+    uct_iface_ops_t ops{};
+    ops.ep_am_short = ep_am_short;
+    ops.ep_am_short_iov = ep_am_short_iov;
+    ops.ep_am_bcopy = ep_am_bcopy;
+    ops.ep_am_zcopy = ep_am_zcopy;
+    ops.ep_pending_add = ep_pending_add;
+    ops.ep_pending_purge = ep_pending_purge;
+    ops.ep_flush = ep_flush;
+    ops.ep_fence = ep_fence;
+    ops.ep_create = ep_create;
+    ops.ep_destroy = ep_destroy;
+    ops.iface_flush = iface_flush;
+    ops.iface_fence = iface_fence;
+    ops.iface_progress_enable = uct_base_iface_progress_enable;
+    ops.iface_progress_disable = uct_base_iface_progress_disable;
+    ops.iface_progress = iface_progress;
+    ops.iface_close = iface_close;
+    ops.iface_query = iface_query;
+    ops.iface_get_device_address = iface_get_device_address;
+    ops.iface_get_address = iface_get_address;
+    ops.iface_is_reachable = iface_is_reachable;
+    return ops;
+}();
+
+} // namespace uct_mm_bcast
