@@ -35,12 +35,13 @@ struct Header {
 constexpr std::size_t kSpinSlots = 48;
 
 /*
- * Spin lock, UCS_LOCK_SIZE bytes:
+ * Spin lock, UCS_LOCK_SIZE bytes. Line 0 is read by every call and written
+ * only by init/destroy, so it stays shared in every cache; the hot word is
+ * alone with the holder's token on line 1.
  *
- *   line 0  +--------+--------+----------------+----------------+-----+
- *           | magic  | kind   | word           | owner_token    | pad |
- *           +--------+--------+----------------+----------------+-----+
- *   line 1+ | slots[kSpinSlots]: (ticket << 32 | pid) of queued waiters |
+ *   line 0  | magic | kind | pad                                      |
+ *   line 1  | word (8)        | owner_token (8) | pad                   |
+ *   line 2+ | slots[kSpinSlots]: (ticket << 32 | pid) of queued waiters |
  *
  * word (one 64-bit atomic, so a claim, a release and a recovery are each
  * one atomic step and no state exists where the lock is held by nobody
@@ -52,44 +53,45 @@ constexpr std::size_t kSpinSlots = 48;
  *   | ticket  | ticket   |             | free)           |
  *   +---------+----------+-------------+-----------------+
  *
- * Waiters queue (take `next`) only after waiting a while; while the queue
- * is not empty (next != serving) only the waiter holding ticket `serving`
- * may claim the lock.
+ * Waiters queue (take `next`) only after being bypassed a while; while the
+ * queue is not empty (next != serving) only the waiter holding ticket
+ * `serving` may claim the lock.
  */
 struct SpinLayout {
-    Header header;                                ///< 0
-    std::atomic<std::uint64_t> word;              ///< 8: see above; all
-    std::atomic<std::uint64_t> owner_token;       ///< 16: holder's thread token
-    std::uint8_t pad[kCacheLine - 24];            ///< 24
-    std::atomic<std::uint64_t> slots[kSpinSlots]; ///< 64: queued waiters
+    Header header;                                  ///< 0: read-mostly
+    std::uint8_t pad0[kCacheLine - sizeof(Header)]; ///< 8
+    std::atomic<std::uint64_t> word;                ///< 64: see above; all
+    std::atomic<std::uint64_t> owner_token;         ///< 72: holder's thread
+    std::uint8_t pad1[kCacheLine - 16];             ///< 80
+    std::atomic<std::uint64_t> slots[kSpinSlots];   ///< 128: queued waiters
 };
-static_assert(offsetof(SpinLayout, word) == 8);
-static_assert(offsetof(SpinLayout, owner_token) == 16);
-static_assert(offsetof(SpinLayout, slots) == kCacheLine);
+static_assert(offsetof(SpinLayout, word) == kCacheLine);
+static_assert(offsetof(SpinLayout, owner_token) == kCacheLine + 8);
+static_assert(offsetof(SpinLayout, slots) == 2 * kCacheLine);
 static_assert(sizeof(SpinLayout) <= UCS_LOCK_SIZE);
 
 /*
- * Mutex, UCS_LOCK_SIZE bytes:
+ * Mutex, UCS_LOCK_SIZE bytes; the holder writes only line 1:
  *
- *   line 0  | magic | kind | inconsistent | owner_pid | owner_token | pad |
- *   line 1  | pthread_mutex_t (process-shared, robust, error-checking)   |
+ *   line 0  | magic | kind | pad                                          |
+ *   line 1  | pthread_mutex_t (40) | inconsistent | owner_pid | owner_token |
  *
+ * The pthread mutex is process-shared, robust and error-checking.
  * inconsistent is ours, not the kernel's: on EOWNERDEAD we make the pthread
  * mutex consistent at once and keep the flag until the user marks it, so
  * both kinds behave the same (no ENOTRECOVERABLE state).
  */
 struct MutexLayout {
-    Header header;                           ///< 0
-    std::atomic<std::uint32_t> inconsistent; ///< 8: 1 after a holder died
-    std::atomic<std::int32_t> owner_pid;     ///< 12: holder, 0 when free
-    std::atomic<std::uint64_t> owner_token;  ///< 16: holder's thread token
-    std::uint8_t pad[kCacheLine - 24];       ///< 24
-    pthread_mutex_t mutex;                   ///< 64
+    Header header;                                  ///< 0: read-mostly
+    std::uint8_t pad0[kCacheLine - sizeof(Header)]; ///< 8
+    pthread_mutex_t mutex;                          ///< 64
+    std::atomic<std::uint32_t> inconsistent;        ///< 1 after a holder died
+    std::atomic<std::int32_t> owner_pid;            ///< holder, 0 when free
+    std::atomic<std::uint64_t> owner_token;         ///< holder's thread token
 };
-static_assert(offsetof(MutexLayout, inconsistent) == 8);
-static_assert(offsetof(MutexLayout, owner_pid) == 12);
-static_assert(offsetof(MutexLayout, owner_token) == 16);
+static_assert(sizeof(pthread_mutex_t) <= 40);
 static_assert(offsetof(MutexLayout, mutex) == kCacheLine);
+static_assert(offsetof(MutexLayout, owner_token) + 8 <= 2 * kCacheLine);
 static_assert(sizeof(MutexLayout) <= UCS_LOCK_SIZE);
 
 static_assert(sizeof(ucs_lock_t) == UCS_LOCK_SIZE);

@@ -6,11 +6,13 @@
 //  - Free and nobody queued: claim it with one CAS (the fast path).
 //  - Busy: spin a little, then sched_yield() (more ranks than cores must
 //    not burn the holder's CPU), retrying the CAS ("barging").
-//  - After kQueueAfterNs of waiting, take a ticket: while tickets are
-//    outstanding nobody may barge, and the lock goes to the waiters in
-//    ticket order, so no waiter is bypassed forever. Barging while nobody
-//    starves keeps the throughput of an unfair mutex when ranks outnumber
-//    cores (a pure FIFO hands the lock to a preempted waiter every time).
+//  - A waiter that has seen the lock taken by others kBypassLimit times
+//    while it waited (or has waited kQueueAfterNs) takes a ticket: while
+//    tickets are outstanding nobody may barge, and the lock goes to the
+//    queued waiters in ticket order, so no waiter is bypassed forever.
+//    Only barging claims count as bypasses, so the queue drains and the
+//    lock goes back to barging: a pure FIFO would hand the lock to a
+//    preempted waiter at every release when ranks outnumber cores.
 //  - A waiter that sees the same holder (or the same unclaimed head ticket)
 //    for kCheckPeriodNs checks that process with kill(pid, 0): a dead holder
 //    is released with the inconsistent bit set; a dead queued waiter's
@@ -33,7 +35,8 @@ constexpr std::uint64_t kServingMask = 0xffffull << kServingShift;
 constexpr std::uint64_t kOneTicket = 1ull << kNextShift;
 
 constexpr int kSpinsBeforeYield = 64;
-constexpr std::uint64_t kQueueAfterNs = 50000;        // barging -> queue
+constexpr int kBypassLimit = 8;                       // barging -> queue
+constexpr std::uint64_t kQueueAfterNs = 5000000;      // barging -> queue
 constexpr std::uint64_t kCheckPeriodNs = 1000000;     // liveness checks
 constexpr std::uint64_t kDeepCheckAfterNs = 10000000; // zombies too
 constexpr std::uint64_t kUnknownWaiterNs = 500000000; // unpublished ticket
@@ -110,6 +113,7 @@ class Waiter {
     /// One step of backoff while the word reads `w`.
     void pause(std::uint64_t w)
     {
+        count_bypass(w);
         if (spins_ < kSpinsBeforeYield) {
             ++spins_;
             cpu_relax();
@@ -123,13 +127,25 @@ class Waiter {
         watch(w);
     }
 
-    /// Waited long enough to queue.
+    /// Bypassed often or long enough to queue.
     bool starving() const
     {
-        return start_ns_ != 0 && now_ - start_ns_ >= kQueueAfterNs;
+        return bypasses_ >= kBypassLimit ||
+               (start_ns_ != 0 && now_ - start_ns_ >= kQueueAfterNs);
     }
 
   private:
+    // A barging claim by someone else: a new owner, same head ticket.
+    void count_bypass(std::uint64_t w)
+    {
+        if (owner(w) != 0 && owner(w) != last_owner_ &&
+            serving(w) == last_serving_) {
+            ++bypasses_;
+        }
+        last_owner_ = owner(w);
+        last_serving_ = serving(w);
+    }
+
     void watch(std::uint64_t w)
     {
         // Progress is a new holder or a new head ticket; arrivals are not.
@@ -174,6 +190,9 @@ class Waiter {
 
     SpinLayout *lock_;
     int spins_ = 0;
+    int bypasses_ = 0;
+    std::uint32_t last_owner_ = 0;
+    std::uint16_t last_serving_ = 0;
     std::uint64_t now_ = 0;
     std::uint64_t start_ns_ = 0;
     std::uint64_t key_ = ~0ull;
@@ -236,7 +255,7 @@ ucs_status_t acquire_slow(SpinLayout *lock)
             }
             continue;
         }
-        if (!queue_empty(w) || waiter.starving()) {
+        if (waiter.starving()) {
             return acquire_queued(lock, waiter);
         }
         waiter.pause(w);

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// ucs_lock_perftest: acquire+release cost of the ucs_lock kinds against a
+// process-shared pthread_mutex_t, uncontended (one process) and contended
+// (N forked processes on one shared mapping), several repetitions each.
+//
+//   ucs_lock_perftest [--reps R] [--iters N] [--contended-iters M]
+//                     [--procs 2,8]
+//
+// Every operation is acquire, increment a plain shared counter, release;
+// the counter is checked afterwards. Contended ns/op is wall time from a
+// common start to the last process's end divided by all operations.
+#include "ucs_lock/ucs_lock.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <pthread.h>
+#include <sched.h>
+#include <string>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+// kPthreadRobust is for reference only (what the robust list costs).
+enum class Kind { kPthread, kPthreadRobust, kMutex, kSpin };
+constexpr Kind kKinds[] = {Kind::kPthread, Kind::kPthreadRobust, Kind::kMutex,
+                           Kind::kSpin};
+
+const char *kind_name(Kind kind)
+{
+    switch (kind) {
+    case Kind::kPthread:
+        return "pthread_mutex (pshared)";
+    case Kind::kPthreadRobust:
+        return "pthread_mutex (+robust)";
+    case Kind::kMutex:
+        return "ucs_lock mutex";
+    default:
+        return "ucs_lock spin";
+    }
+}
+
+struct Shared {
+    ucs_lock_t lock;              // ucs kinds
+    pthread_mutex_t pthread_lock; // the baseline
+    alignas(64) long counter;     // under the lock
+    alignas(64) std::atomic<int> ready;
+    std::atomic<int> go;
+    std::atomic<long> end_ns[64]; // per process
+};
+
+long now_ns()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+void init_lock(Shared *s, Kind kind)
+{
+    if (kind == Kind::kPthread || kind == Kind::kPthreadRobust) {
+        pthread_mutexattr_t attr;
+        pthread_mutexattr_init(&attr);
+        pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+        if (kind == Kind::kPthreadRobust) {
+            pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+        }
+        pthread_mutex_init(&s->pthread_lock, &attr);
+        pthread_mutexattr_destroy(&attr);
+        return;
+    }
+    const auto ucs_kind =
+        kind == Kind::kMutex ? UCS_LOCK_KIND_MUTEX : UCS_LOCK_KIND_SPIN;
+    if (ucs_lock_init(&s->lock, ucs_kind) != UCS_OK) {
+        std::fprintf(stderr, "ucs_lock_init failed\n");
+        std::exit(1);
+    }
+}
+
+void destroy_lock(Shared *s, Kind kind)
+{
+    if (kind == Kind::kPthread || kind == Kind::kPthreadRobust) {
+        pthread_mutex_destroy(&s->pthread_lock);
+    } else {
+        ucs_lock_destroy(&s->lock);
+    }
+}
+
+// The measured loop; templated so each kind gets its own tight loop.
+template <Kind kKind> void run_ops(Shared *s, long iters)
+{
+    for (long i = 0; i < iters; ++i) {
+        if constexpr (kKind == Kind::kPthread ||
+                      kKind == Kind::kPthreadRobust) {
+            pthread_mutex_lock(&s->pthread_lock);
+            ++s->counter;
+            pthread_mutex_unlock(&s->pthread_lock);
+        } else {
+            ucs_lock_acquire(&s->lock);
+            ++s->counter;
+            ucs_lock_release(&s->lock);
+        }
+    }
+}
+
+void run_ops(Shared *s, Kind kind, long iters)
+{
+    switch (kind) {
+    case Kind::kPthread:
+        return run_ops<Kind::kPthread>(s, iters);
+    case Kind::kPthreadRobust:
+        return run_ops<Kind::kPthreadRobust>(s, iters);
+    case Kind::kMutex:
+        return run_ops<Kind::kMutex>(s, iters);
+    default:
+        return run_ops<Kind::kSpin>(s, iters);
+    }
+}
+
+// One repetition with `procs` processes (1: this process); ns per op.
+double measure(Shared *s, Kind kind, int procs, long iters)
+{
+    s->counter = 0;
+    init_lock(s, kind);
+    double ns_per_op;
+    if (procs == 1) {
+        run_ops(s, kind, iters / 10); // warm up
+        s->counter = 0;
+        const long start = now_ns();
+        run_ops(s, kind, iters);
+        ns_per_op = static_cast<double>(now_ns() - start) / iters;
+    } else {
+        s->ready.store(0);
+        s->go.store(0);
+        std::vector<pid_t> pids;
+        for (int p = 0; p < procs; ++p) {
+            const pid_t pid = fork();
+            if (pid == 0) {
+                s->ready.fetch_add(1);
+                while (s->go.load() == 0) {
+                    sched_yield();
+                }
+                run_ops(s, kind, iters);
+                s->end_ns[p].store(now_ns());
+                _exit(0);
+            }
+            pids.push_back(pid);
+        }
+        while (s->ready.load() < procs) {
+            sched_yield();
+        }
+        const long start = now_ns();
+        s->go.store(1);
+        long end = start;
+        for (int p = 0; p < procs; ++p) {
+            int status = 0;
+            waitpid(pids[static_cast<std::size_t>(p)], &status, 0);
+            end = std::max(end, s->end_ns[p].load());
+        }
+        ns_per_op = static_cast<double>(end - start) / (iters * procs);
+    }
+    if (s->counter != iters * procs) {
+        std::fprintf(stderr, "%s: counter %ld, expected %ld: LOST UPDATES\n",
+                     kind_name(kind), s->counter, iters * procs);
+        std::exit(1);
+    }
+    destroy_lock(s, kind);
+    return ns_per_op;
+}
+
+struct Row {
+    Kind kind;
+    int procs;
+    double median, min, max;
+};
+
+Row measure_row(Shared *s, Kind kind, int procs, long iters, int reps)
+{
+    std::vector<double> samples;
+    for (int r = 0; r < reps; ++r) {
+        samples.push_back(measure(s, kind, procs, iters));
+    }
+    std::sort(samples.begin(), samples.end());
+    return {kind, procs, samples[samples.size() / 2], samples.front(),
+            samples.back()};
+}
+
+std::vector<int> parse_list(const char *text)
+{
+    std::vector<int> values;
+    for (const char *p = text; *p != '\0';) {
+        char *end;
+        values.push_back(static_cast<int>(std::strtol(p, &end, 10)));
+        p = (*end == ',') ? end + 1 : end;
+        if (end == p && *p != '\0') {
+            break;
+        }
+    }
+    return values;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    int reps = 7;
+    long iters = 2000000;
+    long contended_iters = 200000;
+    std::vector<int> procs_list = {2, 8};
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string opt = argv[i];
+        if (opt == "--reps") {
+            reps = std::max(1, std::atoi(argv[i + 1]));
+        } else if (opt == "--iters") {
+            iters = std::max(1L, std::atol(argv[i + 1]));
+        } else if (opt == "--contended-iters") {
+            contended_iters = std::max(1L, std::atol(argv[i + 1]));
+        } else if (opt == "--procs") {
+            procs_list = parse_list(argv[i + 1]);
+        } else {
+            std::fprintf(stderr, "unknown option %s\n", opt.c_str());
+            return 2;
+        }
+    }
+    void *mem = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) {
+        std::perror("mmap");
+        return 1;
+    }
+    auto *s = new (mem) Shared{};
+
+    std::vector<int> all_procs = {1};
+    for (int p : procs_list) {
+        if (p >= 2 && p <= 64) {
+            all_procs.push_back(p);
+        }
+    }
+    std::printf("ucs_lock_perftest: %d reps; %ld ops uncontended, %ld ops "
+                "per process contended; %ld cpus online\n",
+                reps, iters, contended_iters, sysconf(_SC_NPROCESSORS_ONLN));
+    std::printf("%-24s %5s %10s %10s %10s %10s\n", "lock", "procs", "median_ns",
+                "min_ns", "max_ns", "x_pthread");
+    bool goal_met = true;
+    for (int procs : all_procs) {
+        const long n = procs == 1 ? iters : contended_iters;
+        double baseline = 0;
+        for (Kind kind : kKinds) {
+            const Row row = measure_row(s, kind, procs, n, reps);
+            if (kind == Kind::kPthread) {
+                baseline = row.median;
+            }
+            const double ratio = row.median / baseline;
+            std::printf("%-24s %5d %10.1f %10.1f %10.1f %10.2f\n",
+                        kind_name(kind), procs, row.median, row.min, row.max,
+                        ratio);
+            if (kind == Kind::kSpin && procs == 1 && ratio > 1.0) {
+                goal_met = false;
+            }
+            if (procs > 1 && ratio > 2.0 && kind != Kind::kPthreadRobust) {
+                goal_met = false;
+            }
+        }
+    }
+    std::printf("goal (spin uncontended <= pthread, all contended <= 2x "
+                "pthread): %s\n",
+                goal_met ? "met" : "NOT met");
+    munmap(mem, sizeof(Shared));
+    return 0;
+}
