@@ -41,6 +41,29 @@ int *field_of(SyntheticSpec &spec, std::string_view key)
     return nullptr;
 }
 
+/// Fisher-Yates over 0..n-1 with splitmix64: the same on every platform.
+std::vector<int64_t> shuffle(int64_t n, uint64_t seed)
+{
+    std::vector<int64_t> v;
+    if (n <= 0) {
+        return v;
+    }
+    v.resize(size_t(n));
+    for (int64_t i = 0; i < n; ++i) {
+        v[size_t(i)] = i;
+    }
+    uint64_t x = seed;
+    for (int64_t i = n - 1; i > 0; --i) {
+        x += 0x9e3779b97f4a7c15ULL;
+        uint64_t z = x;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        z ^= z >> 31;
+        std::swap(v[size_t(i)], v[size_t(z % uint64_t(i + 1))]);
+    }
+    return v;
+}
+
 } // namespace
 
 Result<SyntheticSpec> parse_synthetic(std::string_view text)
@@ -70,9 +93,19 @@ Result<SyntheticSpec> parse_synthetic(std::string_view text)
                 spec.order = RankOrder::kBlock;
             } else if (val == "roundrobin" || val == "rr") {
                 spec.order = RankOrder::kRoundRobin;
+            } else if (val == "random") {
+                spec.order = RankOrder::kRandom;
             } else {
                 return key_error(text, vcol, key,
-                                 "expected block or roundrobin, got '" +
+                                 "expected block, roundrobin or random, got '" +
+                                     std::string(val) + "'");
+            }
+        } else if (key == "seed") {
+            auto [p, ec] =
+                std::from_chars(val.data(), val.data() + val.size(), spec.seed);
+            if (ec != std::errc() || p != val.data() + val.size()) {
+                return key_error(text, vcol, key,
+                                 "expected an unsigned integer, got '" +
                                      std::string(val) + "'");
             }
         } else if (int *field = field_of(spec, key)) {
@@ -88,7 +121,7 @@ Result<SyntheticSpec> parse_synthetic(std::string_view text)
         } else {
             return key_error(text, pos, key,
                              "unknown key (expected racks, nodes, ppn, "
-                             "sockets, numa or order)");
+                             "sockets, numa, order or seed)");
         }
         pos = end + 1;
     }
@@ -114,11 +147,16 @@ std::vector<Locality> synthetic_localities(const SyntheticSpec &spec)
         }
     }
     std::vector<Locality> out(static_cast<size_t>(n));
+    const std::vector<int64_t> shuffled = spec.order == RankOrder::kRandom
+                                              ? shuffle(n, spec.seed)
+                                              : std::vector<int64_t>();
     for (int64_t rank = 0; rank < n; ++rank) {
         int64_t host = 0, slot = 0;
-        if (spec.order == RankOrder::kBlock) {
-            host = rank / spec.ppn;
-            slot = rank % spec.ppn;
+        if (spec.order != RankOrder::kRoundRobin) {
+            int64_t at =
+                spec.order == RankOrder::kBlock ? rank : shuffled[size_t(rank)];
+            host = at / spec.ppn;
+            slot = at % spec.ppn;
         } else {
             host = rank % hosts;
             slot = rank / hosts;

@@ -14,10 +14,12 @@ namespace ucg::topology {
 enum class RankOrder : uint8_t {
     kBlock,      ///< host by host (rank r on host r / ppn)
     kRoundRobin, ///< one per host in turn (rank r on host r % hosts)
+    kRandom,     ///< a seeded shuffle of the slots (scattered allocation)
 };
 
 /// Keys: racks (or switches), nodes (or hosts; per rack), ppn (ranks per
-/// node), sockets (per node), numa (per socket), order (block|roundrobin).
+/// node), sockets (per node), numa (per socket), order
+/// (block|roundrobin|random), seed (for order=random).
 struct SyntheticSpec {
     int racks = 1;
     int nodes = 1;
@@ -25,6 +27,7 @@ struct SyntheticSpec {
     int sockets = 1;
     int numa = 1;
     RankOrder order = RankOrder::kBlock;
+    uint64_t seed = 1;
 
     int64_t ranks() const { return int64_t(racks) * nodes * ppn; }
 };

@@ -57,7 +57,8 @@ TEST_CASE("malformed synthetic strings name column, key and expectation",
     CHECK_THAT(no_eq.error().message, Catch::Contains("expected key=value"));
     auto order = parse_synthetic("order=zigzag");
     REQUIRE(!order.ok());
-    CHECK_THAT(order.error().message, Catch::Contains("block or roundrobin"));
+    CHECK_THAT(order.error().message,
+               Catch::Contains("block, roundrobin or random"));
     CHECK(!parse_synthetic("nodes=0").ok());
     CHECK(!parse_synthetic("racks=65536,nodes=65536,ppn=2").ok());
 }
@@ -107,6 +108,25 @@ TEST_CASE("round-robin order puts consecutive ranks on different hosts",
     CHECK(host->domains[0].ranks == std::vector<int>{0, 4});
     CHECK(t.link_level(0, 1).kind == LevelKind::kSwitch);
     CHECK(t.link_level(0, 2).kind == LevelKind::kWorld);
+}
+
+TEST_CASE("random order is a seeded permutation of the slots", "[topology]")
+{
+    Topology a = synth("nodes=4,ppn=4,order=random,seed=7");
+    Topology b = synth("nodes=4,ppn=4,order=random,seed=7");
+    Topology c = synth("nodes=4,ppn=4,order=random,seed=8");
+    std::vector<int> ha, hb, hc, count(4);
+    for (int r = 0; r < 16; ++r) {
+        ha.push_back(a.host_of(r));
+        hb.push_back(b.host_of(r));
+        hc.push_back(c.host_of(r));
+        ++count[size_t(a.host_of(r))];
+    }
+    CHECK(ha == hb);
+    CHECK(ha != hc);
+    CHECK(count == std::vector<int>{4, 4, 4, 4});
+    CHECK(ha !=
+          std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3});
 }
 
 TEST_CASE("hierarchy groups leaders of the level below", "[topology]")
