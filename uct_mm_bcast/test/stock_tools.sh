@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Stock UCX tools over the preloaded mm_bcast transport:
+#   stock_tools.sh <path to libuct_mmbcast.so>
+# ucx_info -d lists it with its caps, ucx_info -c its UCX_MM_BCAST_* table,
+# ucx_perftest runs am_lat/am_bw (short, bcopy, zcopy) between 2 processes.
+set -euo pipefail
+lib=${1:?usage: stock_tools.sh <plugin.so>}
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+ucx_info -d | grep -q "Transport: mm_bcast" && fail "listed without preload"
+
+devices=$(LD_PRELOAD=$lib ucx_info -d -t mm_bcast)
+echo "$devices" | grep -q "Transport: mm_bcast" || fail "transport not listed"
+echo "$devices" | grep -q "am_short: <= 256" || fail "am_short cap"
+echo "$devices" | grep -q "am_bcopy: <= 8240" || fail "am_bcopy cap"
+echo "$devices" | grep -q "am_zcopy: 1..1M, up to 8 iov" || fail "am_zcopy cap"
+echo "$devices" | grep -q "connection: to iface" || fail "connection cap"
+
+config=$(LD_PRELOAD=$lib ucx_info -c)
+for var in FIFO_SIZE=64 SEG_SIZE=8256 MAX_SHORT=256 MAX_GROUP_SIZE=64; do
+    echo "$config" | grep -q "^UCX_MM_BCAST_$var$" || fail "UCX_MM_BCAST_$var"
+done
+LD_PRELOAD=$lib UCX_MM_BCAST_SEG_SIZE=4160 ucx_info -d -t mm_bcast \
+    | grep -q "am_bcopy: <= 4144" || fail "UCX_MM_BCAST_SEG_SIZE ignored"
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])'
+}
+
+# perftest <args...>: server and client on localhost, both must succeed.
+perftest() {
+    local port out
+    port=$(free_port)
+    LD_PRELOAD=$lib timeout 60 ucx_perftest -d memory -x mm_bcast -p "$port" \
+        "$@" >/dev/null 2>&1 &
+    local server=$!
+    for _ in $(seq 50); do
+        out=$(LD_PRELOAD=$lib timeout 60 ucx_perftest -d memory -x mm_bcast \
+              -p "$port" "$@" localhost 2>&1) && break
+        sleep 0.1
+    done
+    wait "$server" || fail "server: ucx_perftest $*"
+    echo "$out" | grep -q "^Final:" || fail "client: ucx_perftest $*: $out"
+    echo "ok: ucx_perftest $* : $(echo "$out" | grep '^Final:')"
+}
+
+perftest -t am_lat -n 1000
+perftest -t am_lat -D bcopy -s 4096 -n 1000
+perftest -t am_bw -n 10000
+perftest -t am_bw -D bcopy -s 8000 -n 2000
+perftest -t am_lat -D zcopy -s 65536 -n 200
+echo "PASS"
