@@ -15,7 +15,14 @@
 
 #ifdef __cplusplus
 extern "C" {
+/** Entries never throw: errors are statuses. */
+#define UCT_MM_INCAST_NOTHROW noexcept
+#else
+#define UCT_MM_INCAST_NOTHROW
 #endif
+
+/** Symbols the plugin exports (it builds -fvisibility=hidden). */
+#define UCT_MM_INCAST_EXPORT __attribute__((visibility("default")))
 
 /** Transport name, as listed by `ucx_info -d`. */
 #define UCT_MM_INCAST_TL_NAME "mm_incast"
@@ -125,16 +132,18 @@ typedef struct uct_mm_incast_group_attr {
  * UCS_ERR_TIMED_OUT (the root did not publish the segment in time),
  * UCS_ERR_CONNECTION_RESET (a member died while attaching).
  */
-ucs_status_t
-uct_mm_incast_group_create(const uct_mm_incast_group_params_t *params,
-                           uct_mm_incast_group_h *group_p);
+UCT_MM_INCAST_EXPORT ucs_status_t uct_mm_incast_group_create(
+    const uct_mm_incast_group_params_t *params,
+    uct_mm_incast_group_h *group_p) UCT_MM_INCAST_NOTHROW;
 
 /** Detaches; unlinks the segment name if it is still linked. */
-void uct_mm_incast_group_destroy(uct_mm_incast_group_h group);
+UCT_MM_INCAST_EXPORT void
+uct_mm_incast_group_destroy(uct_mm_incast_group_h group) UCT_MM_INCAST_NOTHROW;
 
 /** Resolved parameters of a group. */
-ucs_status_t uct_mm_incast_group_query(uct_mm_incast_group_h group,
-                                       uct_mm_incast_group_attr_t *attr);
+UCT_MM_INCAST_EXPORT ucs_status_t uct_mm_incast_group_query(
+    uct_mm_incast_group_h group,
+    uct_mm_incast_group_attr_t *attr) UCT_MM_INCAST_NOTHROW;
 
 /**
  * A sender's contribution to its next incast. Nonblocking.
@@ -144,8 +153,9 @@ ucs_status_t uct_mm_incast_group_query(uct_mm_incast_group_h group,
  * multiple of the dtype size or different from another sender's),
  * UCS_ERR_CONNECTION_RESET (a member died or left).
  */
-ucs_status_t uct_mm_incast_group_send(uct_mm_incast_group_h group,
-                                      const void *buffer, size_t length);
+UCT_MM_INCAST_EXPORT ucs_status_t
+uct_mm_incast_group_send(uct_mm_incast_group_h group, const void *buffer,
+                         size_t length) UCT_MM_INCAST_NOTHROW;
 
 /**
  * The root's next incast, when complete. Nonblocking. GATHER writes the
@@ -155,16 +165,18 @@ ucs_status_t uct_mm_incast_group_send(uct_mm_incast_group_h group,
  * UCS_ERR_MESSAGE_TRUNCATED (capacity too small; the incast stays),
  * UCS_ERR_INVALID_PARAM (not the root), UCS_ERR_CONNECTION_RESET.
  */
-ucs_status_t uct_mm_incast_group_recv(uct_mm_incast_group_h group, void *buffer,
-                                      size_t capacity, size_t *length_p);
+UCT_MM_INCAST_EXPORT ucs_status_t uct_mm_incast_group_recv(
+    uct_mm_incast_group_h group, void *buffer, size_t capacity,
+    size_t *length_p) UCT_MM_INCAST_NOTHROW;
 
 /** Whether ATOMIC mode reduces this pair with lock-free atomics; when 0,
  *  an ATOMIC group with this pair runs LOCKED (see the README). */
-int uct_mm_incast_atomic_supported(uct_mm_incast_op_t op,
-                                   uct_mm_incast_dtype_t dtype);
+UCT_MM_INCAST_EXPORT int uct_mm_incast_atomic_supported(
+    uct_mm_incast_op_t op, uct_mm_incast_dtype_t dtype) UCT_MM_INCAST_NOTHROW;
 
 /** "batched", "centralized", "locked", "atomic" or "auto". */
-const char *uct_mm_incast_mode_name(uct_mm_incast_mode_t mode);
+UCT_MM_INCAST_EXPORT const char *
+uct_mm_incast_mode_name(uct_mm_incast_mode_t mode) UCT_MM_INCAST_NOTHROW;
 
 #ifdef __cplusplus
 }

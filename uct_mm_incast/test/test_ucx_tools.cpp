@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Stock UCX tools with the plugin LD_PRELOADed: ucx_info lists the
+// transport and its UCX_MM_INCAST_* config; ucx_perftest runs am_lat and
+// am_bw (short and bcopy) between two processes over it.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+const std::string kPreload = std::string("LD_PRELOAD=") + MM_INCAST_PLUGIN;
+
+/// Runs a shell command; returns its exit status and stdout+stderr.
+int run(const std::string &cmd, std::string *out)
+{
+    FILE *p = popen((cmd + " 2>&1").c_str(), "r");
+    REQUIRE(p != nullptr);
+    std::array<char, 4096> buf{};
+    out->clear();
+    while (fgets(buf.data(), buf.size(), p) != nullptr) {
+        *out += buf.data();
+    }
+    return pclose(p);
+}
+
+int next_port()
+{
+    static int n = 0;
+    return 20000 + (getpid() * 7 + n++ * 13) % 20000;
+}
+
+/// Server in the background, client in the foreground, both under timeout.
+void perftest(const std::string &test, const std::string &layout)
+{
+    const std::string port = std::to_string(next_port());
+    const std::string base = kPreload +
+                             " timeout 30 ucx_perftest -d memory "
+                             "-x mm_incast -t " +
+                             test + " -D " + layout +
+                             " -n 2000 -w 100 -s 64 -p " + port;
+    std::string out;
+    const std::string cmd =
+        "(" + base + " > /dev/null 2>&1 &) ; sleep 0.5; " + base + " localhost";
+    const int rc = run(cmd, &out);
+    INFO(cmd << "\n" << out);
+    CHECK(rc == 0);
+    CHECK(out.find("Final:") != std::string::npos);
+}
+
+} // namespace
+
+TEST_CASE("ucx_info -d lists mm_incast with its capabilities",
+          "[mm_incast][ucx]")
+{
+    std::string out;
+    REQUIRE(run(kPreload + " ucx_info -d", &out) == 0);
+    INFO(out);
+    CHECK(out.find("Transport: mm_incast") != std::string::npos);
+    CHECK(out.find("Component: mm_incast") != std::string::npos);
+    CHECK(out.find("am_short") != std::string::npos);
+    CHECK(out.find("am_bcopy") != std::string::npos);
+    CHECK(out.find("connection: to iface") != std::string::npos);
+}
+
+TEST_CASE("ucx_info -c shows UCX_MM_INCAST_* settings", "[mm_incast][ucx]")
+{
+    std::string out;
+    REQUIRE(run(kPreload + " UCX_MM_INCAST_MODE=locked ucx_info -c", &out) ==
+            0);
+    INFO(out);
+    CHECK(out.find("UCX_MM_INCAST_MODE=locked") != std::string::npos);
+    CHECK(out.find("UCX_MM_INCAST_FIFO_SIZE=") != std::string::npos);
+    CHECK(out.find("UCX_MM_INCAST_MAX_BYTES=") != std::string::npos);
+}
+
+TEST_CASE("ucx_perftest am_lat runs over mm_incast", "[mm_incast][ucx]")
+{
+    perftest("am_lat", "short");
+    perftest("am_lat", "bcopy");
+}
+
+TEST_CASE("ucx_perftest am_bw runs over mm_incast", "[mm_incast][ucx]")
+{
+    perftest("am_bw", "short");
+    perftest("am_bw", "bcopy");
+}

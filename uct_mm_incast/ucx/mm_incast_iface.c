@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * mm_incast interface: owns the receive FIFO (a memfd that peers map by
+ * pid and fd, so nothing is left in /dev/shm by a crash), delivers active
+ * messages from its progress (O(1) when idle), and runs the pending queue.
+ * Its UCX_MM_INCAST_* config also gives the defaults of incast groups. */
+#include "mm_incast_iface.h"
+
+#include <uct_mm_incast.h>
+
+#include <ucs/arch/cpu.h>
+
+#include <unistd.h>
+
+static uct_iface_ops_t uct_mm_incast_iface_ops;
+
+static const char *uct_mm_incast_mode_names[] = {
+    [UCT_MM_INCAST_MODE_AUTO] = "auto",
+    [UCT_MM_INCAST_MODE_BATCHED] = "batched",
+    [UCT_MM_INCAST_MODE_CENTRALIZED] = "centralized",
+    [UCT_MM_INCAST_MODE_LOCKED] = "locked",
+    [UCT_MM_INCAST_MODE_ATOMIC] = "atomic",
+    [UCT_MM_INCAST_MODE_LAST] = NULL};
+
+ucs_config_field_t uct_mm_incast_iface_config_table[] = {
+    {"SM_", "", NULL, ucs_offsetof(uct_mm_incast_iface_config_t, super),
+     UCS_CONFIG_TYPE_TABLE(uct_sm_iface_config_table)},
+
+    {"MODE", "auto",
+     "How the contributions of an incast group meet in shared memory:\n"
+     " batched     - a slot per sender and an atomic pending counter\n"
+     " centralized - a slot per sender; the receiver polls each slot's flag\n"
+     " locked      - senders reduce into one buffer under a ucs_lock\n"
+     " atomic      - senders reduce with atomic operations\n"
+     " auto        - chosen from the operator, size and group size",
+     ucs_offsetof(uct_mm_incast_iface_config_t, mode),
+     UCS_CONFIG_TYPE_ENUM(uct_mm_incast_mode_names)},
+
+    {"FIFO_SIZE", "64",
+     "Elements of the point-to-point receive FIFO of each iface",
+     ucs_offsetof(uct_mm_incast_iface_config_t, fifo_elems),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"SEG_SIZE", "8256",
+     "Bytes of one FIFO element: the largest active message, header included",
+     ucs_offsetof(uct_mm_incast_iface_config_t, seg_size),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"ELEMENTS", "8", "Incasts of a group in flight (ring depth)",
+     ucs_offsetof(uct_mm_incast_iface_config_t, elements),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"MAX_BYTES", "8k", "Largest contribution of one sender to an incast",
+     ucs_offsetof(uct_mm_incast_iface_config_t, max_bytes),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {NULL}};
+
+static ucs_status_t uct_mm_incast_iface_query(uct_iface_h tl_iface,
+                                              uct_iface_attr_t *attr)
+{
+    uct_mm_incast_iface_t *iface =
+        ucs_derived_of(tl_iface, uct_mm_incast_iface_t);
+
+    uct_base_iface_query(&iface->super.super, attr);
+    attr->iface_addr_len = sizeof(uct_mm_incast_iface_addr_t);
+    attr->device_addr_len = uct_sm_iface_get_device_addr_len();
+    attr->ep_addr_len = 0;
+    attr->max_conn_priv = 0;
+    attr->cap.flags = UCT_IFACE_FLAG_CONNECT_TO_IFACE |
+                      UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
+                      UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CB_SYNC;
+    attr->cap.event_flags = 0;
+    attr->cap.am.max_short = iface->max_payload - sizeof(uint64_t);
+    attr->cap.am.max_bcopy = iface->max_payload;
+    attr->cap.am.min_zcopy = 0;
+    attr->cap.am.max_zcopy = 0;
+    attr->cap.am.max_iov = SIZE_MAX;
+    attr->cap.am.max_hdr = 0;
+    attr->cap.am.opt_zcopy_align = UCS_SYS_CACHE_LINE_SIZE;
+    attr->cap.am.align_mtu = UCS_SYS_CACHE_LINE_SIZE;
+    attr->latency = ucs_linear_func_make(80e-9, 0);
+    attr->bandwidth.dedicated = iface->super.config.bandwidth;
+    attr->bandwidth.shared = 0;
+    attr->overhead = 10e-9;
+    attr->priority = 0;
+    return UCS_OK;
+}
+
+static ucs_status_t uct_mm_incast_iface_get_address(uct_iface_h tl_iface,
+                                                    uct_iface_addr_t *addr)
+{
+    uct_mm_incast_iface_t *iface =
+        ucs_derived_of(tl_iface, uct_mm_incast_iface_t);
+    uct_mm_incast_iface_addr_t *a = (uct_mm_incast_iface_addr_t *)addr;
+
+    a->pid = (uint32_t)getpid();
+    a->fd = uct_mm_incast_fifo_rx_fd(iface->rx);
+    a->bytes = uct_mm_incast_fifo_rx_bytes(iface->rx);
+    return UCS_OK;
+}
+
+static int uct_mm_incast_iface_is_reachable(const uct_iface_h tl_iface,
+                                            const uct_device_addr_t *dev_addr,
+                                            const uct_iface_addr_t *iface_addr)
+{
+    return (iface_addr != NULL) &&
+           uct_sm_iface_is_reachable(tl_iface, dev_addr, iface_addr);
+}
+
+static void uct_mm_incast_iface_deliver(void *arg, uint8_t am_id, void *data,
+                                        uint32_t length)
+{
+    uct_mm_incast_iface_t *iface = arg;
+
+    if (am_id == UCT_MM_INCAST_AM_ID_SKIP) {
+        return;
+    }
+    uct_iface_trace_am(&iface->super.super, UCT_AM_TRACE_TYPE_RECV, am_id, data,
+                       length, "RX: AM");
+    /* flags 0: the handler must not keep `data` (it is in the FIFO). */
+    uct_iface_invoke_am(&iface->super.super, am_id, data, length, 0);
+}
+
+static unsigned
+uct_mm_incast_iface_dispatch_pending(uct_mm_incast_iface_t *iface)
+{
+    uct_mm_incast_pending_priv_t *priv;
+    uct_pending_req_t *req;
+    unsigned count = 0;
+    ucs_status_t status;
+
+    while (!ucs_queue_is_empty(&iface->pending)) {
+        priv = ucs_queue_head_elem_non_empty(
+            &iface->pending, uct_mm_incast_pending_priv_t, elem);
+        req = ucs_container_of(priv, uct_pending_req_t, priv);
+        ucs_queue_pull_non_empty(&iface->pending);
+        status = req->func(req);
+        if (status != UCS_OK) {
+            ucs_queue_push_head(&iface->pending, &priv->elem);
+            break;
+        }
+        ++count;
+    }
+    return count;
+}
+
+static unsigned uct_mm_incast_iface_progress(uct_iface_h tl_iface)
+{
+    uct_mm_incast_iface_t *iface =
+        ucs_derived_of(tl_iface, uct_mm_incast_iface_t);
+    unsigned count;
+
+    count = uct_mm_incast_fifo_rx_poll(iface->rx, iface->rx_burst,
+                                       uct_mm_incast_iface_deliver, iface);
+    if (ucs_unlikely(!ucs_queue_is_empty(&iface->pending))) {
+        count += uct_mm_incast_iface_dispatch_pending(iface);
+    }
+    return count;
+}
+
+static ucs_status_t uct_mm_incast_iface_flush(uct_iface_h tl_iface,
+                                              unsigned flags,
+                                              uct_completion_t *comp)
+{
+    uct_mm_incast_iface_t *iface =
+        ucs_derived_of(tl_iface, uct_mm_incast_iface_t);
+
+    if (!ucs_queue_is_empty(&iface->pending)) {
+        return UCS_ERR_NO_RESOURCE;
+    }
+    UCT_TL_IFACE_STAT_FLUSH(&iface->super.super);
+    return UCS_OK;
+}
+
+int uct_mm_incast_iface_group_defaults(void *tl_iface, int *mode_p,
+                                       unsigned *elements_p,
+                                       size_t *max_bytes_p)
+{
+    uct_mm_incast_iface_t *iface;
+
+    if ((tl_iface == NULL) || (((uct_iface_h)tl_iface)->ops.iface_query !=
+                               uct_mm_incast_iface_query)) {
+        return 0;
+    }
+    iface = ucs_derived_of(tl_iface, uct_mm_incast_iface_t);
+    *mode_p = iface->mode;
+    *elements_p = iface->elements;
+    *max_bytes_p = iface->max_bytes;
+    return 1;
+}
+
+static UCS_CLASS_INIT_FUNC(uct_mm_incast_iface_t, uct_md_h md,
+                           uct_worker_h worker,
+                           const uct_iface_params_t *params,
+                           const uct_iface_config_t *tl_config)
+{
+    const uct_mm_incast_iface_config_t *config =
+        ucs_derived_of(tl_config, uct_mm_incast_iface_config_t);
+    ucs_status_t status;
+
+    UCS_CLASS_CALL_SUPER_INIT(uct_sm_iface_t, &uct_mm_incast_iface_ops,
+                              &uct_base_iface_internal_ops, md, worker, params,
+                              tl_config);
+    if ((config->seg_size <= sizeof(uint64_t)) ||
+        (config->seg_size > UCS_MBYTE) || (config->fifo_elems < 2)) {
+        ucs_error("mm_incast: UCX_MM_INCAST_SEG_SIZE=%zu (9..1M) or "
+                  "UCX_MM_INCAST_FIFO_SIZE=%u (>= 2) out of range",
+                  config->seg_size, config->fifo_elems);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    status = uct_mm_incast_fifo_rx_create(config->fifo_elems, config->seg_size,
+                                          &self->rx);
+    if (status != UCS_OK) {
+        ucs_error("mm_incast: cannot create the receive FIFO: %s",
+                  ucs_status_string(status));
+        return status;
+    }
+    ucs_queue_head_init(&self->pending);
+    self->max_payload = config->seg_size;
+    self->rx_burst = 16;
+    self->mode = config->mode;
+    self->elements = config->elements;
+    self->max_bytes = config->max_bytes;
+    return UCS_OK;
+}
+
+static UCS_CLASS_CLEANUP_FUNC(uct_mm_incast_iface_t)
+{
+    uct_base_iface_progress_disable(&self->super.super.super,
+                                    UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    uct_mm_incast_fifo_rx_destroy(self->rx);
+}
+
+UCS_CLASS_DEFINE(uct_mm_incast_iface_t, uct_sm_iface_t);
+UCS_CLASS_DEFINE_NEW_FUNC(uct_mm_incast_iface_t, uct_iface_t, uct_md_h,
+                          uct_worker_h, const uct_iface_params_t *,
+                          const uct_iface_config_t *);
+static UCS_CLASS_DEFINE_DELETE_FUNC(uct_mm_incast_iface_t, uct_iface_t);
+
+static uct_iface_ops_t uct_mm_incast_iface_ops = {
+    .ep_am_short = uct_mm_incast_ep_am_short,
+    .ep_am_short_iov = uct_mm_incast_ep_am_short_iov,
+    .ep_am_bcopy = uct_mm_incast_ep_am_bcopy,
+    .ep_am_zcopy = uct_mm_incast_ep_am_zcopy,
+    .ep_pending_add = uct_mm_incast_ep_pending_add,
+    .ep_pending_purge = uct_mm_incast_ep_pending_purge,
+    .ep_flush = uct_mm_incast_ep_flush,
+    .ep_fence = uct_sm_ep_fence,
+    .ep_check = (uct_ep_check_func_t)ucs_empty_function_return_success,
+    .ep_create = UCS_CLASS_NEW_FUNC_NAME(uct_mm_incast_ep_t),
+    .ep_destroy = UCS_CLASS_DELETE_FUNC_NAME(uct_mm_incast_ep_t),
+    .iface_flush = uct_mm_incast_iface_flush,
+    .iface_fence = uct_sm_iface_fence,
+    .iface_progress_enable = uct_base_iface_progress_enable,
+    .iface_progress_disable = uct_base_iface_progress_disable,
+    .iface_progress = uct_mm_incast_iface_progress,
+    .iface_close = UCS_CLASS_DELETE_FUNC_NAME(uct_mm_incast_iface_t),
+    .iface_query = uct_mm_incast_iface_query,
+    .iface_get_device_address = uct_sm_iface_get_device_address,
+    .iface_get_address = uct_mm_incast_iface_get_address,
+    .iface_is_reachable = uct_mm_incast_iface_is_reachable};
+
+uct_tl_t uct_mm_incast_tl = {
+    .name = UCT_MM_INCAST_NAME,
+    .query_devices = uct_sm_base_query_tl_devices,
+    .iface_open = UCS_CLASS_NEW_FUNC_NAME(uct_mm_incast_iface_t),
+    .config = {.name = "mm_incast transport",
+               .prefix = "MM_INCAST_",
+               .table = uct_mm_incast_iface_config_table,
+               .size = sizeof(uct_mm_incast_iface_config_t)}};

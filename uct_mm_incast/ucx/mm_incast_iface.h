@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * mm_incast UCT glue: iface, ep and config types shared by the glue files.
+ * The only place (with the other ucx/ files) that sees UCX private headers. */
+#ifndef UCT_MM_INCAST_IFACE_H_
+#define UCT_MM_INCAST_IFACE_H_
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "mm_incast_bridge.h"
+
+#include <ucs/datastruct/queue.h>
+#include <ucs/type/class.h>
+#include <uct/base/uct_component.h>
+#include <uct/base/uct_iface.h>
+#include <uct/base/uct_md.h>
+#include <uct/sm/base/sm_iface.h>
+
+#define UCT_MM_INCAST_NAME "mm_incast"
+
+/** UCX_MM_INCAST_* (see the table in mm_incast_iface.c). */
+typedef struct uct_mm_incast_iface_config {
+    uct_sm_iface_config_t super;
+    int mode;            /* uct_mm_incast_mode_t for groups */
+    unsigned fifo_elems; /* receive FIFO depth */
+    size_t seg_size;     /* receive FIFO payload per element, bytes */
+    unsigned elements;   /* group ring depth */
+    size_t max_bytes;    /* group contribution limit, bytes */
+} uct_mm_incast_iface_config_t;
+
+/** What a peer needs to map this iface's receive FIFO. */
+typedef struct uct_mm_incast_iface_addr {
+    uint32_t pid;   /* owner process */
+    int32_t fd;     /* its memfd */
+    uint64_t bytes; /* FIFO segment size */
+} UCS_S_PACKED uct_mm_incast_iface_addr_t;
+
+typedef struct uct_mm_incast_iface {
+    uct_sm_iface_t super;
+    uct_mm_incast_fifo_rx_t *rx; /* receive FIFO (memfd) */
+    ucs_queue_head_t pending;    /* pending requests of all eps */
+    size_t max_payload;          /* bytes per FIFO element */
+    unsigned rx_burst;           /* elements delivered per progress */
+    int mode;                    /* group defaults */
+    unsigned elements;
+    size_t max_bytes;
+} uct_mm_incast_iface_t;
+
+typedef struct uct_mm_incast_ep {
+    uct_base_ep_t super;
+    uct_mm_incast_fifo_tx_t *tx; /* the peer's receive FIFO */
+    size_t max_payload;
+} uct_mm_incast_ep_t;
+
+/** Layout of uct_pending_req_t::priv for this transport. */
+typedef struct uct_mm_incast_pending_priv {
+    ucs_queue_elem_t elem;
+    uct_mm_incast_ep_t *ep;
+} uct_mm_incast_pending_priv_t;
+
+extern uct_component_t uct_mm_incast_component;
+extern uct_tl_t uct_mm_incast_tl;
+
+UCS_CLASS_DECLARE(uct_mm_incast_ep_t, const uct_ep_params_t *);
+UCS_CLASS_DECLARE_NEW_FUNC(uct_mm_incast_ep_t, uct_ep_t,
+                           const uct_ep_params_t *);
+UCS_CLASS_DECLARE_DELETE_FUNC(uct_mm_incast_ep_t, uct_ep_t);
+
+ucs_status_t uct_mm_incast_ep_am_short(uct_ep_h tl_ep, uint8_t id,
+                                       uint64_t header, const void *payload,
+                                       unsigned length);
+ucs_status_t uct_mm_incast_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
+                                           const uct_iov_t *iov, size_t iovcnt);
+ssize_t uct_mm_incast_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
+                                  uct_pack_callback_t pack_cb, void *arg,
+                                  unsigned flags);
+ucs_status_t uct_mm_incast_ep_am_zcopy(uct_ep_h tl_ep, uint8_t id,
+                                       const void *header,
+                                       unsigned header_length,
+                                       const uct_iov_t *iov, size_t iovcnt,
+                                       unsigned flags, uct_completion_t *comp);
+ucs_status_t uct_mm_incast_ep_pending_add(uct_ep_h tl_ep,
+                                          uct_pending_req_t *req,
+                                          unsigned flags);
+void uct_mm_incast_ep_pending_purge(uct_ep_h tl_ep,
+                                    uct_pending_purge_callback_t cb, void *arg);
+ucs_status_t uct_mm_incast_ep_flush(uct_ep_h tl_ep, unsigned flags,
+                                    uct_completion_t *comp);
+
+#endif
