@@ -9,7 +9,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <pthread.h>
 
 namespace ucs_lock {
 
@@ -73,25 +72,30 @@ static_assert(sizeof(SpinLayout) <= UCS_LOCK_SIZE);
 /*
  * Mutex, UCS_LOCK_SIZE bytes; the holder writes only line 1:
  *
- *   line 0  | magic | kind | pad                                          |
- *   line 1  | pthread_mutex_t (40) | inconsistent | owner_pid | owner_token |
+ *   line 0  | magic | kind | pad                      |
+ *   line 1  | word (4) | pad (4) | owner_token (8) | pad |
  *
- * The pthread mutex is process-shared, robust and error-checking.
- * inconsistent is ours, not the kernel's: on EOWNERDEAD we make the pthread
- * mutex consistent at once and keep the flag until the user marks it, so
- * both kinds behave the same (no ENOTRECOVERABLE state).
+ * word is the futex (32 bits, as the kernel wants):
+ *
+ *   31             30        29                    0
+ *   +--------------+---------+---------------------+
+ *   | inconsistent | waiters | owner pid (0: free) |
+ *   +--------------+---------+---------------------+
+ *
+ * waiters: someone may sleep in FUTEX_WAIT, so release must wake one.
+ * Pids fit in 30 bits (the kernel's PID_MAX_LIMIT is 2^22).
  */
 struct MutexLayout {
     Header header;                                  ///< 0: read-mostly
     std::uint8_t pad0[kCacheLine - sizeof(Header)]; ///< 8
-    pthread_mutex_t mutex;                          ///< 64
-    std::atomic<std::uint32_t> inconsistent;        ///< 1 after a holder died
-    std::atomic<std::int32_t> owner_pid;            ///< holder, 0 when free
-    std::atomic<std::uint64_t> owner_token;         ///< holder's thread token
+    std::atomic<std::uint32_t> word;                ///< 64: the futex; all
+    std::uint32_t pad1;                             ///< 68
+    std::atomic<std::uint64_t> owner_token;         ///< 72: holder's thread
+    std::uint8_t pad2[kCacheLine - 16];             ///< 80
 };
-static_assert(sizeof(pthread_mutex_t) <= 40);
-static_assert(offsetof(MutexLayout, mutex) == kCacheLine);
-static_assert(offsetof(MutexLayout, owner_token) + 8 <= 2 * kCacheLine);
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
+static_assert(offsetof(MutexLayout, word) == kCacheLine);
+static_assert(offsetof(MutexLayout, owner_token) == kCacheLine + 8);
 static_assert(sizeof(MutexLayout) <= UCS_LOCK_SIZE);
 
 static_assert(sizeof(ucs_lock_t) == UCS_LOCK_SIZE);

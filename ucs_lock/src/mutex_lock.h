@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The mutex kind: a process-shared, robust, error-checking pthread mutex
-// plus our own owner record and sticky "inconsistent" flag.
+// The mutex kind: a futex word (owner pid, waiters, inconsistent bits);
+// waiters sleep in the kernel, a dead holder is found from its pid.
 #pragma once
 
 #include "layout.h"

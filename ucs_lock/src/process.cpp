@@ -16,14 +16,11 @@
 namespace ucs_lock {
 namespace {
 
-// glibc no longer caches getpid(); a syscall per acquire would double the
-// cost of the spin lock. 0 means "not known yet".
-std::atomic<pid_t> g_pid{0};
 static_assert(std::atomic<pid_t>::is_always_lock_free);
 
 void reset_pid_in_child()
 {
-    g_pid.store(0, std::memory_order_relaxed);
+    g_self_pid.store(0, std::memory_order_relaxed);
 }
 
 // State letter of /proc/<pid>/stat ('Z' zombie, 'X' dead), or 0.
@@ -49,16 +46,15 @@ char proc_state(pid_t pid) noexcept
 
 } // namespace
 
-pid_t self_pid() noexcept
+std::atomic<pid_t> g_self_pid{0};
+
+pid_t self_pid_slow() noexcept
 {
-    pid_t pid = g_pid.load(std::memory_order_relaxed);
-    if (pid == 0) {
-        static const bool registered =
-            pthread_atfork(nullptr, nullptr, reset_pid_in_child) == 0;
-        (void)registered;
-        pid = getpid();
-        g_pid.store(pid, std::memory_order_relaxed);
-    }
+    static const bool registered =
+        pthread_atfork(nullptr, nullptr, reset_pid_in_child) == 0;
+    (void)registered;
+    const pid_t pid = getpid();
+    g_self_pid.store(pid, std::memory_order_relaxed);
     return pid;
 }
 

@@ -3,19 +3,33 @@
 // alive, time, and the one-line misuse log of ucs_lock.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <sys/types.h>
 
 namespace ucs_lock {
 
-/// The caller's pid, cached; the cache is reset in the child of fork().
-pid_t self_pid() noexcept;
+/// The cached pid of this process, 0 until known; reset in fork's child.
+/// (glibc no longer caches getpid(): a syscall per acquire would double the
+/// cost of the spin lock.)
+extern std::atomic<pid_t> g_self_pid;
+
+/// Fills g_self_pid (and registers its reset at fork).
+pid_t self_pid_slow() noexcept;
+
+/// The caller's pid.
+inline pid_t self_pid() noexcept
+{
+    const pid_t pid = g_self_pid.load(std::memory_order_relaxed);
+    return pid != 0 ? pid : self_pid_slow();
+}
 
 /// A value unique among the live threads of this process, never 0 (the
 /// address of a thread-local object): tells threads of one process apart.
+/// initial-exec: no __tls_get_addr call when linked into a plugin.
 inline std::uint64_t thread_token() noexcept
 {
-    static thread_local char anchor;
+    static thread_local char anchor __attribute__((tls_model("initial-exec")));
     return reinterpret_cast<std::uintptr_t>(&anchor);
 }
 

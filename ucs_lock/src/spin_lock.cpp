@@ -237,7 +237,7 @@ ucs_status_t acquire_queued(SpinLayout *lock, Waiter &waiter)
     }
 }
 
-ucs_status_t acquire_slow(SpinLayout *lock)
+__attribute__((noinline)) ucs_status_t acquire_slow(SpinLayout *lock)
 {
     std::uint64_t w = lock->word.load(std::memory_order_relaxed);
     if (held_by_caller(lock, w)) {

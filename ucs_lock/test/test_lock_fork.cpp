@@ -65,6 +65,10 @@ TEST_CASE("8 processes hammering a plain counter lose no update",
     constexpr int kIters = 5000;
     SharedLock s(kind);
     Shared *sh = s.get();
+    // The parent takes the lock first, so its pid is cached when it forks:
+    // each child must still own the lock as itself.
+    REQUIRE(ucs_lock_acquire(&sh->lock) == UCS_OK);
+    REQUIRE(ucs_lock_release(&sh->lock) == UCS_OK);
     ForkOptions opts;
     opts.num_ranks = kRanks;
     CHECK(run(opts, [&](int) {

@@ -44,15 +44,17 @@ extern "C" {
 
 /** The kinds of lock. */
 typedef enum ucs_lock_kind {
-    /** Sleeping mutex: a process-shared, robust pthread mutex. Waiters
-     *  sleep in the kernel; a dead holder is detected by the kernel at
-     *  once. For critical sections of any length. */
+    /** Sleeping mutex, for critical sections of any length: waiters spin
+     *  briefly, then sleep in the kernel (futex); no ordering among
+     *  waiters, like a pthread mutex. A dead holder is detected from its
+     *  pid within a few ms of waiting (see README.md). */
     UCS_LOCK_KIND_MUTEX = 0,
     /** Spin lock for short critical sections: waiters spin for a bounded
-     *  time, then call sched_yield(). First come, first served once a
-     *  waiter has waited about 50 us (no waiter is bypassed forever). A
-     *  dead holder (or dead queued waiter) is detected within about 1 ms
-     *  of waiting, from its pid (see README.md). */
+     *  time, then call sched_yield() (never sleep in the kernel). Fair: a
+     *  waiter bypassed 8 times (or waiting 5 ms) queues, and queued
+     *  waiters are served first come, first served. A dead holder (or
+     *  dead queued waiter) is detected within about 1 ms of waiting, from
+     *  its pid (see README.md). */
     UCS_LOCK_KIND_SPIN = 1,
     /** Number of kinds; not a kind. */
     UCS_LOCK_KIND_LAST
@@ -91,8 +93,7 @@ UCS_LOCK_EXPORT ucs_status_t ucs_lock_mem_query(
  *
  * @return UCS_OK; UCS_ERR_INVALID_PARAM for a null or misaligned @a lock
  *         or an unknown kind; UCS_ERR_ALREADY_EXISTS when @a lock already
- *         holds a live lock (destroy it first); UCS_ERR_NO_RESOURCE when
- *         the system refuses the mutex attributes.
+ *         holds a live lock (destroy it first).
  */
 UCS_LOCK_EXPORT ucs_status_t
 ucs_lock_init(ucs_lock_t *lock, ucs_lock_kind_t kind) UCS_LOCK_NOEXCEPT;
