@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Broadcast fan-out latency: rank 0 sends one message to the N-1 others.
+//  - mm_bcast: one send on a group endpoint (short, bcopy, or zcopy with
+//    the receivers copying through CMA; the root waits for completion);
+//  - p2p: N-1 sends over UCX's posix transport, messages over max_bcopy in
+//    max_bcopy fragments (posix has no am_zcopy).
+// Each iteration ends when every receiver has all the bytes (a shared
+// counter, the same for both) and the root may reuse its buffer. Printed:
+// median/min/max in us and mm_bcast/p2p ratios of the medians.
+#include "bench_common.h"
+#include "benches.h"
+
+#include "uct_mm_bcast.h"
+
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <sched.h>
+#include <sys/mman.h>
+
+namespace ucg_mm_bench {
+namespace {
+
+constexpr uint8_t kAmId = 7;
+
+struct RxState {
+    Board *board;
+    std::size_t msg_bytes;
+    std::size_t got = 0; ///< bytes of the current message
+    std::uint64_t messages = 0;
+};
+
+ucs_status_t on_am(void *arg, void *, size_t length, unsigned)
+{
+    auto *rx = static_cast<RxState *>(arg);
+    rx->got += length;
+    if (rx->got >= rx->msg_bytes) {
+        rx->got = 0;
+        ++rx->messages;
+        rx->board->done.fetch_add(1, std::memory_order_release);
+    }
+    return UCS_OK;
+}
+
+struct PackArg {
+    const unsigned char *data;
+    std::size_t length;
+};
+
+size_t pack(void *dest, void *arg)
+{
+    auto *p = static_cast<PackArg *>(arg);
+    std::memcpy(dest, p->data, p->length);
+    return p->length;
+}
+
+void comp_noop(uct_completion_t *) {}
+
+// One send of `len` bytes at `data` on `ep`, retried while no resource.
+void send_one(UctIface &u, uct_ep_h ep, const unsigned char *data,
+              std::size_t len)
+{
+    for (;;) {
+        ucs_status_t st;
+        if (len <= u.attr.cap.am.max_short) {
+            uint64_t hdr = 0;
+            std::memcpy(&hdr, data, len < 8 ? len : 8);
+            st = uct_ep_am_short(ep, kAmId, hdr, data + 8,
+                                 static_cast<unsigned>(len - 8));
+        } else if (len <= u.attr.cap.am.max_bcopy) {
+            PackArg arg{data, len};
+            const ssize_t n = uct_ep_am_bcopy(ep, kAmId, pack, &arg, 0);
+            st = n < 0 ? static_cast<ucs_status_t>(n) : UCS_OK;
+        } else {
+            uct_completion_t comp{comp_noop, 1, UCS_OK};
+            uct_iov_t iov{const_cast<unsigned char *>(data), len, nullptr, 0,
+                          1};
+            st = uct_ep_am_zcopy(ep, kAmId, nullptr, 0, &iov, 1, 0, &comp);
+            if (st == UCS_INPROGRESS) {
+                while (comp.count != 0) {
+                    uct_worker_progress(u.worker);
+                }
+                return;
+            }
+        }
+        if (st == UCS_OK) {
+            return;
+        }
+        if (st != UCS_ERR_NO_RESOURCE) {
+            std::fprintf(stderr, "send failed: %s\n", ucs_status_string(st));
+            _exit(2);
+        }
+        uct_worker_progress(u.worker);
+    }
+}
+
+// Root side of one transport: iterations of send + wait for all done.
+void root_loop(UctIface &u, const std::vector<uct_ep_h> &eps, bool fragment,
+               std::size_t bytes, int iters, Board *b, int n)
+{
+    std::vector<unsigned char> buf(bytes, 0x5a);
+    const std::size_t frag =
+        fragment ? u.attr.cap.am.max_bcopy : bytes; // posix: no zcopy
+    const int warmup = iters / 10 + 2;
+    std::uint64_t target = 0;
+    int samples = 0;
+    for (int it = 0; it < warmup + iters; ++it) {
+        const double t0 = now_us();
+        for (uct_ep_h ep : eps) {
+            for (std::size_t off = 0; off < bytes; off += frag) {
+                const std::size_t len = bytes - off < frag ? bytes - off : frag;
+                send_one(u, ep, buf.data() + off, len);
+            }
+        }
+        target += static_cast<std::uint64_t>(n - 1);
+        unsigned spins = 0;
+        while (b->done.load(std::memory_order_acquire) < target) {
+            uct_worker_progress(u.worker);
+            if (++spins > 200) {
+                sched_yield(); // more ranks than cores
+                spins = 0;
+            }
+        }
+        if (it >= warmup && samples < kMaxSamples) {
+            b->samples_us[samples++] = now_us() - t0;
+        }
+    }
+    b->num_samples = samples;
+}
+
+void rx_loop(UctIface &u, RxState *rx, std::uint64_t expect)
+{
+    unsigned idle = 0;
+    while (rx->messages < expect) {
+        if (uct_worker_progress(u.worker) == 0 && ++idle > 200) {
+            sched_yield();
+            idle = 0;
+        }
+    }
+}
+
+struct Row {
+    Stats bcast, p2p;
+};
+
+void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
+               Row *row)
+{
+    UctIface mm, px;
+    if (!mm.open("mm_bcast", "mm_bcast") || !px.open("posix", "posix")) {
+        _exit(3);
+    }
+    RxState rx_mm{b, bytes}, rx_px{b, bytes};
+    uct_iface_set_am_handler(mm.iface, kAmId, on_am, &rx_mm, 0);
+    uct_iface_set_am_handler(px.iface, kAmId, on_am, &rx_px, 0);
+    uct_iface_get_address(
+        mm.iface, reinterpret_cast<uct_iface_addr_t *>(b->addr[0][rank]));
+    uct_iface_get_address(
+        px.iface, reinterpret_cast<uct_iface_addr_t *>(b->addr[1][rank]));
+    barrier(b, n);
+    std::vector<const uct_iface_addr_t *> addrs(n);
+    for (int i = 0; i < n; ++i) {
+        addrs[i] = reinterpret_cast<const uct_iface_addr_t *>(b->addr[0][i]);
+    }
+    uct_mm_bcast_group_params_t gp{};
+    gp.field_mask = UCT_MM_BCAST_GROUP_PARAM_FIELD_KEY |
+                    UCT_MM_BCAST_GROUP_PARAM_FIELD_MEMBER_INDEX |
+                    UCT_MM_BCAST_GROUP_PARAM_FIELD_GROUP_SIZE |
+                    UCT_MM_BCAST_GROUP_PARAM_FIELD_MEMBER_ADDRS;
+    gp.group_key = bytes;
+    gp.member_index = static_cast<unsigned>(rank);
+    gp.group_size = static_cast<unsigned>(n);
+    gp.member_addrs = addrs.data();
+    uct_ep_h group;
+    if (uct_mm_bcast_group_ep_create(mm.iface, &gp, &group) != UCS_OK) {
+        _exit(4);
+    }
+    std::vector<uct_ep_h> p2p;
+    if (rank == 0) {
+        uint64_t dev = 0;
+        uct_iface_get_device_address(
+            px.iface, reinterpret_cast<uct_device_addr_t *>(&dev));
+        for (int i = 1; i < n; ++i) {
+            uct_ep_params_t ep_params{};
+            ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                                   UCT_EP_PARAM_FIELD_DEV_ADDR |
+                                   UCT_EP_PARAM_FIELD_IFACE_ADDR;
+            ep_params.iface = px.iface;
+            ep_params.dev_addr = reinterpret_cast<uct_device_addr_t *>(&dev);
+            ep_params.iface_addr =
+                reinterpret_cast<const uct_iface_addr_t *>(b->addr[1][i]);
+            uct_ep_h ep;
+            if (uct_ep_create(&ep_params, &ep) != UCS_OK) {
+                _exit(5);
+            }
+            p2p.push_back(ep);
+        }
+    }
+    const std::uint64_t total =
+        static_cast<std::uint64_t>(iters + iters / 10 + 2);
+    barrier(b, n);
+    b->done.store(0);
+    barrier(b, n);
+    if (rank == 0) {
+        root_loop(mm, {group}, false, bytes, iters, b, n);
+        row->bcast = summarize(b->samples_us, b->num_samples);
+    } else {
+        rx_loop(mm, &rx_mm, total);
+    }
+    barrier(b, n);
+    b->done.store(0);
+    barrier(b, n);
+    if (rank == 0) {
+        root_loop(px, p2p, true, bytes, iters, b, n);
+        row->p2p = summarize(b->samples_us, b->num_samples);
+        for (uct_ep_h ep : p2p) {
+            uct_ep_destroy(ep);
+        }
+    } else {
+        rx_loop(px, &rx_px, total);
+    }
+    barrier(b, n);
+    uct_ep_destroy(group);
+    mm.close();
+    px.close();
+}
+
+} // namespace
+
+int bench_bcast(const Options &opts)
+{
+    const std::size_t map_bytes = sizeof(Board) + sizeof(Row);
+    void *mem = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    auto *board = new (mem) Board{};
+    auto *row = new (static_cast<char *>(mem) + sizeof(Board)) Row{};
+    std::printf("bcast root-to-all latency (us): mm_bcast group ep vs N-1 "
+                "posix p2p sends\n");
+    std::printf("%3s %9s | %9s %9s %9s | %9s %9s %9s | %6s\n", "N", "bytes",
+                "bc_med", "bc_min", "bc_max", "p2p_med", "p2p_min", "p2p_max",
+                "ratio");
+    int rc = 0;
+    for (int n : opts.group_sizes) {
+        for (std::size_t bytes : opts.msg_bytes) {
+            bytes = bytes < 8 ? 8 : bytes;
+            new (board) Board{};
+            int iters =
+                static_cast<int>(iterations_for(bytes) * opts.iter_scale);
+            iters = iters < 3 ? 3 : iters;
+            const bool ok = run_ranks(n, board, [&](int rank, Board *b) {
+                rank_body(rank, b, n, bytes, iters, rank == 0 ? row : nullptr);
+            });
+            if (!ok) {
+                std::printf("%3d %9zu | failed\n", n, bytes);
+                rc = 1;
+                continue;
+            }
+            std::printf("%3d %9zu | %9.2f %9.2f %9.2f | %9.2f %9.2f %9.2f | "
+                        "%6.2f\n",
+                        n, bytes, row->bcast.median_us, row->bcast.min_us,
+                        row->bcast.max_us, row->p2p.median_us, row->p2p.min_us,
+                        row->p2p.max_us,
+                        row->bcast.median_us / row->p2p.median_us);
+            std::fflush(stdout);
+        }
+    }
+    munmap(mem, map_bytes);
+    return rc;
+}
+
+} // namespace ucg_mm_bench

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The physical floor: one flag per direction, each on its own cache line,
+// bounced between two processes; one-way latency = round trip / 2.
+#include "bench_common.h"
+#include "benches.h"
+
+#include <cstdio>
+#include <new>
+#include <sched.h>
+#include <sys/mman.h>
+
+namespace ucg_mm_bench {
+namespace {
+
+struct PingPong {
+    alignas(64) std::atomic<std::uint64_t> ping; ///< written by rank 0
+    alignas(64) std::atomic<std::uint64_t> pong; ///< written by rank 1
+};
+static_assert(sizeof(PingPong) == 128);
+
+void wait_for(const std::atomic<std::uint64_t> &flag, std::uint64_t value)
+{
+    unsigned spins = 0;
+    while (flag.load(std::memory_order_acquire) != value) {
+        if (++spins > 2000) { // two processes may share one core
+            sched_yield();
+            spins = 0;
+        }
+    }
+}
+
+} // namespace
+
+int bench_pingpong(const Options &opts)
+{
+    const int iters = static_cast<int>(20000 * opts.iter_scale) + 1;
+    void *mem = mmap(nullptr, sizeof(PingPong) + sizeof(Board),
+                     PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    auto *pp = new (mem) PingPong{};
+    auto *board = new (static_cast<char *>(mem) + sizeof(PingPong)) Board{};
+    const bool ok = run_ranks(2, board, [&](int rank, Board *b) {
+        constexpr int kBatch = 100; // time batches: clock cost is ~20 ns
+        int n = 0;
+        for (int i = 1; i <= iters; i += kBatch) {
+            const double t0 = now_us();
+            for (int j = i; j < i + kBatch; ++j) {
+                if (rank == 0) {
+                    pp->ping.store(j, std::memory_order_release);
+                    wait_for(pp->pong, j);
+                } else {
+                    wait_for(pp->ping, j);
+                    pp->pong.store(j, std::memory_order_release);
+                }
+            }
+            if (rank == 0 && n < kMaxSamples) {
+                b->samples_us[n++] = (now_us() - t0) / kBatch / 2;
+            }
+        }
+        b->num_samples = n;
+    });
+    const Stats s = summarize(board->samples_us, board->num_samples);
+    std::printf("cache-line ping-pong, 2 processes, one-way: median %.3f us "
+                "min %.3f max %.3f\n\n",
+                s.median_us, s.min_us, s.max_us);
+    munmap(mem, sizeof(PingPong) + sizeof(Board));
+    return ok ? 0 : 1;
+}
+
+} // namespace ucg_mm_bench
