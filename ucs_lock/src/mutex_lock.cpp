@@ -27,26 +27,12 @@
 namespace ucs_lock::mutex {
 namespace {
 
-constexpr std::uint32_t kOwnerMask = 0x3fffffffu;
-constexpr std::uint32_t kWaiters = 1u << 30;
-constexpr std::uint32_t kInconsistent = 1u << 31;
-
 constexpr int kSpins = 16;
 constexpr std::uint64_t kFirstSleepNs = 1000000;
 constexpr std::uint64_t kMaxSleepNs = 64000000;
 constexpr std::uint64_t kCheckPeriodNs = 1000000;
 constexpr std::uint64_t kDeepCheckAfterNs = 10000000;
 constexpr unsigned kTryChecksEvery = 64;
-
-std::uint32_t owner(std::uint32_t w)
-{
-    return w & kOwnerMask;
-}
-
-std::uint32_t self_owner()
-{
-    return static_cast<std::uint32_t>(self_pid());
-}
 
 // The word is shared between processes: no FUTEX_PRIVATE_FLAG.
 void futex_wait(MutexLayout *lock, std::uint32_t expected,
@@ -57,32 +43,6 @@ void futex_wait(MutexLayout *lock, std::uint32_t expected,
     ts.tv_nsec = static_cast<long>(timeout_ns % 1000000000u);
     syscall(SYS_futex, reinterpret_cast<std::uint32_t *>(&lock->word),
             FUTEX_WAIT, expected, &ts, nullptr, 0);
-}
-
-void futex_wake_one(MutexLayout *lock)
-{
-    syscall(SYS_futex, reinterpret_cast<std::uint32_t *>(&lock->word),
-            FUTEX_WAKE, 1, nullptr, nullptr, 0);
-}
-
-bool held_by_caller(MutexLayout *lock, std::uint32_t w)
-{
-    return owner(w) == self_owner() &&
-           lock->owner_token.load(std::memory_order_relaxed) == thread_token();
-}
-
-ucs_status_t on_claimed(MutexLayout *lock, std::uint32_t w)
-{
-    lock->owner_token.store(thread_token(), std::memory_order_relaxed);
-    return (w & kInconsistent) ? UCS_LOCK_ERR_OWNER_DEAD : UCS_OK;
-}
-
-bool try_claim(MutexLayout *lock, std::uint32_t &w, std::uint32_t extra)
-{
-    return owner(w) == 0 &&
-           lock->word.compare_exchange_strong(w, w | self_owner() | extra,
-                                              std::memory_order_acquire,
-                                              std::memory_order_relaxed);
 }
 
 // Frees the lock of a dead holder, marked inconsistent; the waiters bit
@@ -101,7 +61,9 @@ void recover_from_dead_holder(MutexLayout *lock, std::uint32_t w,
     }
 }
 
-__attribute__((noinline)) ucs_status_t acquire_slow(MutexLayout *lock)
+} // namespace
+
+ucs_status_t acquire_slow(MutexLayout *lock) noexcept
 {
     std::uint32_t w = lock->word.load(std::memory_order_relaxed);
     if (held_by_caller(lock, w)) {
@@ -156,8 +118,6 @@ __attribute__((noinline)) ucs_status_t acquire_slow(MutexLayout *lock)
     }
 }
 
-} // namespace
-
 ucs_status_t init(MutexLayout *lock) noexcept
 {
     lock->word.store(0, std::memory_order_relaxed);
@@ -183,15 +143,6 @@ ucs_status_t destroy(MutexLayout *lock) noexcept
     return UCS_OK;
 }
 
-ucs_status_t acquire(MutexLayout *lock) noexcept
-{
-    std::uint32_t w = lock->word.load(std::memory_order_relaxed);
-    if (try_claim(lock, w, 0)) {
-        return on_claimed(lock, w);
-    }
-    return acquire_slow(lock);
-}
-
 ucs_status_t try_acquire(MutexLayout *lock) noexcept
 {
     static thread_local unsigned busy_tries = 0;
@@ -215,23 +166,19 @@ ucs_status_t try_acquire(MutexLayout *lock) noexcept
     }
 }
 
-ucs_status_t release(MutexLayout *lock) noexcept
+ucs_status_t refuse_release(MutexLayout *lock) noexcept
 {
-    const std::uint32_t w = lock->word.load(std::memory_order_relaxed);
-    if (!held_by_caller(lock, w)) {
-        log_line("ucs_lock_release", lock,
-                 "the calling thread does not hold this lock (holder pid "
-                 "%u); not released",
-                 owner(w));
-        return UCS_ERR_INVALID_PARAM;
-    }
-    lock->owner_token.store(0, std::memory_order_relaxed);
-    const std::uint32_t old = lock->word.fetch_and(~(kOwnerMask | kWaiters),
-                                                   std::memory_order_release);
-    if (old & kWaiters) {
-        futex_wake_one(lock);
-    }
-    return UCS_OK;
+    log_line("ucs_lock_release", lock,
+             "the calling thread does not hold this lock (holder pid %u); "
+             "not released",
+             owner(lock->word.load(std::memory_order_relaxed)));
+    return UCS_ERR_INVALID_PARAM;
+}
+
+void futex_wake_one(MutexLayout *lock) noexcept
+{
+    syscall(SYS_futex, reinterpret_cast<std::uint32_t *>(&lock->word),
+            FUTEX_WAKE, 1, nullptr, nullptr, 0);
 }
 
 ucs_status_t mark_consistent(MutexLayout *lock) noexcept

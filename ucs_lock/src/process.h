@@ -12,7 +12,7 @@ namespace ucs_lock {
 /// The cached pid of this process, 0 until known; reset in fork's child.
 /// (glibc no longer caches getpid(): a syscall per acquire would double the
 /// cost of the spin lock.)
-extern std::atomic<pid_t> g_self_pid;
+extern std::atomic<pid_t> g_self_pid __attribute__((visibility("hidden")));
 
 /// Fills g_self_pid (and registers its reset at fork).
 pid_t self_pid_slow() noexcept;

@@ -27,13 +27,6 @@
 namespace ucs_lock::spin {
 namespace {
 
-constexpr std::uint64_t kOwnerMask = 0x7fffffffull;
-constexpr std::uint64_t kInconsistent = 1ull << 31;
-constexpr int kServingShift = 32;
-constexpr int kNextShift = 48;
-constexpr std::uint64_t kServingMask = 0xffffull << kServingShift;
-constexpr std::uint64_t kOneTicket = 1ull << kNextShift;
-
 constexpr int kSpinsBeforeYield = 64;
 constexpr int kBypassLimit = 8;                       // barging -> queue
 constexpr std::uint64_t kQueueAfterNs = 5000000;      // barging -> queue
@@ -41,53 +34,6 @@ constexpr std::uint64_t kCheckPeriodNs = 1000000;     // liveness checks
 constexpr std::uint64_t kDeepCheckAfterNs = 10000000; // zombies too
 constexpr std::uint64_t kUnknownWaiterNs = 500000000; // unpublished ticket
 constexpr unsigned kTryChecksEvery = 64;              // try_acquire
-
-std::uint32_t owner(std::uint64_t w)
-{
-    return w & kOwnerMask;
-}
-std::uint16_t serving(std::uint64_t w)
-{
-    return static_cast<std::uint16_t>(w >> kServingShift);
-}
-std::uint16_t next_ticket(std::uint64_t w)
-{
-    return static_cast<std::uint16_t>(w >> kNextShift);
-}
-bool queue_empty(std::uint64_t w)
-{
-    return serving(w) == next_ticket(w);
-}
-bool claimable(std::uint64_t w)
-{
-    return owner(w) == 0 && queue_empty(w);
-}
-std::uint64_t with_serving(std::uint64_t w, std::uint16_t s)
-{
-    return (w & ~kServingMask) |
-           (static_cast<std::uint64_t>(s) << kServingShift);
-}
-ucs_status_t claimed_status(std::uint64_t w)
-{
-    return (w & kInconsistent) ? UCS_LOCK_ERR_OWNER_DEAD : UCS_OK;
-}
-
-std::uint64_t self_owner()
-{
-    return static_cast<std::uint64_t>(self_pid());
-}
-
-bool held_by_caller(SpinLayout *lock, std::uint64_t w)
-{
-    return owner(w) == self_owner() &&
-           lock->owner_token.load(std::memory_order_relaxed) == thread_token();
-}
-
-ucs_status_t on_claimed(SpinLayout *lock, std::uint64_t w)
-{
-    lock->owner_token.store(thread_token(), std::memory_order_relaxed);
-    return claimed_status(w);
-}
 
 // Releases the lock of a dead holder, marking it inconsistent. Fails
 // harmlessly when someone else changed the word first.
@@ -237,7 +183,9 @@ ucs_status_t acquire_queued(SpinLayout *lock, Waiter &waiter)
     }
 }
 
-__attribute__((noinline)) ucs_status_t acquire_slow(SpinLayout *lock)
+} // namespace
+
+ucs_status_t acquire_slow(SpinLayout *lock) noexcept
 {
     std::uint64_t w = lock->word.load(std::memory_order_relaxed);
     if (held_by_caller(lock, w)) {
@@ -263,8 +211,6 @@ __attribute__((noinline)) ucs_status_t acquire_slow(SpinLayout *lock)
     }
 }
 
-} // namespace
-
 void init(SpinLayout *lock) noexcept
 {
     lock->word.store(0, std::memory_order_relaxed);
@@ -289,17 +235,6 @@ ucs_status_t destroy(SpinLayout *lock) noexcept
         return UCS_ERR_INVALID_PARAM;
     }
     return UCS_OK;
-}
-
-ucs_status_t acquire(SpinLayout *lock) noexcept
-{
-    std::uint64_t w = lock->word.load(std::memory_order_relaxed);
-    if (claimable(w) && lock->word.compare_exchange_strong(
-                            w, w | self_owner(), std::memory_order_acquire,
-                            std::memory_order_relaxed)) {
-        return on_claimed(lock, w);
-    }
-    return acquire_slow(lock);
 }
 
 ucs_status_t try_acquire(SpinLayout *lock) noexcept
@@ -330,19 +265,13 @@ ucs_status_t try_acquire(SpinLayout *lock) noexcept
     }
 }
 
-ucs_status_t release(SpinLayout *lock) noexcept
+ucs_status_t refuse_release(SpinLayout *lock) noexcept
 {
-    const std::uint64_t w = lock->word.load(std::memory_order_relaxed);
-    if (!held_by_caller(lock, w)) {
-        log_line("ucs_lock_release", lock,
-                 "the calling thread does not hold this lock (holder pid "
-                 "%u); not released",
-                 owner(w));
-        return UCS_ERR_INVALID_PARAM;
-    }
-    lock->owner_token.store(0, std::memory_order_relaxed);
-    lock->word.fetch_and(~kOwnerMask, std::memory_order_release);
-    return UCS_OK;
+    log_line("ucs_lock_release", lock,
+             "the calling thread does not hold this lock (holder pid %u); "
+             "not released",
+             owner(lock->word.load(std::memory_order_relaxed)));
+    return UCS_ERR_INVALID_PARAM;
 }
 
 ucs_status_t mark_consistent(SpinLayout *lock) noexcept

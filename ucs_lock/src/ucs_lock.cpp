@@ -173,28 +173,37 @@ ucs_status_t ucs_lock_init(ucs_lock_t *lock, ucs_lock_kind_t kind) noexcept
 
 ucs_status_t ucs_lock_destroy(ucs_lock_t *lock) noexcept
 {
-    return dispatch(__func__, lock, spin::destroy, mutex::destroy);
+    return dispatch(
+        __func__, lock, [](SpinLayout *l) { return spin::destroy(l); },
+        [](MutexLayout *l) { return mutex::destroy(l); });
 }
 
 ucs_status_t ucs_lock_acquire(ucs_lock_t *lock) noexcept
 {
-    return dispatch(__func__, lock, spin::acquire, mutex::acquire);
+    return dispatch(
+        __func__, lock, [](SpinLayout *l) { return spin::acquire(l); },
+        [](MutexLayout *l) { return mutex::acquire(l); });
 }
 
 ucs_status_t ucs_lock_try_acquire(ucs_lock_t *lock) noexcept
 {
-    return dispatch(__func__, lock, spin::try_acquire, mutex::try_acquire);
+    return dispatch(
+        __func__, lock, [](SpinLayout *l) { return spin::try_acquire(l); },
+        [](MutexLayout *l) { return mutex::try_acquire(l); });
 }
 
 ucs_status_t ucs_lock_release(ucs_lock_t *lock) noexcept
 {
-    return dispatch(__func__, lock, spin::release, mutex::release);
+    return dispatch(
+        __func__, lock, [](SpinLayout *l) { return spin::release(l); },
+        [](MutexLayout *l) { return mutex::release(l); });
 }
 
 ucs_status_t ucs_lock_mark_consistent(ucs_lock_t *lock) noexcept
 {
-    return dispatch(__func__, lock, spin::mark_consistent,
-                    mutex::mark_consistent);
+    return dispatch(
+        __func__, lock, [](SpinLayout *l) { return spin::mark_consistent(l); },
+        [](MutexLayout *l) { return mutex::mark_consistent(l); });
 }
 
 } // extern "C"
