@@ -55,8 +55,16 @@ std::vector<Step> gather_steps(const algorithms::Levels &levels)
 algorithms::Levels levels_from_topology(const topology::Topology &topo,
                                         int root)
 {
+    return levels_from_partitions(topo.hierarchy({root, false}), topo.size(),
+                                  root);
+}
+
+algorithms::Levels
+levels_from_partitions(const std::vector<topology::Partition> &parts,
+                       int nranks, int root)
+{
     algorithms::Levels levels;
-    for (const topology::Partition &p : topo.hierarchy({root, false})) {
+    for (const topology::Partition &p : parts) {
         algorithms::Level level;
         for (const topology::Group &g : p.groups) {
             algorithms::Group members{g.leader};
@@ -71,7 +79,7 @@ algorithms::Levels levels_from_topology(const topology::Topology &topo,
     }
     if (levels.empty()) { // one rank, or every level trivial
         algorithms::Group all;
-        for (int r = 0; r < topo.size(); ++r) {
+        for (int r = 0; r < nranks; ++r) {
             all.push_back(r);
         }
         std::swap(all[0], all[size_t(std::max(root, 0))]);

@@ -15,6 +15,10 @@ namespace ucg::select {
 /// (the root leads every group holding it).
 algorithms::Levels levels_from_topology(const topology::Topology &topo,
                                         int root);
+/// The same from an already computed Topology::hierarchy().
+algorithms::Levels
+levels_from_partitions(const std::vector<topology::Partition> &parts,
+                       int nranks, int root);
 
 /// Seed 000's topology-aware gather (or scatter, its mirror image): level
 /// by level, innermost first, each group gathers its members' blocks at

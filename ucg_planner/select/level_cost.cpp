@@ -78,8 +78,14 @@ void rooted(std::vector<FlatCost> &out, int64_t p, double s,
 } // namespace
 
 std::vector<FlatCost> flat_costs(Collective c, int64_t p, double s,
-                                 const AlphaBeta &ab)
+                                 const AlphaBeta &link, int ranks_per_nic)
 {
+    const bool all_talk =
+        c == Collective::kAllreduce || c == Collective::kAllgather ||
+        c == Collective::kAlltoall || c == Collective::kReduceScatter;
+    const AlphaBeta ab{link.alpha_ns,
+                       link.beta_ns_per_byte *
+                           (all_talk ? std::max(ranks_per_nic, 1) : 1)};
     std::vector<FlatCost> out;
     const double pp = double(p);
     const int lg = cost::knomial_rounds(p, 2);

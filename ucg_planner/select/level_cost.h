@@ -32,9 +32,13 @@ struct FlatCost {
 };
 
 /// The registry's flat algorithms for `c` over P ranks, each costed with
-/// `ab` (block bytes per rank). Names not modelled are left out.
+/// `ab` (block bytes per rank). Names not modelled are left out. In the
+/// collectives where every rank talks at once (allreduce, allgather,
+/// alltoall, reduce_scatter) the `ranks_per_nic` ranks of a host share its
+/// NIC, so beta is multiplied by it.
 std::vector<FlatCost> flat_costs(plan::Collective c, int64_t nranks,
-                                 double bytes, const cost::AlphaBeta &ab);
+                                 double bytes, const cost::AlphaBeta &ab,
+                                 int ranks_per_nic = 1);
 
 /// Segments for a pipelined shape: ceil(s / z_opt), within [1, max].
 int pipeline_segments(int64_t nranks, double bytes, const cost::AlphaBeta &ab,

@@ -32,10 +32,12 @@ struct LevelInfo {
     bool one_host;
 };
 
-std::vector<LevelInfo> level_infos(const topology::Topology &topo, int root)
+std::vector<LevelInfo>
+level_infos(const topology::Topology &topo,
+            const std::vector<topology::Partition> &parts)
 {
     std::vector<LevelInfo> out;
-    for (const auto &p : topo.hierarchy({root, false})) {
+    for (const auto &p : parts) {
         LevelInfo li{p.kind,         int(p.groups.size()),     0,
                      p.participants, cost::alpha_beta(p.link), true};
         for (const auto &g : p.groups) {
@@ -261,10 +263,16 @@ Result<Decision> Selector::select(const SelectOptions &opts) const
         return fail("root " + std::to_string(opts.root) + " outside 0.." +
                     std::to_string(p - 1));
     }
-    const auto infos = level_infos(topo_, opts.root);
+    const auto parts = topo_.hierarchy({opts.root, false});
+    const auto infos = level_infos(topo_, parts);
     const cost::AlphaBeta world = cost::alpha_beta(topo_.levels().back().link);
+    std::vector<int> per_host(size_t(topo_.num_hosts()), 0);
+    int ppn = 1;
+    for (int r = 0; r < p; ++r) {
+        ppn = std::max(ppn, ++per_host[size_t(topo_.host_of(r))]);
+    }
     for (const FlatCost &f :
-         flat_costs(opts.collective, p, double(opts.bytes), world)) {
+         flat_costs(opts.collective, p, double(opts.bytes), world, ppn)) {
         d.flat.push_back({f.algorithm, f.radix, f.segments, f.ns, "flat"});
     }
     std::stable_sort(d.flat.begin(), d.flat.end(),
@@ -294,7 +302,7 @@ Result<Decision> Selector::select(const SelectOptions &opts) const
             }
             d.chosen.algorithm = "hierarchical";
             d.chosen.reason = alg == "auto" ? "cost model" : why;
-            d.request.levels = levels_from_topology(topo_, opts.root);
+            d.request.levels = levels_from_partitions(parts, p, opts.root);
         }
         if (alg == "hierarchical" || d.flat.empty() ||
             (has_hier && d.chosen.predicted_ns <= d.flat[0].predicted_ns)) {

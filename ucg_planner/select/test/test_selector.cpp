@@ -3,6 +3,7 @@
 // validate, check symbolically and simulate.
 #include "cost/simulator.h"
 #include "select/compose.h"
+#include "select/level_cost.h"
 #include "select/selector.h"
 #include "topology/synthetic.h"
 
@@ -149,4 +150,26 @@ TEST_CASE("leader gather beats flat binomial gather across racks",
     REQUIRE(tf.ok());
     REQUIRE(tt.ok());
     CHECK(tt->makespan_ns < 0.8 * tf->makespan_ns);
+}
+
+TEST_CASE("flat costs charge a shared NIC where every rank talks", "[select]")
+{
+    const cost::AlphaBeta ab{10, 1};
+    auto find = [](const std::vector<FlatCost> &v, const char *name) {
+        for (const FlatCost &f : v) {
+            if (f.algorithm == name) {
+                return f.ns;
+            }
+        }
+        return -1.0;
+    };
+    auto alone = flat_costs(Collective::kAllreduce, 8, 1000, ab, 1);
+    auto shared = flat_costs(Collective::kAllreduce, 8, 1000, ab, 4);
+    CHECK(find(alone, "ring") == 2 * 7 * (10 + 125));
+    CHECK(find(shared, "ring") == 2 * 7 * (10 + 4 * 125));
+    CHECK(find(flat_costs(Collective::kBcast, 8, 1000, ab, 4), "knomial") ==
+          3 * 1010);
+    // The chain's segments follow z_opt.
+    CHECK(pipeline_segments(4, 1e6, ab, 1000) == 448);
+    CHECK(pipeline_segments(4, 1e6, ab, 256) == 256);
 }

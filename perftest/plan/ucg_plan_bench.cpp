@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// ucg_plan_bench: how fast the planner plans and simulates at scale, and
+// what the topology buys. Prints min/median/max over repetitions.
+//   1. select + build one rank's plan at 4,096 and 65,536 ranks
+//      (goals: < 1 ms and < 20 ms)
+//   2. build and simulate a 65,536-rank multi-level bcast and allreduce
+//      (goal: simulation < 10 s)
+//   3. simulated gain of leader (topology-aware) over flat binomial gather
+//      and scatter on seed 000's two-level switch tree (goal: >= 54%)
+#include "cli.h"
+#include "select/compose.h"
+#include "topology/synthetic.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+
+using namespace ucg;
+using plan::Collective;
+
+namespace {
+
+struct Stats {
+    double min_ms, median_ms, max_ms;
+};
+
+Stats time_it(int reps, const std::function<void()> &fn)
+{
+    std::vector<double> ms;
+    for (int i = 0; i < reps; ++i) {
+        auto t0 = std::chrono::steady_clock::now();
+        fn();
+        auto t1 = std::chrono::steady_clock::now();
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    return {ms.front(), ms[ms.size() / 2], ms.back()};
+}
+
+void print_stats(const char *what, const Stats &s, const char *goal)
+{
+    std::printf("  %-44s min %9.3f  median %9.3f  max %9.3f ms  %s\n", what,
+                s.min_ms, s.median_ms, s.max_ms, goal);
+}
+
+topology::Topology synth(const char *text)
+{
+    auto t = topology::make_synthetic(text);
+    if (!t) {
+        std::fprintf(stderr, "%s\n", t.error().message.c_str());
+        std::exit(1);
+    }
+    return std::move(t).value();
+}
+
+template <class T> T must(Result<T> r)
+{
+    if (!r) {
+        std::fprintf(stderr, "error: %s\n", r.error().message.c_str());
+        std::exit(1);
+    }
+    return std::move(r).value();
+}
+
+void bench_one_rank(int reps)
+{
+    std::printf("1. select + build one rank's plan (rank 0: root, leader at "
+                "every level)\n");
+    struct Case {
+        const char *topo;
+        const char *goal;
+    };
+    for (Case c :
+         {Case{"racks=4,nodes=16,ppn=64,sockets=2", "goal < 1 ms"},
+          Case{"racks=16,nodes=64,ppn=64,sockets=2", "goal < 20 ms"}}) {
+        std::vector<topology::Topology> keep;
+        Stats ts = time_it(reps, [&] { keep.push_back(synth(c.topo)); });
+        const topology::Topology &t = keep.back();
+        std::printf(" %d ranks (%s)\n", t.size(), c.topo);
+        print_stats("topology from localities (once per group)", ts, "");
+        for (auto [coll, bytes] :
+             {std::pair{Collective::kBcast, uint64_t(65536)},
+              std::pair{Collective::kAllreduce, uint64_t(65536)},
+              std::pair{Collective::kAllreduce, uint64_t(8)}}) {
+            select::Selector sel(t, {});
+            select::Decision d;
+            Stats ss = time_it(reps, [&] {
+                d = must(sel.select({coll, bytes, 0}));
+            });
+            size_t ops = 0;
+            Stats bs = time_it(
+                reps, [&] { ops = must(sel.build(d, 0)).ranks[0].ops.size(); });
+            std::string what =
+                std::string(plan::to_string(coll)) + " " +
+                select::format_size(bytes) + " " + d.chosen.algorithm +
+                " segments=" + std::to_string(d.request.segments);
+            std::printf("  %s: %zu ops at rank 0\n", what.c_str(), ops);
+            print_stats("select (decision)", ss, "");
+            print_stats("build one rank", bs, "");
+            Stats both = {ss.min_ms + bs.min_ms, ss.median_ms + bs.median_ms,
+                          ss.max_ms + bs.max_ms};
+            print_stats("select + build", both, c.goal);
+        }
+    }
+}
+
+void bench_simulate(int reps)
+{
+    const char *spec = "racks=16,nodes=64,ppn=64,sockets=2";
+    std::printf("2. simulate a 65,536-rank multi-level plan (%s)\n", spec);
+    topology::Topology t = synth(spec);
+    for (auto [coll, bytes] :
+         {std::pair{Collective::kBcast, uint64_t(65536)},
+          std::pair{Collective::kAllreduce, uint64_t(65536)}}) {
+        select::Selector sel(t, {});
+        select::Decision d = must(sel.select({coll, bytes, 0}));
+        plan::Plan p;
+        Stats bs = time_it(1, [&] { p = must(sel.build(d, std::nullopt)); });
+        cost::SimConfig cfg;
+        cfg.count = bytes;
+        cost::SimResult r;
+        Stats ss = time_it(reps, [&] {
+            r = must(cost::simulate(p, {&t, {}}, cfg));
+        });
+        std::printf("  %s %s %s segments=%d: %zu ops, %zu messages, "
+                    "makespan %.1f us (predicted %.1f us)\n",
+                    std::string(plan::to_string(coll)).c_str(),
+                    select::format_size(bytes).c_str(),
+                    d.chosen.algorithm.c_str(), d.request.segments, r.ops,
+                    r.messages, r.makespan_ns / 1000,
+                    d.chosen.predicted_ns / 1000);
+        print_stats("build all ranks (once)", bs, "");
+        print_stats("simulate", ss, "goal < 10000 ms");
+    }
+}
+
+/// Seed 000's setup: two leaf switches under a spine, nodes scattered by
+/// the batch system (random order), DDR-era links.
+void bench_gather_gain(int reps, const char *spec, double uplink)
+{
+    std::printf("3. topology-aware (leader per level) vs flat binomial "
+                "gather/scatter\n   topology %s, uplinks %.3f ns/B per "
+                "switch\n",
+                spec, uplink);
+    topology::Topology t = synth(spec);
+    // Seed 000: 1.57 us intra-chassis, 2.04 us one leaf hop, 2.45 us across
+    // the spine; DDR IB ~2 GB/s; shared memory ~10 GB/s.
+    t.set_link_cost(topology::LevelKind::kNuma, {200, 100, 50, 0.1});
+    t.set_link_cost(topology::LevelKind::kSocket, {300, 100, 60, 0.12});
+    t.set_link_cost(topology::LevelKind::kHost, {400, 100, 80, 0.15});
+    t.set_link_cost(topology::LevelKind::kSwitch, {1440, 300, 300, 0.5});
+    t.set_link_cost(topology::LevelKind::kWorld, {1850, 300, 300, 0.5});
+    std::printf("%s", t.describe().c_str());
+    const int n = t.size();
+    algorithms::Group everyone;
+    for (int r = 0; r < n; ++r) {
+        everyone.push_back(r);
+    }
+    const algorithms::Levels flat_levels = {{everyone}};
+    const algorithms::Levels topo_levels = select::levels_from_topology(t, 0);
+    double worst = 1;
+    for (Collective c : {Collective::kGather, Collective::kScatter}) {
+        plan::Plan flat =
+            select::build_leader_gather(c, n, 0, flat_levels, std::nullopt);
+        plan::Plan aware =
+            select::build_leader_gather(c, n, 0, topo_levels, std::nullopt);
+        algorithms::Request q;
+        q.collective = c;
+        q.nranks = n;
+        q.radix = 2;
+        plan::Plan reg = must(Result<plan::Plan>(
+            std::move(algorithms::build("knomial", q).value())));
+        for (uint64_t bytes :
+             {uint64_t(64), uint64_t(1024), uint64_t(16384), uint64_t(65536)}) {
+            cost::SimConfig cfg;
+            cfg.count = bytes;
+            cfg.uplink_ns_per_byte = uplink;
+            cfg.critical_path = false;
+            double tf = 0, ta = 0, tr = 0;
+            Stats s = time_it(reps, [&] {
+                tf = must(cost::simulate(flat, {&t, {}}, cfg)).makespan_ns;
+                ta = must(cost::simulate(aware, {&t, {}}, cfg)).makespan_ns;
+                tr = must(cost::simulate(reg, {&t, {}}, cfg)).makespan_ns;
+            });
+            double gain = 1 - ta / std::min(tf, tr);
+            worst = std::min(worst, gain);
+            std::printf("  %-7s %6s/rank: flat binomial %10.1f us (registry "
+                        "knomial %10.1f us), topology-aware %10.1f us: gain "
+                        "%5.1f%%  [3 sims: %.1f ms median]\n",
+                        std::string(plan::to_string(c)).c_str(),
+                        select::format_size(bytes).c_str(), tf / 1000,
+                        tr / 1000, ta / 1000, 100 * gain, s.median_ms);
+        }
+    }
+    std::printf("  smallest gain %.1f%% (goal >= 54%%)\n", 100 * worst);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    int reps = 11;
+    bool skip_sim = false;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+            reps = std::max(1, std::atoi(argv[++i]));
+        } else if (std::strcmp(argv[i], "--no-65536-sim") == 0) {
+            skip_sim = true;
+        } else {
+            std::fprintf(stderr,
+                         "usage: ucg_plan_bench [--reps N] [--no-65536-sim]\n");
+            return 2;
+        }
+    }
+    std::printf("ucg_plan_bench: %d repetitions (min/median/max)\n", reps);
+    bench_one_rank(reps);
+    if (!skip_sim) {
+        bench_simulate(std::min(reps, 3));
+    }
+    bench_gather_gain(std::min(reps, 3),
+                      "racks=2,nodes=16,ppn=8,order=random,seed=1", 0.25);
+    return 0;
+}
