@@ -24,6 +24,29 @@ int RankBuilder::ensure_scratch(int nblocks)
     return out_->scratch_blocks;
 }
 
+int RankBuilder::last_message(const Op &op, int self)
+{
+    if (op.peers.size() == 1) {
+        const auto u = [](int x) {
+            return static_cast<std::uint64_t>(static_cast<std::uint32_t>(x));
+        };
+        const std::uint64_t key = u(op.tag) << 32 | u(op.peers[0]) << 8 |
+                                  u(static_cast<int>(op.kind)) << 4 |
+                                  u(static_cast<int>(op.channel));
+        auto [it, fresh] = last_p2p_.try_emplace(key, self);
+        const int prev = fresh ? -1 : it->second;
+        it->second = self;
+        return prev;
+    }
+    auto [it, fresh] = last_multi_.try_emplace({static_cast<int>(op.kind),
+                                                static_cast<int>(op.channel),
+                                                op.tag, op.peers},
+                                               self);
+    const int prev = fresh ? -1 : it->second;
+    it->second = self;
+    return prev;
+}
+
 int RankBuilder::add(Op op)
 {
     const int self = static_cast<int>(out_->ops.size());
@@ -61,13 +84,10 @@ int RankBuilder::add(Op op)
     visit(op.src, false);
     visit(op.dst, true);
     // Messages with the same key are matched in list order: keep them so.
-    const bool message = is_send(op.kind) || is_recv(op.kind);
-    for (int i = self - 1; message && i >= 0; --i) {
-        const Op &o = out_->ops[static_cast<std::size_t>(i)];
-        if (o.kind == op.kind && o.channel == op.channel && o.tag == op.tag &&
-            o.peers == op.peers) {
-            deps.push_back(i);
-            break;
+    if (is_send(op.kind) || is_recv(op.kind)) {
+        const int prev = last_message(op, self);
+        if (prev >= 0) {
+            deps.push_back(prev);
         }
     }
     std::sort(deps.begin(), deps.end());

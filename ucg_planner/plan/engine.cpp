@@ -2,20 +2,16 @@
 // Message matching and event-driven execution of a plan.
 #include "plan/engine.h"
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <deque>
-#include <map>
 
 namespace ucg::plan::detail {
 
 namespace {
 
 using Key = std::array<int, 4>; // sender, receiver, channel, tag
-
-struct Queues {
-    std::vector<std::pair<OpRef, int>> sends; // op and peer position
-    std::vector<std::pair<OpRef, int>> recvs;
-};
 
 bool compatible(OpKind send, OpKind recv)
 {
@@ -59,69 +55,122 @@ std::vector<int> chunk_sequence(const std::vector<Range> &ranges)
     return seq;
 }
 
-Matching match_messages(const Plan &plan, std::vector<std::string> &errors)
+namespace {
+
+struct End {
+    std::uint64_t who;  // sender, receiver, channel
+    std::uint64_t when; // tag, then discovery order (list order per rank)
+    OpRef op;
+    int pos; // position in Op::peers
+    bool operator<(const End &o) const
+    {
+        return who != o.who ? who < o.who : when < o.when;
+    }
+    bool same_key(const End &o) const
+    {
+        return who == o.who && (when >> 32) == (o.when >> 32);
+    }
+    Key key() const
+    {
+        return Key{static_cast<int>(who >> 24),
+                   static_cast<int>((who >> 4) & 0xFFFFF),
+                   static_cast<int>(who & 0xF),
+                   static_cast<int>(static_cast<std::uint32_t>(when >> 32) ^
+                                    0x80000000U)};
+    }
+};
+
+End make_end(Key k, std::size_t seq, OpRef op, int pos)
 {
-    Matching m;
-    std::map<Key, Queues> queues;
-    m.msgs_of.resize(plan.ranks.size());
+    const auto u = [](int x) { return static_cast<std::uint64_t>(x); };
+    const std::uint64_t tag = static_cast<std::uint32_t>(k[3]) ^ 0x80000000U;
+    return End{u(k[0]) << 24 | u(k[1]) << 4 | u(k[2]),
+               tag << 32 | static_cast<std::uint32_t>(seq), op, pos};
+}
+
+void collect(const Plan &plan, std::vector<End> &sends, std::vector<End> &recvs)
+{
     for (int r = 0; r < plan.nranks; ++r) {
         const auto &ops = plan.ranks[static_cast<std::size_t>(r)].ops;
-        m.msgs_of[static_cast<std::size_t>(r)].resize(ops.size());
         for (int i = 0; i < static_cast<int>(ops.size()); ++i) {
             const Op &o = ops[static_cast<std::size_t>(i)];
             const int ch = static_cast<int>(o.channel);
             for (int k = 0; k < static_cast<int>(o.peers.size()); ++k) {
                 const int p = o.peers[static_cast<std::size_t>(k)];
                 if (is_send(o.kind)) {
-                    queues[Key{r, p, ch, o.tag}].sends.push_back({{r, i}, k});
+                    sends.push_back(make_end(Key{r, p, ch, o.tag}, sends.size(),
+                                             {r, i}, k));
                 } else if (is_recv(o.kind)) {
-                    queues[Key{p, r, ch, o.tag}].recvs.push_back({{r, i}, k});
+                    recvs.push_back(make_end(Key{p, r, ch, o.tag}, recvs.size(),
+                                             {r, i}, k));
                 }
             }
         }
     }
-    for (auto &[key, q] : queues) {
-        const std::size_t n = std::min(q.sends.size(), q.recvs.size());
-        for (std::size_t j = 0; j < n; ++j) {
-            const auto [s, sk] = q.sends[j];
-            const auto [v, vk] = q.recvs[j];
-            const Op &so = op_at(plan, s);
-            const Op &ro = op_at(plan, v);
-            if (!compatible(so.kind, ro.kind)) {
-                errors.push_back(where(plan, s.rank, s.op) + " is matched by " +
-                                 where(plan, v.rank, v.op) +
-                                 " of an incompatible kind");
-            } else if (chunk_sequence(so.src) != chunk_sequence(ro.dst)) {
-                errors.push_back(where(plan, s.rank, s.op) + " and " +
-                                 where(plan, v.rank, v.op) +
-                                 " disagree on the message size (slices)");
+    std::sort(sends.begin(), sends.end());
+    std::sort(recvs.begin(), recvs.end());
+}
+
+std::string unmatched(const Plan &plan, const End &end, bool send)
+{
+    const Key k = end.key();
+    const OpRef e = end.op;
+    const std::string tail =
+        " on " + std::string(to_string(static_cast<Channel>(k[2]))) + " tag " +
+        std::to_string(k[3]);
+    if (send) {
+        return where(plan, e.rank, e.op) + " has no matching receive at rank " +
+               std::to_string(k[1]) + tail;
+    }
+    return where(plan, e.rank, e.op) + " has no matching send from rank " +
+           std::to_string(k[0]) + tail;
+}
+
+} // namespace
+
+Matching match_messages(const Plan &plan, std::vector<std::string> &errors)
+{
+    Matching m;
+    m.msgs_of.resize(plan.ranks.size());
+    for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
+        m.msgs_of[r].resize(plan.ranks[r].ops.size());
+        for (std::size_t i = 0; i < plan.ranks[r].ops.size(); ++i) {
+            m.msgs_of[r][i].assign(plan.ranks[r].ops[i].peers.size(), -1);
+        }
+    }
+    std::vector<End> sends, recvs;
+    collect(plan, sends, recvs);
+    std::size_t i = 0, j = 0;
+    while (i < sends.size() || j < recvs.size()) {
+        const bool both = i < sends.size() && j < recvs.size();
+        if (!both || !sends[i].same_key(recvs[j])) {
+            if (j == recvs.size() || (both && sends[i] < recvs[j])) {
+                errors.push_back(unmatched(plan, sends[i++], true));
+            } else {
+                errors.push_back(unmatched(plan, recvs[j++], false));
             }
-            const int id = static_cast<int>(m.messages.size());
-            m.messages.push_back(Message{s, v});
-            auto &so_ids = m.msgs_of[static_cast<std::size_t>(s.rank)]
-                                    [static_cast<std::size_t>(s.op)];
-            auto &ro_ids = m.msgs_of[static_cast<std::size_t>(v.rank)]
-                                    [static_cast<std::size_t>(v.op)];
-            so_ids.resize(so.peers.size(), -1);
-            ro_ids.resize(ro.peers.size(), -1);
-            so_ids[static_cast<std::size_t>(sk)] = id;
-            ro_ids[static_cast<std::size_t>(vk)] = id;
+            continue;
         }
-        const std::string tail =
-            " to rank " + std::to_string(key[1]) + " on " +
-            std::string(to_string(static_cast<Channel>(key[2]))) + " tag " +
-            std::to_string(key[3]);
-        for (std::size_t j = n; j < q.sends.size(); ++j) {
-            const OpRef s = q.sends[j].first;
-            errors.push_back(where(plan, s.rank, s.op) +
-                             " has no matching receive" + tail);
-        }
-        for (std::size_t j = n; j < q.recvs.size(); ++j) {
-            const OpRef v = q.recvs[j].first;
+        const End &s = sends[i++];
+        const End &v = recvs[j++];
+        const Op &so = op_at(plan, s.op);
+        const Op &ro = op_at(plan, v.op);
+        if (!compatible(so.kind, ro.kind)) {
             errors.push_back(
-                where(plan, v.rank, v.op) + " has no matching send from rank " +
-                std::to_string(key[0]) + " tag " + std::to_string(key[3]));
+                where(plan, s.op.rank, s.op.op) + " is matched by " +
+                where(plan, v.op.rank, v.op.op) + " of an incompatible kind");
+        } else if (range_slots(so.src) != range_slots(ro.dst) ||
+                   chunk_sequence(so.src) != chunk_sequence(ro.dst)) {
+            errors.push_back(where(plan, s.op.rank, s.op.op) + " and " +
+                             where(plan, v.op.rank, v.op.op) +
+                             " disagree on the message size (slices)");
         }
+        const int id = static_cast<int>(m.messages.size());
+        m.messages.push_back(Message{s.op, v.op});
+        m.msgs_of[static_cast<std::size_t>(s.op.rank)][static_cast<std::size_t>(
+            s.op.op)][static_cast<std::size_t>(s.pos)] = id;
+        m.msgs_of[static_cast<std::size_t>(v.op.rank)][static_cast<std::size_t>(
+            v.op.op)][static_cast<std::size_t>(v.pos)] = id;
     }
     return m;
 }

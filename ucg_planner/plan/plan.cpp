@@ -138,11 +138,16 @@ int range_slots(const std::vector<Range> &ranges)
 
 Plan project(const Plan &plan, int rank)
 {
-    Plan p = plan;
-    for (int r = 0; r < p.nranks; ++r) {
-        if (r != rank) {
-            p.ranks[static_cast<std::size_t>(r)] = RankProgram{};
-        }
+    Plan p;
+    p.collective = plan.collective;
+    p.algorithm = plan.algorithm;
+    p.nranks = plan.nranks;
+    p.root = plan.root;
+    p.nchunks = plan.nchunks;
+    p.ranks.resize(plan.ranks.size());
+    if (rank >= 0 && static_cast<std::size_t>(rank) < plan.ranks.size()) {
+        p.ranks[static_cast<std::size_t>(rank)] =
+            plan.ranks[static_cast<std::size_t>(rank)];
     }
     return p;
 }

@@ -7,9 +7,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -232,9 +235,14 @@ class RankBuilder {
         std::vector<int> reads; // since last_write
     };
     SlotState &slot(Buffer b, int block, int chunk);
+    int last_message(const Op &op, int self);
     int nchunks_;
     RankProgram *out_;
     std::vector<SlotState> slots_[3];
+    // Last message op per (kind, channel, tag, peers), for FIFO order:
+    // one-peer ops packed in 64 bits, the others by their full key.
+    std::unordered_map<std::uint64_t, int> last_p2p_;
+    std::map<std::tuple<int, int, int, std::vector<int>>, int> last_multi_;
 };
 
 class PlanBuilder {

@@ -13,14 +13,6 @@ namespace {
 using Value = std::vector<int>; // sorted contributions
 using Buffers = std::vector<Value>[3];
 
-Value merged(const Value &a, const Value &b)
-{
-    Value v;
-    v.reserve(a.size() + b.size());
-    std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(v));
-    return v;
-}
-
 class Machine {
   public:
     explicit Machine(const Plan &plan)
@@ -73,8 +65,14 @@ class Machine {
             for (int b = r.block; b < r.block + r.nblocks; ++b) {
                 for (int c = r.chunk; c < r.chunk + r.nchunks; ++c) {
                     Value &s = ss[index(b, c)];
-                    s = reduce ? merged(s, vals[k]) : vals[k];
-                    ++k;
+                    const Value &add = vals[k++];
+                    if (!reduce) {
+                        s = add;
+                        continue;
+                    }
+                    const auto mid = static_cast<long>(s.size());
+                    s.insert(s.end(), add.begin(), add.end());
+                    std::inplace_merge(s.begin(), s.begin() + mid, s.end());
                 }
             }
         }
@@ -110,9 +108,14 @@ void run(const Plan &plan, Machine &mach)
         const auto &ids = m.msgs_of[static_cast<std::size_t>(x.rank)]
                                    [static_cast<std::size_t>(x.op)];
         if (is_send(op.kind)) {
-            const auto vals = mach.read(x.rank, op.src);
-            for (int id : ids) {
-                msgs[static_cast<std::size_t>(id)] = vals;
+            auto vals = mach.read(x.rank, op.src);
+            for (std::size_t k = 0; k < ids.size(); ++k) {
+                auto &msg = msgs[static_cast<std::size_t>(ids[k])];
+                if (k + 1 == ids.size()) {
+                    msg = std::move(vals);
+                } else {
+                    msg = vals;
+                }
             }
         } else if (is_recv(op.kind)) {
             const bool reduce = is_reducing(op.kind);

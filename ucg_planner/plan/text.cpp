@@ -64,88 +64,98 @@ bool to_int(std::string_view s, int &v)
     return ec == std::errc() && p == end && !s.empty();
 }
 
-bool parse_ints(std::string_view s, std::vector<int> &v)
-{
-    v.clear();
-    if (s == "-") {
+// A cursor over one line; every parser step consumes or fails.
+struct Cursor {
+    std::string_view s;
+    bool lit(std::string_view t)
+    {
+        if (s.substr(0, t.size()) != t) {
+            return false;
+        }
+        s.remove_prefix(t.size());
         return true;
     }
-    for (std::string_view t : split(s, ',')) {
+    bool num(int &v)
+    {
+        const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc()) {
+            return false;
+        }
+        s.remove_prefix(static_cast<std::size_t>(p - s.data()));
+        return true;
+    }
+    std::string_view word(char stop)
+    {
+        const std::string_view w = s.substr(0, s.find(stop));
+        s.remove_prefix(w.size());
+        return w;
+    }
+};
+
+bool parse_ints(Cursor &c, std::vector<int> &v)
+{
+    v.clear();
+    if (c.lit("-")) {
+        return true;
+    }
+    do {
         int x = 0;
-        if (!to_int(t, x)) {
+        if (!c.num(x)) {
             return false;
         }
         v.push_back(x);
-    }
+    } while (c.lit(","));
     return true;
 }
 
-bool parse_range(std::string_view s, Range &r)
+bool parse_range(Cursor &c, Range &r)
 {
-    const auto f = split(s, ':');
-    if (f.size() != 3) {
-        return false;
-    }
-    const auto b = buffer_from_string(f[0]);
-    const auto blocks = split(f[1], '+');
-    const auto chunks = split(f[2], '+');
-    if (!b || blocks.size() != 2 || chunks.size() != 2) {
+    const auto b = buffer_from_string(c.word(':'));
+    if (!b) {
         return false;
     }
     r.buf = *b;
-    return to_int(blocks[0], r.block) && to_int(blocks[1], r.nblocks) &&
-           to_int(chunks[0], r.chunk) && to_int(chunks[1], r.nchunks);
+    return c.lit(":") && c.num(r.block) && c.lit("+") && c.num(r.nblocks) &&
+           c.lit(":") && c.num(r.chunk) && c.lit("+") && c.num(r.nchunks);
 }
 
-bool parse_ranges(std::string_view s, std::vector<Range> &v)
+bool parse_ranges(Cursor &c, std::vector<Range> &v)
 {
     v.clear();
-    if (s == "-") {
+    if (c.lit("-")) {
         return true;
     }
-    for (std::string_view t : split(s, ',')) {
+    do {
         Range r;
-        if (!parse_range(t, r)) {
+        if (!parse_range(c, r)) {
             return false;
         }
         v.push_back(r);
-    }
+    } while (c.lit(","));
     return true;
-}
-
-// "key=value" -> value, or nullopt when the key differs.
-std::optional<std::string_view> field(std::string_view tok,
-                                      std::string_view key)
-{
-    if (tok.size() <= key.size() || tok.substr(0, key.size()) != key ||
-        tok[key.size()] != '=') {
-        return std::nullopt;
-    }
-    return tok.substr(key.size() + 1);
 }
 
 bool parse_op(std::string_view line, int index, Op &op)
 {
-    const auto t = split(line, ' ');
+    Cursor c{line};
     int i = 0;
-    if (t.size() != 8 || !to_int(t[0], i) || i != index) {
+    if (!c.num(i) || i != index || !c.lit(" ")) {
         return false;
     }
-    const auto kind = op_kind_from_string(t[1]);
-    const auto ch = channel_from_string(t[2]);
-    const auto peers = field(t[3], "peers");
-    const auto tag = field(t[4], "tag");
-    const auto src = field(t[5], "src");
-    const auto dst = field(t[6], "dst");
-    const auto deps = field(t[7], "deps");
-    if (!kind || !ch || !peers || !tag || !src || !dst || !deps) {
+    const auto kind = op_kind_from_string(c.word(' '));
+    if (!kind || !c.lit(" ")) {
+        return false;
+    }
+    const auto ch = channel_from_string(c.word(' '));
+    if (!ch) {
         return false;
     }
     op.kind = *kind;
     op.channel = *ch;
-    return parse_ints(*peers, op.peers) && to_int(*tag, op.tag) &&
-           parse_ranges(*src, op.src) && parse_ranges(*dst, op.dst) &&
-           parse_ints(*deps, op.deps);
+    return c.lit(" peers=") && parse_ints(c, op.peers) && c.lit(" tag=") &&
+           c.num(op.tag) && c.lit(" src=") && parse_ranges(c, op.src) &&
+           c.lit(" dst=") && parse_ranges(c, op.dst) && c.lit(" deps=") &&
+           parse_ints(c, op.deps) && c.s.empty();
 }
 
 } // namespace

@@ -172,20 +172,23 @@ void check_slots(const Plan &plan, int rank, std::vector<std::string> &errors)
                 for (int c = r.chunk; c < r.chunk + r.nchunks; ++c) {
                     SlotLog &s =
                         ss[static_cast<std::size_t>(b * plan.nchunks + c)];
-                    const std::string at = std::string(to_string(r.buf)) +
-                                           " block " + std::to_string(b) +
-                                           " chunk " + std::to_string(c);
+                    auto at = [&] {
+                        return std::string(to_string(r.buf)) + " block " +
+                               std::to_string(b) + " chunk " +
+                               std::to_string(c);
+                    };
                     if (read && !s.defined) {
-                        fail(i, "reads unwritten " + at);
+                        fail(i, "reads unwritten " + at());
                     }
                     if (s.last_write >= 0 && !reach.before(s.last_write, i)) {
                         fail(i, "races with op " +
-                                    std::to_string(s.last_write) + " on " + at);
+                                    std::to_string(s.last_write) + " on " +
+                                    at());
                     }
                     if (write) {
                         for (int rd : s.reads) {
                             if (rd != i && !reach.before(rd, i)) {
-                                fail(i, "overwrites " + at + " read by op " +
+                                fail(i, "overwrites " + at() + " read by op " +
                                             std::to_string(rd) +
                                             " without waiting");
                             }
