@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 #include <csignal>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace uct_mm_bcast;
@@ -199,4 +200,34 @@ TEST_CASE("group: bad parameters are refused", "[mm][bcast]")
     CHECK(GroupSegment::open(p, &g) == Status::kExceedsLimit);
     p = group_params("/ucgt-never", 3, 3);
     CHECK(GroupSegment::open(p, &g) == Status::kInvalidParam);
+}
+
+TEST_CASE("group: the segment is 0600 until the last member attaches, then "
+          "gone",
+          "[mm][bcast]")
+{
+    ucg_test::ShmSweeper sweeper(shm_prefix());
+    const std::string name = ucg_test::unique_shm_name("mmb");
+    GroupSegment first, second;
+    REQUIRE(GroupSegment::open(group_params(name, 0, 2), &first) ==
+            Status::kOk);
+    struct stat sb {};
+    REQUIRE(stat(("/dev/shm" + name).c_str(), &sb) == 0);
+    CHECK((sb.st_mode & 0777) == 0600);
+    REQUIRE(GroupSegment::open(group_params(name, 1, 2), &second) ==
+            Status::kOk);
+    CHECK(stat(("/dev/shm" + name).c_str(), &sb) != 0);
+    CHECK(sweeper.leftovers().empty());
+}
+
+TEST_CASE("group: a member whose creator never comes times out and leaves "
+          "nothing",
+          "[mm][bcast]")
+{
+    ucg_test::ShmSweeper sweeper(shm_prefix());
+    GroupParams p = group_params(ucg_test::unique_shm_name("mmb"), 1, 2);
+    p.attach_timeout_ms = 50;
+    GroupSegment g;
+    CHECK(GroupSegment::open(p, &g) == Status::kTimeout);
+    CHECK(sweeper.leftovers().empty());
 }

@@ -5,6 +5,7 @@
 #include "uct_fixture.h"
 
 #include "ucg_test/fork_ranks.h"
+#include "ucg_test/shm_names.h"
 #include "ucg_test/thread_ranks.h"
 
 #include "uct_mm_common/backoff.h"
@@ -181,6 +182,8 @@ TEST_CASE("uct group ep broadcasts short, bcopy and zcopy from every root",
 TEST_CASE("uct bad input gets a named status", "[mm][bcast][ucx]")
 {
     UctRank r;
+    // The receive FIFO is shared through /proc/<pid>/fd: never in /dev/shm.
+    CHECK(ucg_test::list_shm("ucg-mmb").empty());
     CHECK(uct_mm_bcast_max_group_size(r.iface) == 64);
     ucg_test::SharedMapping shared(sizeof(Board));
     auto *board = new (shared.data()) Board{};
