@@ -62,6 +62,8 @@ Tree tree_from_parents(const std::vector<int> &parent);
 /* One-to-many down a tree (parents before children). */
 void tree_bcast(PlanBuilder &pb, const Team &team, const Tree &t, int tag,
                 Span span, const PlaceFn &place);
+/* The tree a level's shape uses (shm and mcast: k-nomial of the radix). */
+Tree level_tree(int n, LevelChoice how);
 /* Size of the k-nomial subtree rooted at v: [v, v + size). */
 int knomial_subtree(int n, int radix, int v);
 
@@ -79,7 +81,14 @@ void level_reduce(PlanBuilder &pb, const Team &team, LevelChoice how, int tag,
 void team_allreduce_rk(PlanBuilder &pb, const Team &team, int radix, int tag,
                        Span span, const PlaceFn &place);
 
-/* Contiguous runs of sorted blocks, each with all `nchunks` chunks. */
+/* Teams per level, innermost first, the top group last; with root >= 0
+ * the root leads every group it belongs to (hierarchical.cpp). */
+std::vector<std::vector<Team>> level_teams(Levels levels, int root);
+/* The shape for level l (the last per_level entry is reused). */
+LevelChoice level_choice(const Request &q, std::size_t l);
+
+/* Runs of consecutive blocks (b, b+1, ...) in sequence order, each with
+ * all `nchunks` chunks. */
 std::vector<Range> block_runs(const std::vector<int> &blocks, Buffer buf,
                               int nchunks);
 

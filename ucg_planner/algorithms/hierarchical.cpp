@@ -73,9 +73,11 @@ namespace {
 
 constexpr int kTagStride = 64;
 
+} // namespace
+
 // Teams per level (innermost first, the top group last), each with the
 // root (when given) as the leader of every group it belongs to.
-std::vector<std::vector<Team>> make_teams(Levels levels, int root)
+std::vector<std::vector<Team>> level_teams(Levels levels, int root)
 {
     if (levels.back().size() > 1) {
         Group top;
@@ -109,15 +111,13 @@ std::vector<std::vector<Team>> make_teams(Levels levels, int root)
     return teams;
 }
 
-LevelChoice choice_at(const Request &q, std::size_t l)
+LevelChoice level_choice(const Request &q, std::size_t l)
 {
     if (q.per_level.empty()) {
         return LevelChoice{Shape::kKnomial, q.radix};
     }
     return q.per_level[std::min(l, q.per_level.size() - 1)];
 }
-
-} // namespace
 
 Plan build_hierarchical(const Request &q, std::string_view name)
 {
@@ -126,7 +126,7 @@ Plan build_hierarchical(const Request &q, std::string_view name)
     const int root = rooted ? q.root : 0;
     const int nc = c == Collective::kBarrier ? 1 : q.segments;
     PlanBuilder pb(c, q.nranks, root, nc, q.only_rank);
-    const auto teams = make_teams(q.levels, rooted ? root : -1);
+    const auto teams = level_teams(q.levels, rooted ? root : -1);
     const std::size_t top = teams.size() - 1;
     const PlaceFn place =
         c == Collective::kReduce ? reduce_place(pb, root) : PlaceFn(out0);
@@ -143,7 +143,7 @@ Plan build_hierarchical(const Request &q, std::string_view name)
         const Span one{k, 1};
         for (std::size_t l = 0; up && l < top; ++l) {
             for (const Team &t : teams[l]) {
-                level_reduce(pb, t, choice_at(q, l),
+                level_reduce(pb, t, level_choice(q, l),
                              kTagStride * static_cast<int>(l), one, place);
             }
         }
@@ -154,16 +154,16 @@ Plan build_hierarchical(const Request &q, std::string_view name)
             team_allreduce_rk(pb, tt, radix, tag, one, place);
         } else {
             if (up) {
-                level_reduce(pb, tt, choice_at(q, top), tag, one, place);
+                level_reduce(pb, tt, level_choice(q, top), tag, one, place);
             }
             if (down) {
-                level_bcast(pb, tt, choice_at(q, top), tag + kTagStride / 2,
+                level_bcast(pb, tt, level_choice(q, top), tag + kTagStride / 2,
                             one, place);
             }
         }
         for (std::size_t l = top; down && l-- > 0;) {
             for (const Team &t : teams[l]) {
-                level_bcast(pb, t, choice_at(q, l),
+                level_bcast(pb, t, level_choice(q, l),
                             kTagStride * (ntags + static_cast<int>(l)), one,
                             place);
             }

@@ -57,20 +57,6 @@ void tree_reduce(PlanBuilder &pb, const Team &team, const Tree &t, int tag,
     }
 }
 
-Tree shape_tree(int n, LevelChoice how)
-{
-    switch (how.shape) {
-    case Shape::kChain:
-        return chain_tree(n);
-    case Shape::kBinary:
-        return binary_tree(n);
-    case Shape::kLinear:
-        return knomial_tree(n, std::max(n, 2));
-    default:
-        return knomial_tree(n, how.radix);
-    }
-}
-
 bool pipelined(Shape s)
 {
     return s == Shape::kChain || s == Shape::kBinary || s == Shape::kShm ||
@@ -100,6 +86,20 @@ Tree tree_from_parents(const std::vector<int> &parent)
     }
     fill_order(t);
     return t;
+}
+
+Tree level_tree(int n, LevelChoice how)
+{
+    switch (how.shape) {
+    case Shape::kChain:
+        return chain_tree(n);
+    case Shape::kBinary:
+        return binary_tree(n);
+    case Shape::kLinear:
+        return knomial_tree(n, std::max(n, 2));
+    default:
+        return knomial_tree(n, how.radix);
+    }
 }
 
 Team whole_team(int nranks, int root)
@@ -199,7 +199,7 @@ void level_bcast(PlanBuilder &pb, const Team &team, LevelChoice how, int tag,
         }
         return;
     }
-    const Tree t = shape_tree(team.size(), how);
+    const Tree t = level_tree(team.size(), how);
     if (!pipelined(how.shape)) {
         tree_bcast(pb, team, t, tag, span, place);
         return;
@@ -242,7 +242,7 @@ void level_reduce(PlanBuilder &pb, const Team &team, LevelChoice how, int tag,
         }
         return;
     }
-    const Tree t = shape_tree(team.size(), how);
+    const Tree t = level_tree(team.size(), how);
     if (!pipelined(how.shape)) {
         tree_reduce(pb, team, t, tag, span, place);
         return;
