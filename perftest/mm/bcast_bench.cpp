@@ -77,8 +77,12 @@ void send_one(UctIface &u, uct_ep_h ep, const unsigned char *data,
                           1};
             st = uct_ep_am_zcopy(ep, kAmId, nullptr, 0, &iov, 1, 0, &comp);
             if (st == UCS_INPROGRESS) {
+                unsigned spins = 0;
                 while (comp.count != 0) {
-                    uct_worker_progress(u.worker);
+                    if (uct_worker_progress(u.worker) == 0 && ++spins > 200) {
+                        sched_yield(); // the receivers need the CPU
+                        spins = 0;
+                    }
                 }
                 return;
             }
