@@ -125,3 +125,32 @@ TEST_CASE("a thread that does not hold the lock cannot release it",
     CHECK(count_lines(log) == 2);
     CHECK_THAT(log, Catch::Contains("does not hold"));
 }
+
+TEST_CASE("spin waiters that waited long get the lock first come, first "
+          "served",
+          "[lock][threads]")
+{
+    constexpr int kWaiters = 4;
+    SharedLock s(UCS_LOCK_KIND_SPIN);
+    Shared *sh = s.get();
+    std::atomic<int> order[kWaiters] = {};
+    std::atomic<int> served{0};
+    run_thread_ranks(1 + kWaiters, [&](int rank) {
+        if (rank == 0) { // holds while the waiters line up, 20 ms apart
+            UCG_CHECK_EQ(ucs_lock_acquire(&sh->lock), UCS_OK);
+            for (int w = 1; w <= kWaiters; ++w) {
+                sh->phase.store(w);
+                sleep_ms(20); // > 5 ms: waiter w has queued
+            }
+            UCG_CHECK_EQ(ucs_lock_release(&sh->lock), UCS_OK);
+            return;
+        }
+        wait_for(sh->phase, rank);
+        UCG_CHECK_EQ(ucs_lock_acquire(&sh->lock), UCS_OK);
+        order[served.fetch_add(1)].store(rank);
+        UCG_CHECK_EQ(ucs_lock_release(&sh->lock), UCS_OK);
+    });
+    for (int i = 0; i < kWaiters; ++i) {
+        CHECK(order[i].load() == i + 1);
+    }
+}

@@ -42,8 +42,16 @@ extern "C" {
  */
 #define UCS_LOCK_ERR_OWNER_DEAD UCS_ERR_CONNECTION_RESET
 
+/** C++ sees the kind enum with an int base, so that any int a C caller
+ *  passes is a valid value to check (not undefined behaviour). */
+#ifdef __cplusplus
+#define UCS_LOCK_KIND_BASE : int
+#else
+#define UCS_LOCK_KIND_BASE
+#endif
+
 /** The kinds of lock. */
-typedef enum ucs_lock_kind {
+typedef enum ucs_lock_kind UCS_LOCK_KIND_BASE {
     /** Sleeping mutex, for critical sections of any length: waiters spin
      *  briefly, then sleep in the kernel (futex); no ordering among
      *  waiters, like a pthread mutex. A dead holder is detected from its
