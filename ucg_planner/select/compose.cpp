@@ -88,6 +88,23 @@ levels_from_partitions(const std::vector<topology::Partition> &parts,
     return levels;
 }
 
+algorithms::Levels prune_levels(const algorithms::Levels &levels, int rank)
+{
+    algorithms::Levels out;
+    int me = rank;
+    for (const algorithms::Level &level : levels) {
+        out.emplace_back();
+        for (const algorithms::Group &g : level) {
+            if (std::find(g.begin(), g.end(), me) != g.end()) {
+                out.back().push_back(g);
+                me = g[0]; // the leader speaks for us above
+                break;
+            }
+        }
+    }
+    return out;
+}
+
 plan::Plan build_leader_gather(plan::Collective collective, int nranks,
                                int root, const algorithms::Levels &levels,
                                std::optional<int> only_rank)

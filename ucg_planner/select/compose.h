@@ -20,6 +20,11 @@ algorithms::Levels
 levels_from_partitions(const std::vector<topology::Partition> &parts,
                        int nranks, int root);
 
+/// Only the groups holding `rank` (or, above, its leader): what a
+/// one-rank build of a hierarchical plan reads. The rank's program is the
+/// same as with the full Levels, at O(levels * group) instead of O(P).
+algorithms::Levels prune_levels(const algorithms::Levels &levels, int rank);
+
 /// Seed 000's topology-aware gather (or scatter, its mirror image): level
 /// by level, innermost first, each group gathers its members' blocks at
 /// its leader over a binomial tree; the leaders carry them up. One level

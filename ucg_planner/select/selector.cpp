@@ -349,6 +349,9 @@ Result<plan::Plan> Selector::build(const Decision &d,
     }
     algorithms::Request q = d.request;
     q.only_rank = only_rank;
+    if (only_rank && d.chosen.algorithm == "hierarchical") {
+        q.levels = prune_levels(q.levels, *only_rank);
+    }
     auto p = algorithms::build(d.chosen.algorithm, q);
     if (!p) {
         return fail(p.error());

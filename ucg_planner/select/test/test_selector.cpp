@@ -173,3 +173,27 @@ TEST_CASE("flat costs charge a shared NIC where every rank talks", "[select]")
     CHECK(pipeline_segments(4, 1e6, ab, 1000) == 448);
     CHECK(pipeline_segments(4, 1e6, ab, 256) == 256);
 }
+
+TEST_CASE("one-rank builds over pruned levels equal the full plan's rank",
+          "[select]")
+{
+    auto t = synth("racks=2,nodes=3,ppn=4,sockets=2,order=roundrobin");
+    for (Collective c :
+         {Collective::kBcast, Collective::kAllreduce, Collective::kReduce}) {
+        Decision d = pick(t, "", c, 4096, 5);
+        REQUIRE(d.chosen.algorithm == "hierarchical");
+        Selector sel(t, {});
+        auto full = sel.build(d, std::nullopt);
+        REQUIRE(full.ok());
+        for (int r : {0, 1, 5, 7, 23}) {
+            auto one = sel.build(d, r);
+            REQUIRE(one.ok());
+            INFO(plan::to_string(c) << " rank " << r);
+            CHECK(*one == plan::project(*full, r));
+        }
+        auto pruned = prune_levels(d.request.levels, 7);
+        for (const auto &level : pruned) {
+            CHECK(level.size() == 1);
+        }
+    }
+}
