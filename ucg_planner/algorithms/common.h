@@ -40,11 +40,12 @@ struct Span {
 struct Place {
     Buffer buf = Buffer::kOutput;
     int block = 0;
+    int nblocks = 1;
 };
 using PlaceFn = std::function<Place(int rank)>;
 inline Range at(const Place &p, Span s)
 {
-    return plan::chunks(p.buf, p.block, s.chunk, s.n);
+    return plan::chunks(p.buf, p.block, s.chunk, s.n, p.nblocks);
 }
 
 /* A rooted tree over relative ranks 0..n-1 (0 = root). children are in

@@ -40,5 +40,6 @@ Plan build_hierarchical(const Request &q, std::string_view name);
 // hier_gather.cpp
 Plan build_hier_gather(const Request &q, std::string_view name);
 Plan build_hier_scatter(const Request &q, std::string_view name);
+Plan build_hier_allgather(const Request &q, std::string_view name);
 
 } // namespace ucg::algorithms::detail

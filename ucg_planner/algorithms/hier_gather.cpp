@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Multi-level gather and scatter (seed 000: topology-aware leaders).
+// Multi-level gather, scatter and allgather (seed 000: topology-aware
+// leaders).
 //
 // Idea: gather inside the innermost groups to their leaders, then among the
 // leaders of the next level, up to the root; each level uses its own tree
@@ -7,6 +8,9 @@
 // non-root rank keeps the blocks it collected in scratch in arrival order
 // (its own first) and forwards them as one message; the root receives
 // straight into its output. Scatter runs the same edges top down.
+// Allgather (an approximation: leaders do not run a flat allgather among
+// themselves) gathers to rank 0, then bcasts all P blocks down the levels
+// chunk by chunk.
 // Vocabulary: holding (the blocks a rank collected, in scratch order), edge
 // (child -> parent at one level).
 // Cost (m bytes per block): per level ceil(log_k n_l) rounds; a leader at
@@ -88,11 +92,11 @@ void size_scratch(PlanBuilder &pb, const Request &q, const Collect &c)
 
 } // namespace
 
-Plan build_hier_gather(const Request &q, std::string_view name)
+namespace {
+
+void emit_gather(PlanBuilder &pb, const Request &q, const Collect &c)
 {
     const int nc = q.segments;
-    PlanBuilder pb(Collective::kGather, q.nranks, q.root, nc, q.only_rank);
-    const Collect c = collect_edges(q);
     size_scratch(pb, q, c);
     for (int r = 0; r < q.nranks; ++r) {
         const Buffer b = r == q.root ? Buffer::kOutput : Buffer::kScratch;
@@ -103,7 +107,39 @@ Plan build_hier_gather(const Request &q, std::string_view name)
         pb.xfer(e.child, e.parent, e.tag, {child_side(q, e)},
                 parent_side(q, e, Buffer::kOutput));
     }
+}
+
+} // namespace
+
+Plan build_hier_gather(const Request &q, std::string_view name)
+{
+    PlanBuilder pb(Collective::kGather, q.nranks, q.root, q.segments,
+                   q.only_rank);
+    emit_gather(pb, q, collect_edges(q));
     return pb.take(describe(name, q));
+}
+
+Plan build_hier_allgather(const Request &req, std::string_view name)
+{
+    Request q = req;
+    q.root = 0;
+    PlanBuilder pb(Collective::kAllgather, q.nranks, 0, q.segments,
+                   q.only_rank);
+    emit_gather(pb, q, collect_edges(q));
+    const auto teams = level_teams(q.levels, 0);
+    const PlaceFn all = [&q](int) {
+        return Place{Buffer::kOutput, 0, q.nranks};
+    };
+    for (int k = 0; k < q.segments; ++k) {
+        for (std::size_t l = teams.size(); l-- > 0;) {
+            for (const Team &t : teams[l]) {
+                level_bcast(pb, t, level_choice(q, l),
+                            static_cast<int>(teams.size() + l), Span{k, 1},
+                            all);
+            }
+        }
+    }
+    return pb.take(describe(name, req));
 }
 
 Plan build_hier_scatter(const Request &q, std::string_view name)

@@ -142,6 +142,9 @@ void add_exchanges(Table &t)
           });
     t.add(ag, "ring", "ring, P-1 steps", always, build_ring);
     t.add(ag, "bruck", "Bruck, ceil(log2 P) steps", always, build_bruck);
+    t.add(ag, "hierarchical",
+          "multi-level gather to rank 0, multi-level bcast of all blocks",
+          has_levels, build_hier_allgather);
     t.add(aa, "linear", "every rank sends every block at once", always,
           build_direct);
     t.add(aa, "pairwise", "P-1 steps, step t exchanges with r+t and r-t",

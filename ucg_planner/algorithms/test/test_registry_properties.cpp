@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -57,14 +58,40 @@ std::vector<int> radices(const Algorithm &a, int p)
     return p <= 8 ? std::vector<int>{2, 3, 4} : std::vector<int>{3};
 }
 
-std::vector<ucg::algorithms::Levels> level_sets(const Algorithm &a, int p)
+struct Hier {
+    ucg::algorithms::Levels levels;
+    std::vector<ucg::algorithms::LevelChoice> per_level;
+    std::string top = "recursive_doubling";
+};
+
+// Groups of ranks r with r % ngroups == g (nodes not numbered in order).
+ucg::algorithms::Levels strided_levels(int p, int ngroups)
 {
-    if (a.name != "hierarchical") {
-        return {{}};
+    ucg::algorithms::Level level(
+        static_cast<std::size_t>(std::min(p, ngroups)));
+    for (int r = 0; r < p; ++r) {
+        level[static_cast<std::size_t>(r % ngroups)].push_back(r);
     }
-    return {ucg::algorithms::make_levels(p, {4}),
-            ucg::algorithms::make_levels(p, {2, 3}),
-            ucg::algorithms::make_levels(p, {p})};
+    return {level};
+}
+
+std::vector<Hier> hier_sets(const Algorithm &a, int p)
+{
+    using ucg::algorithms::make_levels;
+    using S = ucg::algorithms::Shape;
+    if (a.name != "hierarchical") {
+        return {Hier{}};
+    }
+    return {
+        Hier{make_levels(p, {4}), {}, "recursive_doubling"},
+        Hier{make_levels(p, {2, 3}),
+             {{S::kShm, 2}, {S::kChain, 2}, {S::kBinary, 2}},
+             "recursive_k"},
+        Hier{make_levels(p, {p}), {{S::kMcast, 2}}, "tree"},
+        Hier{strided_levels(p, 3),
+             {{S::kLinear, 2}, {S::kKnomial, 3}},
+             "knomial"},
+    };
 }
 
 std::string context(const Algorithm &a, const Request &q)
@@ -108,7 +135,7 @@ void sweep(Collective c)
             continue;
         }
         for (int p : kSizes) {
-            for (const auto &levels : level_sets(a, p)) {
+            for (const Hier &h : hier_sets(a, p)) {
                 for (int radix : radices(a, p)) {
                     const std::vector<int> roots =
                         rooted(c) ? sample(p) : std::vector<int>{0};
@@ -120,7 +147,9 @@ void sweep(Collective c)
                             q.root = root;
                             q.radix = radix;
                             q.segments = segs;
-                            q.levels = levels;
+                            q.levels = h.levels;
+                            q.per_level = h.per_level;
+                            q.top = h.top;
                             if (!a.applicable(q)) {
                                 continue;
                             }
