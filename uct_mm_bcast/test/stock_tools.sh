@@ -45,9 +45,10 @@ perftest() {
     echo "ok: ucx_perftest $* : $(echo "$out" | grep '^Final:')"
 }
 
-perftest -t am_lat -n 1000
-perftest -t am_lat -D bcopy -s 4096 -n 1000
-perftest -t am_bw -n 10000
-perftest -t am_bw -D bcopy -s 8000 -n 2000
-perftest -t am_lat -D zcopy -s 65536 -n 200
+perftest -t am_lat -n 300
+perftest -t am_lat -D bcopy -s 4096 -n 300
+perftest -t am_bw -n 3000
+perftest -t am_bw -D bcopy -s 8000 -n 500
+perftest -t am_lat -D zcopy -s 65536 -n 100
+perftest -t am_bw -D zcopy -s 262144 -n 100
 echo "PASS"
