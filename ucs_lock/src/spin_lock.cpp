@@ -37,13 +37,14 @@ constexpr unsigned kTryChecksEvery = 64;              // try_acquire
 
 // Releases the lock of a dead holder, marking it inconsistent. Fails
 // harmlessly when someone else changed the word first.
-void recover_from_dead_holder(SpinLayout *lock, std::uint64_t w)
+void recover_from_dead_holder(SpinLayout *lock, std::uint64_t w,
+                              const char *func)
 {
     const auto pid = static_cast<int>(owner(w));
     if (lock->word.compare_exchange_strong(w, (w & ~kOwnerMask) | kInconsistent,
                                            std::memory_order_acq_rel,
                                            std::memory_order_relaxed)) {
-        log_line("ucs_lock_acquire", lock,
+        log_line(func, lock,
                  "holder pid %d died holding the lock; recovered, state "
                  "marked inconsistent",
                  pid);
@@ -108,7 +109,7 @@ class Waiter {
         const bool deep = now_ - since_ns_ >= kDeepCheckAfterNs;
         if (owner(w) != 0) {
             if (process_dead(static_cast<pid_t>(owner(w)), deep)) {
-                recover_from_dead_holder(lock_, w);
+                recover_from_dead_holder(lock_, w, "ucs_lock_acquire");
             }
         } else if (!queue_empty(w)) {
             skip_head_if_dead(w, deep);
@@ -257,7 +258,7 @@ ucs_status_t try_acquire(SpinLayout *lock) noexcept
                           busy_tries % (16 * kTryChecksEvery) == 0)) {
             return UCS_ERR_BUSY;
         }
-        recover_from_dead_holder(lock, w);
+        recover_from_dead_holder(lock, w, "ucs_lock_try_acquire");
         w = lock->word.load(std::memory_order_relaxed);
         if (!claimable(w)) {
             return UCS_ERR_BUSY;
