@@ -33,9 +33,9 @@ extern "C" {
  * now HOLDS the lock, but a previous holder died inside its critical
  * section (or the lock was released without ucs_lock_mark_consistent()
  * after such a death), so the state the lock protects may be inconsistent.
- * The caller must repair that state and call ucs_lock_mark_consistent(),
- * or release the lock, and then every later acquire returns this status
- * again until someone marks it consistent. It is a negative (error) status
+ * The caller should repair that state and call ucs_lock_mark_consistent()
+ * before it releases the lock; released unmarked, the lock stays usable and
+ * the next acquire returns this status again. It is a negative status
  * so that code which only tests UCS_STATUS_IS_ERR() does not silently use
  * damaged state; remember to release the lock on that path.
  * ucs_status_string() calls it "Connection reset by remote peer".
