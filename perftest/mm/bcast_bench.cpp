@@ -149,6 +149,80 @@ struct Row {
     bool has_frag = false;
 };
 
+uct_ep_h create_group(UctIface &mm, Board *b, int rank, int n, std::size_t key)
+{
+    std::vector<const uct_iface_addr_t *> addrs(n);
+    for (int i = 0; i < n; ++i) {
+        addrs[i] = reinterpret_cast<const uct_iface_addr_t *>(b->addr[0][i]);
+    }
+    uct_mm_bcast_group_params_t gp{};
+    gp.field_mask = UCT_MM_BCAST_GROUP_PARAM_FIELD_KEY |
+                    UCT_MM_BCAST_GROUP_PARAM_FIELD_MEMBER_INDEX |
+                    UCT_MM_BCAST_GROUP_PARAM_FIELD_GROUP_SIZE |
+                    UCT_MM_BCAST_GROUP_PARAM_FIELD_MEMBER_ADDRS;
+    gp.group_key = key;
+    gp.member_index = static_cast<unsigned>(rank);
+    gp.group_size = static_cast<unsigned>(n);
+    gp.member_addrs = addrs.data();
+    uct_ep_h group;
+    if (uct_mm_bcast_group_ep_create(mm.iface, &gp, &group) != UCS_OK) {
+        _exit(4);
+    }
+    return group;
+}
+
+// Root: one posix ep to every other rank.
+std::vector<uct_ep_h> create_p2p(UctIface &px, Board *b, int n)
+{
+    std::vector<uct_ep_h> eps;
+    uint64_t dev = 0;
+    uct_iface_get_device_address(px.iface,
+                                 reinterpret_cast<uct_device_addr_t *>(&dev));
+    for (int i = 1; i < n; ++i) {
+        uct_ep_params_t ep_params{};
+        ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                               UCT_EP_PARAM_FIELD_DEV_ADDR |
+                               UCT_EP_PARAM_FIELD_IFACE_ADDR;
+        ep_params.iface = px.iface;
+        ep_params.dev_addr = reinterpret_cast<uct_device_addr_t *>(&dev);
+        ep_params.iface_addr =
+            reinterpret_cast<const uct_iface_addr_t *>(b->addr[1][i]);
+        uct_ep_h ep;
+        if (uct_ep_create(&ep_params, &ep) != UCS_OK) {
+            _exit(5);
+        }
+        eps.push_back(ep);
+    }
+    return eps;
+}
+
+// One timed phase: the root sends and times, the others receive.
+struct Phase {
+    UctIface *iface;
+    std::vector<uct_ep_h> eps;
+    bool fragment;
+    RxState *rx;
+};
+
+Stats run_phase(const Phase &ph, int rank, Board *b, int n, std::size_t bytes,
+                int iters)
+{
+    barrier(b, n);
+    b->done.store(0);
+    barrier(b, n);
+    Stats s;
+    if (rank == 0) {
+        root_loop(*ph.iface, ph.eps, ph.fragment, bytes, iters, b, n);
+        s = summarize(b->samples_us, b->num_samples);
+    } else {
+        ph.rx->messages = 0;
+        rx_loop(*ph.iface, ph.rx,
+                static_cast<std::uint64_t>(iters + iters / 10 + 2));
+    }
+    barrier(b, n);
+    return s;
+}
+
 void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
                Row *row)
 {
@@ -164,83 +238,29 @@ void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
     uct_iface_get_address(
         px.iface, reinterpret_cast<uct_iface_addr_t *>(b->addr[1][rank]));
     barrier(b, n);
-    std::vector<const uct_iface_addr_t *> addrs(n);
-    for (int i = 0; i < n; ++i) {
-        addrs[i] = reinterpret_cast<const uct_iface_addr_t *>(b->addr[0][i]);
-    }
-    uct_mm_bcast_group_params_t gp{};
-    gp.field_mask = UCT_MM_BCAST_GROUP_PARAM_FIELD_KEY |
-                    UCT_MM_BCAST_GROUP_PARAM_FIELD_MEMBER_INDEX |
-                    UCT_MM_BCAST_GROUP_PARAM_FIELD_GROUP_SIZE |
-                    UCT_MM_BCAST_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-    gp.group_key = bytes;
-    gp.member_index = static_cast<unsigned>(rank);
-    gp.group_size = static_cast<unsigned>(n);
-    gp.member_addrs = addrs.data();
-    uct_ep_h group;
-    if (uct_mm_bcast_group_ep_create(mm.iface, &gp, &group) != UCS_OK) {
-        _exit(4);
-    }
+    uct_ep_h group = create_group(mm, b, rank, n, bytes);
     std::vector<uct_ep_h> p2p;
     if (rank == 0) {
-        uint64_t dev = 0;
-        uct_iface_get_device_address(
-            px.iface, reinterpret_cast<uct_device_addr_t *>(&dev));
-        for (int i = 1; i < n; ++i) {
-            uct_ep_params_t ep_params{};
-            ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
-                                   UCT_EP_PARAM_FIELD_DEV_ADDR |
-                                   UCT_EP_PARAM_FIELD_IFACE_ADDR;
-            ep_params.iface = px.iface;
-            ep_params.dev_addr = reinterpret_cast<uct_device_addr_t *>(&dev);
-            ep_params.iface_addr =
-                reinterpret_cast<const uct_iface_addr_t *>(b->addr[1][i]);
-            uct_ep_h ep;
-            if (uct_ep_create(&ep_params, &ep) != UCS_OK) {
-                _exit(5);
-            }
-            p2p.push_back(ep);
-        }
+        p2p = create_p2p(px, b, n);
     }
-    const std::uint64_t total =
-        static_cast<std::uint64_t>(iters + iters / 10 + 2);
-    barrier(b, n);
-    b->done.store(0);
-    barrier(b, n);
-    if (rank == 0) {
-        root_loop(mm, {group}, false, bytes, iters, b, n);
-        row->bcast = summarize(b->samples_us, b->num_samples);
-    } else {
-        rx_loop(mm, &rx_mm, total);
-    }
-    if (bytes > mm.attr.cap.am.max_bcopy) {
-        // The same group ep, in max_bcopy fragments (no CMA): the root
+    const Stats bc =
+        run_phase({&mm, {group}, false, &rx_mm}, rank, b, n, bytes, iters);
+    Stats frag;
+    const bool has_frag = bytes > mm.attr.cap.am.max_bcopy;
+    if (has_frag) {
+        // The same group ep in max_bcopy fragments (no CMA): the root
         // copies once for all receivers.
-        barrier(b, n);
-        b->done.store(0);
-        barrier(b, n);
-        if (rank == 0) {
-            root_loop(mm, {group}, true, bytes, iters, b, n);
-            row->frag = summarize(b->samples_us, b->num_samples);
-            row->has_frag = true;
-        } else {
-            rx_mm.messages = 0;
-            rx_loop(mm, &rx_mm, total);
-        }
+        frag =
+            run_phase({&mm, {group}, true, &rx_mm}, rank, b, n, bytes, iters);
     }
-    barrier(b, n);
-    b->done.store(0);
-    barrier(b, n);
+    const Stats pp =
+        run_phase({&px, p2p, true, &rx_px}, rank, b, n, bytes, iters);
     if (rank == 0) {
-        root_loop(px, p2p, true, bytes, iters, b, n);
-        row->p2p = summarize(b->samples_us, b->num_samples);
-        for (uct_ep_h ep : p2p) {
-            uct_ep_destroy(ep);
-        }
-    } else {
-        rx_loop(px, &rx_px, total);
+        *row = Row{bc, frag, pp, has_frag};
     }
-    barrier(b, n);
+    for (uct_ep_h ep : p2p) {
+        uct_ep_destroy(ep);
+    }
     uct_ep_destroy(group);
     mm.close();
     px.close();
