@@ -163,21 +163,34 @@ void bench_gather_gain(int reps, const char *spec, double uplink,
         everyone.push_back(r);
     }
     const algorithms::Levels flat_levels = {{everyone}};
-    const algorithms::Levels topo_levels = select::levels_from_topology(t, 0);
     double worst = 1;
     for (Collective c : {Collective::kGather, Collective::kScatter}) {
         plan::Plan flat =
-            select::build_leader_gather(c, n, 0, flat_levels, std::nullopt);
-        plan::Plan aware =
-            select::build_leader_gather(c, n, 0, topo_levels, std::nullopt);
+            select::build_leader_gather(c, n, 0, flat_levels, {}, std::nullopt);
         algorithms::Request q;
         q.collective = c;
         q.nranks = n;
         q.radix = 2;
-        plan::Plan reg = must(Result<plan::Plan>(
-            std::move(algorithms::build("knomial", q).value())));
+        auto reg_r = algorithms::build("knomial", q);
+        if (!reg_r) {
+            std::fprintf(stderr, "registry: %s\n", reg_r.error().c_str());
+            std::exit(1);
+        }
+        plan::Plan reg = std::move(reg_r.value());
+        select::Selector sel(t, {});
         for (uint64_t bytes :
              {uint64_t(64), uint64_t(1024), uint64_t(16384), uint64_t(65536)}) {
+            select::Decision d = must(sel.select({c, bytes, 0}));
+            plan::Plan aware = must(sel.build(d, std::nullopt));
+            std::string shapes;
+            for (const select::LevelDecision &l : d.levels) {
+                shapes += std::string(shapes.empty() ? "" : ", ") +
+                          topology::level_name(l.kind) + " " +
+                          l.choice.algorithm +
+                          (l.choice.algorithm == "knomial"
+                               ? std::to_string(l.choice.radix)
+                               : "");
+            }
             cost::SimConfig cfg;
             cfg.count = bytes;
             cfg.uplink_ns_per_byte = uplink;
@@ -190,12 +203,13 @@ void bench_gather_gain(int reps, const char *spec, double uplink,
             });
             double gain = 1 - ta / std::min(tf, tr);
             worst = std::min(worst, gain);
-            std::printf("  %-7s %6s/rank: flat binomial %10.1f us (registry "
-                        "knomial %10.1f us), topology-aware %10.1f us: gain "
-                        "%5.1f%%  [3 sims: %.1f ms median]\n",
+            std::printf("  %-7s %4s/rank: flat binomial %9.1f us (registry "
+                        "knomial %9.1f), topology-aware %9.1f us (%s): "
+                        "gain %5.1f%%  [3 sims %.1f ms]\n",
                         std::string(plan::to_string(c)).c_str(),
                         select::format_size(bytes).c_str(), tf / 1000,
-                        tr / 1000, ta / 1000, 100 * gain, s.median_ms);
+                        tr / 1000, ta / 1000, shapes.c_str(), 100 * gain,
+                        s.median_ms);
         }
     }
     std::printf("  smallest gain %.1f%% (goal >= 54%%)\n", 100 * worst);

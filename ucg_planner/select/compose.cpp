@@ -27,22 +27,31 @@ std::vector<Range> block_ranges(Buffer buf, std::vector<int> blocks)
     return out;
 }
 
-/// One binomial step inside a group: members[child] -> members[parent].
+/// One k-nomial step inside a group: members[child] -> members[parent].
 struct Step {
-    int level, mask, parent, child; // indices into the group's members
+    int level, round, parent, child; // indices into the group's members
     const algorithms::Group *group;
 };
 
-/// Binomial steps, gather order (innermost level first, small masks first).
-std::vector<Step> gather_steps(const algorithms::Levels &levels)
+/// k-nomial steps, gather order: innermost level first, then by round
+/// (distance 1, k, k^2...); in round j child v (digit d = v/k^j % k != 0)
+/// sends its subtree [v, v + k^j) to v - d k^j.
+std::vector<Step> gather_steps(const algorithms::Levels &levels,
+                               const std::vector<int> &radix)
 {
     std::vector<Step> steps;
     for (size_t l = 0; l < levels.size(); ++l) {
+        const int64_t k = l < radix.size() ? std::max(radix[l], 2) : 2;
         for (const algorithms::Group &g : levels[l]) {
-            const int n = int(g.size());
-            for (int mask = 1; mask < n; mask <<= 1) {
-                for (int v = mask; v < n; v += 2 * mask) {
-                    steps.push_back({int(l), mask, v - mask, v, &g});
+            const int64_t n = int64_t(g.size());
+            int round = 0;
+            for (int64_t dist = 1; dist < n; dist *= k, ++round) {
+                for (int64_t v = dist; v < n; v += dist) {
+                    int64_t digit = (v / dist) % k;
+                    if (digit != 0) {
+                        steps.push_back(
+                            {int(l), round, int(v - digit * dist), int(v), &g});
+                    }
                 }
             }
         }
@@ -107,6 +116,7 @@ algorithms::Levels prune_levels(const algorithms::Levels &levels, int rank)
 
 plan::Plan build_leader_gather(plan::Collective collective, int nranks,
                                int root, const algorithms::Levels &levels,
+                               const std::vector<int> &radix_per_level,
                                std::optional<int> only_rank)
 {
     const bool gather = collective == plan::Collective::kGather;
@@ -125,7 +135,7 @@ plan::Plan build_leader_gather(plan::Collective collective, int nranks,
             pb.scratch(r, nranks);
         }
     }
-    const std::vector<Step> steps = gather_steps(levels);
+    const std::vector<Step> steps = gather_steps(levels, radix_per_level);
     std::vector<std::vector<int>> moved(steps.size()); // blocks per step
     for (size_t i = 0; i < steps.size(); ++i) {
         const Step &s = steps[i];
@@ -140,7 +150,7 @@ plan::Plan build_leader_gather(plan::Collective collective, int nranks,
         int child = (*s.group)[size_t(s.child)];
         int parent = (*s.group)[size_t(s.parent)];
         int from = gather ? child : parent, to = gather ? parent : child;
-        int tag = 64 * s.level + s.mask;
+        int tag = 64 * s.level + s.round;
         pb.xfer(from, to, tag, block_ranges(buf_of(from), moved[i]),
                 block_ranges(buf_of(to), moved[i]));
     };

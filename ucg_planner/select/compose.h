@@ -27,15 +27,17 @@ algorithms::Levels prune_levels(const algorithms::Levels &levels, int rank);
 
 /// Seed 000's topology-aware gather (or scatter, its mirror image): level
 /// by level, innermost first, each group gathers its members' blocks at
-/// its leader over a binomial tree; the leaders carry them up. One level
-/// holding all ranks is the flat binomial gather. Levels as above.
+/// its leader over a k-nomial tree of that level's radix (2: binomial, at
+/// least the group size: linear); the leaders carry them up. One level
+/// holding all ranks with radix 2 is the flat binomial gather.
 /*
- * Cost: per level ceil(log2 n_l) steps; the inter-switch link carries each
- * rank's block once (R-1 leader messages at the top) instead of on every
- * binomial step that crosses racks.
+ * Cost: per level ceil(log_k n_l) rounds of k-1 messages into each parent;
+ * the inter-switch link carries each rank's block once (R-1 leader
+ * messages at the top) instead of on every binomial step crossing racks.
  */
 plan::Plan build_leader_gather(plan::Collective collective, int nranks,
                                int root, const algorithms::Levels &levels,
+                               const std::vector<int> &radix_per_level = {},
                                std::optional<int> only_rank = std::nullopt);
 
 } // namespace ucg::select

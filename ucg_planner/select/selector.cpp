@@ -30,6 +30,7 @@ struct LevelInfo {
     int participants;
     cost::AlphaBeta ab;
     bool one_host;
+    double per_msg_ns; ///< max(o, g): a receiver's cost per extra message
 };
 
 std::vector<LevelInfo>
@@ -38,8 +39,13 @@ level_infos(const topology::Topology &topo,
 {
     std::vector<LevelInfo> out;
     for (const auto &p : parts) {
-        LevelInfo li{p.kind,         int(p.groups.size()),     0,
-                     p.participants, cost::alpha_beta(p.link), true};
+        LevelInfo li{p.kind,
+                     int(p.groups.size()),
+                     0,
+                     p.participants,
+                     cost::alpha_beta(p.link),
+                     true,
+                     std::max(p.link.overhead_ns, p.link.gap_ns)};
         for (const auto &g : p.groups) {
             li.max_group = std::max(li.max_group, int(g.ranks.size()));
             for (int r : g.ranks) {
@@ -163,6 +169,60 @@ Selector::Selector(const topology::Topology &topo, RuleSet user)
 
 namespace {
 
+/// k-nomial gather of `held` bytes per member over a group of n: rounds
+/// of alpha, k-1 messages per round at the parent, every byte into the
+/// leader once.
+double gather_level_ns(const LevelInfo &li, int k, double held)
+{
+    const int rounds = cost::knomial_rounds(li.max_group, k);
+    const int extra = std::min(k, li.max_group) - 2;
+    return rounds * (li.ab.alpha_ns + extra * li.per_msg_ns) +
+           double(li.max_group - 1) * held * li.ab.beta_ns_per_byte;
+}
+
+/// Leader gather/scatter: per level the radix (2, 4, 8 or linear) by
+/// gather_level_ns, unless a level rule names knomial[:radix=k] or linear.
+Result<void> decide_leader_gather(const std::vector<LevelInfo> &infos,
+                                  const RuleSet &user, Decision &d)
+{
+    const double p = double(infos.empty() ? 1 : infos[0].participants);
+    double t = 0;
+    for (const LevelInfo &li : infos) {
+        const double held = p / li.participants * double(d.bytes);
+        const int n = std::max(li.max_group, 2);
+        std::string why;
+        const Rule *r =
+            find_rule(user, d.collective, li.kind, d.bytes, li.max_group, &why);
+        std::vector<int> radixes = {2, 4, 8, n};
+        if (r != nullptr && r->algorithm != "auto") {
+            if (r->algorithm != "knomial" && r->algorithm != "linear") {
+                return fail(why + ": expected knomial, linear or auto for a "
+                                  "gather/scatter level");
+            }
+            radixes = {r->algorithm == "linear" ? n : std::max(r->radix, 2)};
+        } else {
+            why = "cost model";
+        }
+        int best_k = radixes[0];
+        for (int k : radixes) {
+            if (gather_level_ns(li, k, held) <
+                gather_level_ns(li, best_k, held)) {
+                best_k = k;
+            }
+        }
+        const double lt = gather_level_ns(li, best_k, held);
+        t += lt;
+        d.levels.push_back({li.kind,
+                            li.groups,
+                            li.max_group,
+                            {best_k >= n ? "linear" : "knomial",
+                             std::min(best_k, n), 1, lt, why}});
+    }
+    d.chosen.predicted_ns = t;
+    d.custom_builder = true;
+    return {};
+}
+
 /// The hierarchical plan: per-level shapes and a segment count for
 /// bcast/reduce/allreduce/barrier; leader gather/scatter otherwise.
 Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
@@ -172,19 +232,7 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
     const Collective c = d.collective;
     const double s = c == Collective::kBarrier ? 0 : double(d.bytes);
     if (c == Collective::kGather || c == Collective::kScatter) {
-        double t = 0;
-        const double p = double(infos.empty() ? 1 : infos[0].participants);
-        for (const LevelInfo &li : infos) {
-            double held = p / li.participants * s;
-            t += cost::binomial_gather_ns(li.max_group, held, li.ab);
-            d.levels.push_back({li.kind,
-                                li.groups,
-                                li.max_group,
-                                {"knomial", 2, 1, t, "leader per level"}});
-        }
-        d.chosen.predicted_ns = t;
-        d.custom_builder = true;
-        return {};
+        return decide_leader_gather(infos, user, d);
     }
     for (const LevelInfo &li : infos) { // validate level rules up front
         std::string why;
@@ -344,8 +392,12 @@ Result<plan::Plan> Selector::build(const Decision &d,
                                    std::optional<int> only_rank) const
 {
     if (d.custom_builder) {
+        std::vector<int> radix;
+        for (const LevelDecision &l : d.levels) {
+            radix.push_back(l.choice.radix);
+        }
         return build_leader_gather(d.collective, d.request.nranks, d.root,
-                                   d.request.levels, only_rank);
+                                   d.request.levels, radix, only_rank);
     }
     algorithms::Request q = d.request;
     q.only_rank = only_rank;
