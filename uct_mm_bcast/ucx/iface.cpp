@@ -91,11 +91,13 @@ unsigned iface_progress(uct_iface_h tl_iface) noexcept
 {
     Iface *iface = to_iface(tl_iface);
     unsigned count = iface->rx.poll(kMaxPoll, deliver, iface);
-    for (Ep *ep : iface->groups) {
-        count += ep->ch.poll(kMaxPoll, deliver, iface);
+    // Indexes, not iterators: a handler may create endpoints (UCP wireup),
+    // which grows these vectors.
+    for (size_t i = 0; i < iface->groups.size(); ++i) {
+        count += iface->groups[i]->ch.poll(kMaxPoll, deliver, iface);
     }
-    for (Ep *ep : iface->eps) {
-        count += ep_progress(ep);
+    for (size_t i = 0; i < iface->eps.size(); ++i) {
+        count += ep_progress(iface->eps[i]);
     }
     return count;
 }
