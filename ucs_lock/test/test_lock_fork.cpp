@@ -131,6 +131,50 @@ TEST_CASE("a holder killed in its critical section: the next process gets "
     CHECK(ucs_lock_destroy(&sh->lock) == UCS_OK);
 }
 
+TEST_CASE("waiters already asleep or queued recover from a holder killed "
+          "later",
+          "[lock][fork]")
+{
+    const auto kind = GENERATE(UCS_LOCK_KIND_MUTEX, UCS_LOCK_KIND_SPIN);
+    CAPTURE(kind_name(kind));
+    constexpr int kWaiters = 3;
+    SharedLock s(kind);
+    Shared *sh = s.get();
+    ForkOptions opts;
+    opts.num_ranks = 2 + kWaiters;
+    opts.may_be_killed = {0};
+    opts.timeout = std::chrono::milliseconds(5000);
+    std::atomic<int> *dead_seen = &sh->inside; // waiters told "inconsistent"
+    StderrCapture capture;
+    const std::string failures = run(opts, [&](int rank) {
+        if (rank == 0) {
+            UCG_CHECK_EQ(ucs_lock_acquire(&sh->lock), UCS_OK);
+            sh->phase.store(1);
+            for (;;) {
+                pause();
+            }
+        }
+        wait_for(sh->phase, 1);
+        if (rank == 1) { // kills the holder once the others wait (asleep)
+            sleep_ms(40);
+            UCG_CHECK(kill(fork_rank_pid(0), SIGKILL) == 0);
+            return;
+        }
+        // Exactly one waiter is told; it repairs and marks the lock.
+        const ucs_status_t status = ucs_lock_acquire(&sh->lock);
+        UCG_CHECK(status == UCS_OK || status == UCS_LOCK_ERR_OWNER_DEAD);
+        if (status == UCS_LOCK_ERR_OWNER_DEAD) {
+            dead_seen->fetch_add(1);
+            UCG_CHECK_EQ(ucs_lock_mark_consistent(&sh->lock), UCS_OK);
+        }
+        UCG_CHECK_EQ(ucs_lock_release(&sh->lock), UCS_OK);
+    });
+    capture.finish();
+    CHECK(failures == "");
+    CHECK(dead_seen->load() == 1);
+    CHECK(ucs_lock_destroy(&sh->lock) == UCS_OK);
+}
+
 TEST_CASE("a waiter killed while queued does not block the lock",
           "[lock][fork]")
 {
