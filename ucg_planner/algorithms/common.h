@@ -9,6 +9,12 @@
 #include <string>
 #include <vector>
 
+namespace ucg::algorithms {
+/* Levels whose groups are disjoint per level but need not cover every
+ * rank (pruned levels of one-rank builds). */
+bool levels_partial_ok(const Levels &levels, int nranks);
+} // namespace ucg::algorithms
+
 namespace ucg::algorithms::detail {
 
 using plan::Buffer;

@@ -43,6 +43,82 @@ bool levels_ok(const Levels &levels, int nranks)
     return !levels.empty();
 }
 
+namespace {
+
+// The implicit top group (the last level's leaders) made explicit.
+Levels with_top(Levels levels)
+{
+    if (!levels.empty() && levels.back().size() > 1) {
+        Group top;
+        for (const Group &g : levels.back()) {
+            top.push_back(g[0]);
+        }
+        levels.push_back({top});
+    }
+    return levels;
+}
+
+} // namespace
+
+Levels lead_by_root(Levels levels, int root)
+{
+    for (std::size_t l = 0; l < levels.size() && root >= 0; ++l) {
+        for (Group &g : levels[l]) {
+            const auto it = std::find(g.begin(), g.end(), root);
+            if (it == g.end() || it == g.begin()) {
+                continue;
+            }
+            const int old = g[0];
+            std::iter_swap(g.begin(), it);
+            for (std::size_t m = l + 1; m < levels.size(); ++m) {
+                for (Group &h : levels[m]) {
+                    std::replace(h.begin(), h.end(), old, root);
+                }
+            }
+        }
+    }
+    return levels;
+}
+
+bool levels_partial_ok(const Levels &levels, int nranks)
+{
+    for (const Level &level : levels) {
+        std::set<int> seen;
+        for (const Group &g : level) {
+            for (int r : g) {
+                if (r < 0 || r >= nranks || !seen.insert(r).second) {
+                    return false;
+                }
+            }
+            if (g.empty()) {
+                return false;
+            }
+        }
+        if (level.empty()) {
+            return false;
+        }
+    }
+    return !levels.empty();
+}
+
+Levels levels_for_rank(const Levels &full, int rank, int root)
+{
+    const Levels levels = lead_by_root(with_top(full), root);
+    Levels out;
+    int me = rank;
+    for (const Level &level : levels) {
+        out.emplace_back();
+        for (const Group &g : level) {
+            if (std::find(g.begin(), g.end(), me) != g.end()) {
+                out.back().push_back(g);
+                me = g[0];
+                break;
+            }
+        }
+    }
+    return out;
+}
+
 Levels make_levels(int nranks, const std::vector<int> &group_sizes)
 {
     Levels levels;
@@ -79,28 +155,7 @@ constexpr int kTagStride = 64;
 // root (when given) as the leader of every group it belongs to.
 std::vector<std::vector<Team>> level_teams(Levels levels, int root)
 {
-    if (levels.back().size() > 1) {
-        Group top;
-        for (const Group &g : levels.back()) {
-            top.push_back(g[0]);
-        }
-        levels.push_back({top});
-    }
-    for (std::size_t l = 0; l < levels.size() && root >= 0; ++l) {
-        for (Group &g : levels[l]) {
-            const auto it = std::find(g.begin(), g.end(), root);
-            if (it == g.end() || it == g.begin()) {
-                continue;
-            }
-            const int old = g[0];
-            std::iter_swap(g.begin(), it);
-            for (std::size_t m = l + 1; m < levels.size(); ++m) {
-                for (Group &h : levels[m]) {
-                    std::replace(h.begin(), h.end(), old, root);
-                }
-            }
-        }
-    }
+    levels = lead_by_root(with_top(std::move(levels)), root);
     std::vector<std::vector<Team>> teams;
     for (const Level &level : levels) {
         teams.emplace_back();

@@ -13,6 +13,13 @@ bool always(const Request &)
 {
     return true;
 }
+// One-rank builds of the tree-shaped compositions also take the levels
+// pruned to the rank (levels_for_rank()).
+bool has_rank_levels(const Request &q)
+{
+    return q.only_rank ? levels_partial_ok(q.levels, q.nranks)
+                       : levels_ok(q.levels, q.nranks);
+}
 bool has_levels(const Request &q)
 {
     return !q.levels.empty();
@@ -105,8 +112,8 @@ void add_all(Table &t)
         t.add(c, "recursive_doubling", "recursive doubling with folding",
               always, rk(2));
         t.add(c, "recursive_k", "recursive k-ing with folding", always, rk(0));
-        t.add(c, "hierarchical", "per-level composition (levels)", has_levels,
-              build_hierarchical);
+        t.add(c, "hierarchical", "per-level composition (levels)",
+              has_rank_levels, build_hierarchical);
     }
     t.add(a, "chain", "pipelined chain reduce then chain bcast", always,
           tree(build_tree_allreduce, Shape::kChain));
@@ -120,9 +127,9 @@ void add_all(Table &t)
     t.add(br, "dissemination", "dissemination of radix k", always,
           build_dissemination_barrier);
     t.add(Collective::kBcast, "hierarchical", "per-level composition",
-          has_levels, build_hierarchical);
+          has_rank_levels, build_hierarchical);
     t.add(Collective::kReduce, "hierarchical", "per-level composition",
-          has_levels, build_hierarchical);
+          has_rank_levels, build_hierarchical);
 }
 
 void add_exchanges(Table &t)

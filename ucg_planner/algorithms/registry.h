@@ -75,6 +75,18 @@ plan::Result<plan::Plan> build(std::string_view name, const Request &req);
 /* Whether `levels` is a valid chain of partitions for `nranks` ranks. */
 bool levels_ok(const Levels &levels, int nranks);
 
+/* Only the groups holding `rank` (above level 0: holding its leader), with
+ * an implicit top group made explicit and, for root >= 0, the root made
+ * the leader of every group holding it (pass the root of bcast and reduce,
+ * -1 for allreduce and barrier). A one-rank build (only_rank = rank)
+ * of a hierarchical bcast, reduce, allreduce or barrier gives the same
+ * program from these levels as from the full ones, in O(levels x group)
+ * instead of O(P). Gather, scatter and allgather need the full levels. */
+Levels levels_for_rank(const Levels &levels, int rank, int root);
+
+/* `levels` with `root` (when >= 0) leading every group holding it. */
+Levels lead_by_root(Levels levels, int root);
+
 /* Levels from a fixed number of ranks per group at each level (innermost
  * first), ranks numbered group by group; a helper for tests and tools. */
 Levels make_levels(int nranks, const std::vector<int> &group_sizes);

@@ -146,69 +146,87 @@ struct SlotLog {
     std::vector<int> reads;
 };
 
-// Races and reads of unwritten slots on one rank (ops in index order).
-void check_slots(const Plan &plan, int rank, std::vector<std::string> &errors)
-{
-    const auto &prog = plan.ranks[static_cast<std::size_t>(rank)];
-    const Reach reach(prog.ops);
-    std::vector<SlotLog> slots[3];
-    for (int b = 0; b < 3; ++b) {
-        const int nb = buffer_blocks(plan, rank, static_cast<Buffer>(b));
-        slots[b].resize(static_cast<std::size_t>(nb * plan.nchunks));
-    }
-    for (auto &s : slots[0]) {
-        s.defined = true;
-    }
-    auto fail = [&](int i, const std::string &what) {
-        if (errors.size() < kMaxErrors) {
-            errors.push_back(where(plan, rank, i) + ": " + what);
+// Races and reads of unwritten slots on one rank: ops are visited in index
+// order (a topological order of the deps); a conflicting earlier access
+// must be an ancestor.
+class SlotChecker {
+  public:
+    SlotChecker(const Plan &plan, int rank, std::vector<std::string> &errors)
+        : plan_(plan), rank_(rank),
+          prog_(plan.ranks[static_cast<std::size_t>(rank)]), reach_(prog_.ops),
+          errors_(errors)
+    {
+        for (int b = 0; b < 3; ++b) {
+            const int nb = buffer_blocks(plan, rank, static_cast<Buffer>(b));
+            slots_[b].resize(static_cast<std::size_t>(nb * plan.nchunks));
         }
-    };
-    auto visit = [&](int i, const std::vector<Range> &v, bool write,
-                     bool read) {
+        for (auto &s : slots_[0]) {
+            s.defined = true;
+        }
+    }
+    void run()
+    {
+        for (int i = 0; i < static_cast<int>(prog_.ops.size()); ++i) {
+            const Op &op = prog_.ops[static_cast<std::size_t>(i)];
+            visit(i, op.src, false, true);
+            visit(i, op.dst, true, is_reducing(op.kind));
+        }
+    }
+
+  private:
+    void visit(int i, const std::vector<Range> &v, bool write, bool read)
+    {
         for (const Range &r : v) {
-            auto &ss = slots[static_cast<std::size_t>(r.buf)];
             for (int b = r.block; b < r.block + r.nblocks; ++b) {
                 for (int c = r.chunk; c < r.chunk + r.nchunks; ++c) {
-                    SlotLog &s =
-                        ss[static_cast<std::size_t>(b * plan.nchunks + c)];
-                    auto at = [&] {
-                        return std::string(to_string(r.buf)) + " block " +
-                               std::to_string(b) + " chunk " +
-                               std::to_string(c);
-                    };
-                    if (read && !s.defined) {
-                        fail(i, "reads unwritten " + at());
-                    }
-                    if (s.last_write >= 0 && !reach.before(s.last_write, i)) {
-                        fail(i, "races with op " +
-                                    std::to_string(s.last_write) + " on " +
-                                    at());
-                    }
-                    if (write) {
-                        for (int rd : s.reads) {
-                            if (rd != i && !reach.before(rd, i)) {
-                                fail(i, "overwrites " + at() + " read by op " +
-                                            std::to_string(rd) +
-                                            " without waiting");
-                            }
-                        }
-                        s.reads.clear();
-                        s.last_write = i;
-                        s.defined = true;
-                    } else {
-                        s.reads.push_back(i);
-                    }
+                    access(i, r.buf, b, c, write, read);
                 }
             }
         }
-    };
-    for (int i = 0; i < static_cast<int>(prog.ops.size()); ++i) {
-        const Op &op = prog.ops[static_cast<std::size_t>(i)];
-        visit(i, op.src, false, true);
-        visit(i, op.dst, true, is_reducing(op.kind));
     }
-}
+    void access(int i, Buffer buf, int b, int c, bool write, bool read)
+    {
+        SlotLog &s = slots_[static_cast<std::size_t>(buf)]
+                           [static_cast<std::size_t>(b * plan_.nchunks + c)];
+        auto at = [&] {
+            return std::string(to_string(buf)) + " block " + std::to_string(b) +
+                   " chunk " + std::to_string(c);
+        };
+        if (read && !s.defined) {
+            fail(i, "reads unwritten " + at());
+        }
+        if (s.last_write >= 0 && !reach_.before(s.last_write, i)) {
+            fail(i, "races with op " + std::to_string(s.last_write) + " on " +
+                        at());
+        }
+        if (!write) {
+            s.reads.push_back(i);
+            return;
+        }
+        for (int rd : s.reads) {
+            if (rd != i && !reach_.before(rd, i)) {
+                fail(i, "overwrites " + at() + " read by op " +
+                            std::to_string(rd) + " without waiting");
+            }
+        }
+        s.reads.clear();
+        s.last_write = i;
+        s.defined = true;
+    }
+    void fail(int i, const std::string &what)
+    {
+        if (errors_.size() < kMaxErrors) {
+            errors_.push_back(where(plan_, rank_, i) + ": " + what);
+        }
+    }
+
+    const Plan &plan_;
+    int rank_;
+    const RankProgram &prog_;
+    Reach reach_;
+    std::vector<std::string> &errors_;
+    std::vector<SlotLog> slots_[3];
+};
 
 } // namespace
 
@@ -230,7 +248,7 @@ std::vector<std::string> validate(const Plan &plan)
         return errors;
     }
     for (int r = 0; r < plan.nranks && errors.size() < kMaxErrors; ++r) {
-        check_slots(plan, r, errors);
+        SlotChecker(plan, r, errors).run();
     }
     const auto order = detail::execution_order(plan, m);
     std::size_t total = 0;

@@ -103,6 +103,13 @@ std::string context(const Algorithm &a, const Request &q)
     return os.str();
 }
 
+bool pruning_applies(const Algorithm &a)
+{
+    return a.name == "hierarchical" && a.collective != Collective::kGather &&
+           a.collective != Collective::kScatter &&
+           a.collective != Collective::kAllgather;
+}
+
 void check_one(const Algorithm &a, const Request &q)
 {
     const ucg::plan::Plan plan = a.build(q);
@@ -120,9 +127,18 @@ void check_one(const Algorithm &a, const Request &q)
     for (int r : {q.root, q.nranks - 1}) {
         Request one = q;
         one.only_rank = r;
-        if (!(a.build(one) == ucg::plan::project(plan, r))) {
+        const auto projected = ucg::plan::project(plan, r);
+        if (!(a.build(one) == projected)) {
             FAIL(context(a, q) << ": one-rank build of rank " << r
                                << " differs from the projection");
+        }
+        if (pruning_applies(a)) {
+            one.levels = ucg::algorithms::levels_for_rank(
+                q.levels, r, rooted(a.collective) ? q.root : -1);
+            if (!a.applicable(one) || !(a.build(one) == projected)) {
+                FAIL(context(a, q) << ": one-rank build of rank " << r
+                                   << " from pruned levels differs");
+            }
         }
     }
 }
