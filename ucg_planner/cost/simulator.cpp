@@ -281,9 +281,15 @@ void Sim::on_send(int op, double t)
     }
     start_[size_t(op)] = s;
     const double injected = s + l.overhead_ns + m * l.ns_per_byte;
+    // Across switches the slower of NIC and uplink sets the byte rate.
+    const double uplink_extra =
+        m * std::max(0.0, cfg_.uplink_ns_per_byte - l.ns_per_byte);
     for (int k = first; k < last; ++k) {
         int msg = out_msgs_[size_t(k)];
-        push(injected + link(r, msgs_[size_t(msg)].to).latency_ns, kLand, msg);
+        int to = msgs_[size_t(msg)].to;
+        push(injected + link(r, to).latency_ns +
+                 (cross_switch(r, to) ? uplink_extra : 0.0),
+             kLand, msg);
     }
     push(injected, kDone, op);
 }

@@ -31,7 +31,8 @@ namespace ucg::cost {
  *   copy/reduce CPU busy m * copy_ns_per_byte (or reduce_ns_per_byte).
  *   uplinks    when uplink_ns_per_byte > 0, a message between switches also
  *              holds the sender's switch uplink and the receiver's switch
- *              downlink for m * uplink_ns_per_byte.
+ *              downlink for m * uplink_ns_per_byte, and its bytes move at
+ *              the slower of G and uplink_ns_per_byte.
  * The alpha-beta model is L = alpha, o = 0, g = alpha, G = beta.
  */
 struct SimConfig {

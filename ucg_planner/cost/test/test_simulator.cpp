@@ -152,3 +152,34 @@ TEST_CASE("unmatched messages and deadlocks are reported", "[cost][sim]")
     REQUIRE(!dead.ok());
     CHECK_THAT(dead.error().message, Catch::Contains("deadlock"));
 }
+
+TEST_CASE("shared uplinks slow and serialise messages between switches",
+          "[cost][sim]")
+{
+    auto topo = topology::make_synthetic("racks=2,nodes=2,ppn=1");
+    REQUIRE(topo.ok());
+    // Hosts 0,1 on switch 0 each send 1 MB to hosts 2,3 on switch 1.
+    PlanBuilder pb(Collective::kBcast, 4, 0, 1);
+    pb.xfer(0, 2, 0, {place(0, 0)}, {place(2, 0)});
+    pb.xfer(1, 3, 0, {place(1, 1)}, {place(3, 0)});
+    // Then rank 2 answers on a by now idle uplink.
+    pb.xfer(2, 0, 1, {place(2, 0)}, {chunks(Buffer::kScratch, 0, 0)});
+    pb.scratch(0, 1);
+    plan::Plan p = pb.take("pairs");
+    const double mb = 1 << 20;
+    SimConfig cfg;
+    cfg.count = 1 << 20;
+    auto open = simulate(p, Fabric{&*topo, {}}, cfg);
+    cfg.uplink_ns_per_byte = 1.0;
+    auto shared = simulate(p, Fabric{&*topo, {}}, cfg);
+    REQUIRE(open.ok());
+    REQUIRE(shared.ok());
+    const topology::LinkCost &l = topo->link(0, 2);
+    CHECK(open->finish_ns[3] ==
+          Approx(2 * l.overhead_ns + l.latency_ns + mb * l.ns_per_byte));
+    // Two messages through one 1 ns/B uplink: the second lands after 2 MB.
+    CHECK(shared->makespan_ns >= 2 * mb * 1.0);
+    CHECK(shared->finish_ns[2] >= mb * 1.0);
+    // Rank 2's answer starts after 1 MB and needs another 1 MB of uplink.
+    CHECK(shared->finish_ns[0] >= 2 * mb * 1.0);
+}
