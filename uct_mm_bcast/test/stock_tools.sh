@@ -29,15 +29,17 @@ free_port() {
 }
 
 # perftest <args...>: server and client on localhost, both must succeed.
+# UCT mode (-d memory -x mm_bcast) unless UCP=1 (UCX_TLS=mm_bcast only).
 perftest() {
-    local port out
+    local port out tl_args=(-d memory -x mm_bcast)
+    [[ ${UCP:-0} == 1 ]] && tl_args=()
     port=$(free_port)
-    LD_PRELOAD=$lib timeout 60 ucx_perftest -d memory -x mm_bcast -p "$port" \
-        "$@" >/dev/null 2>&1 &
+    LD_PRELOAD=$lib UCX_TLS=mm_bcast timeout 60 ucx_perftest "${tl_args[@]}" \
+        -p "$port" "$@" >/dev/null 2>&1 &
     local server=$!
     for _ in $(seq 50); do
-        out=$(LD_PRELOAD=$lib timeout 60 ucx_perftest -d memory -x mm_bcast \
-              -p "$port" "$@" localhost 2>&1) && break
+        out=$(LD_PRELOAD=$lib UCX_TLS=mm_bcast timeout 60 ucx_perftest \
+              "${tl_args[@]}" -p "$port" "$@" localhost 2>&1) && break
         sleep 0.1
     done
     wait "$server" || fail "server: ucx_perftest $*"
@@ -51,4 +53,7 @@ perftest -t am_bw -n 3000
 perftest -t am_bw -D bcopy -s 8000 -n 500
 perftest -t am_lat -D zcopy -s 65536 -n 100
 perftest -t am_bw -D zcopy -s 262144 -n 100
+# UCP over mm_bcast alone: wireup reaches a receiver with no ep yet.
+UCP=1 perftest -t tag_lat -n 300
+UCP=1 perftest -t tag_bw -s 1000000 -n 20
 echo "PASS"
