@@ -23,6 +23,27 @@ namespace ucg_mm_bench {
 namespace {
 
 constexpr uint8_t kAmId = 7;
+constexpr double kSpinUs = 5; ///< busy-poll this long before sched_yield
+
+// Time-based spin budget, the same for every transport whatever its
+// progress costs: more ranks than cores need the yields.
+class Spinner {
+  public:
+    void idle()
+    {
+        const double now = now_us();
+        if (start_ == 0) {
+            start_ = now;
+        } else if (now - start_ > kSpinUs) {
+            sched_yield();
+            start_ = 0;
+        }
+    }
+    void busy() { start_ = 0; }
+
+  private:
+    double start_ = 0;
+};
 
 struct RxState {
     Board *board;
@@ -61,6 +82,7 @@ void comp_noop(uct_completion_t *) {}
 void send_one(UctIface &u, uct_ep_h ep, const unsigned char *data,
               std::size_t len)
 {
+    Spinner full;
     for (;;) {
         ucs_status_t st;
         if (len <= u.attr.cap.am.max_short) {
@@ -78,11 +100,10 @@ void send_one(UctIface &u, uct_ep_h ep, const unsigned char *data,
                           1};
             st = uct_ep_am_zcopy(ep, kAmId, nullptr, 0, &iov, 1, 0, &comp);
             if (st == UCS_INPROGRESS) {
-                unsigned spins = 0;
+                Spinner spin;
                 while (comp.count != 0) {
-                    if (uct_worker_progress(u.worker) == 0 && ++spins > 200) {
-                        sched_yield(); // the receivers need the CPU
-                        spins = 0;
+                    if (uct_worker_progress(u.worker) == 0) {
+                        spin.idle(); // the receivers need the CPU
                     }
                 }
                 return;
@@ -96,6 +117,7 @@ void send_one(UctIface &u, uct_ep_h ep, const unsigned char *data,
             _exit(2);
         }
         uct_worker_progress(u.worker);
+        full.idle(); // the receivers must run to make room
     }
 }
 
@@ -118,13 +140,10 @@ void root_loop(UctIface &u, const std::vector<uct_ep_h> &eps, bool fragment,
             }
         }
         target += static_cast<std::uint64_t>(n - 1);
-        unsigned spins = 0;
+        Spinner spin;
         while (b->done.load(std::memory_order_acquire) < target) {
             uct_worker_progress(u.worker);
-            if (++spins > 200) {
-                sched_yield(); // more ranks than cores
-                spins = 0;
-            }
+            spin.idle(); // more ranks than cores
         }
         if (it >= warmup && samples < kMaxSamples) {
             b->samples_us[samples++] = now_us() - t0;
@@ -135,11 +154,12 @@ void root_loop(UctIface &u, const std::vector<uct_ep_h> &eps, bool fragment,
 
 void rx_loop(UctIface &u, RxState *rx, std::uint64_t expect)
 {
-    unsigned idle = 0;
+    Spinner spin;
     while (rx->messages < expect) {
-        if (uct_worker_progress(u.worker) == 0 && ++idle > 200) {
-            sched_yield();
-            idle = 0;
+        if (uct_worker_progress(u.worker) == 0) {
+            spin.idle();
+        } else {
+            spin.busy();
         }
     }
 }
