@@ -133,6 +133,9 @@ double run_p2p(bench::PosixRank &p, int rank, int n, std::size_t bytes,
         }
     }
     const double t = (now_us() - t0) / static_cast<double>(iters);
+    if (rank != 0) {
+        p.drain(iters);
+    }
     barrier(sh, n, gen);
     return t;
 }

@@ -137,6 +137,15 @@ void PosixRank::reset()
     got_.assign(kWindow, 0);
 }
 
+void PosixRank::drain(uint64_t iters)
+{
+    uct_mm_incast::Backoff backoff;
+    while (credits_ < iters) {
+        progress();
+        backoff.pause();
+    }
+}
+
 ucs_status_t PosixRank::on_data(void *arg, void *data, size_t length, unsigned)
 {
     auto *self = static_cast<PosixRank *>(arg);

@@ -37,6 +37,9 @@ class PosixRank {
     /// One incast as a sender.
     void send_incast(uint64_t k, std::size_t bytes, int root, const void *data);
     void reset(); ///< between runs: forget credits and partial state
+    /// Sender, after a run: waits for the credits of all `iters` incasts,
+    /// so none arrives during the next run.
+    void drain(uint64_t iters);
 
   private:
     static ucs_status_t on_data(void *arg, void *data, size_t length,
