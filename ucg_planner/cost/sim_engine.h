@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Internal to cost/: the simulator's state (flattened ops, matched
+// messages, resources) shared by its setup and its event loop.
+#pragma once
+
+#include "cost/simulator.h"
+
+#include <queue>
+#include <tuple>
+
+namespace ucg::cost::detail {
+
+using plan::OpKind;
+
+enum EvType : uint32_t { kDone = 0, kDeliver = 1, kLand = 2, kReady = 3 };
+
+struct Event {
+    double t;
+    uint64_t key; // id << 2 | type: ties go by type, then id
+    bool operator>(const Event &o) const
+    {
+        return t > o.t || (t == o.t && key > o.key);
+    }
+};
+
+struct Msg {
+    int send = -1; // flat op ids
+    int recv = -1;
+    int to = -1; // receiving rank
+};
+
+/// One end of a message, for matching by sorting.
+struct End {
+    int sender, receiver, channel, tag, op;
+    auto key() const { return std::tie(sender, receiver, channel, tag); }
+    bool operator<(const End &o) const
+    {
+        return std::tie(sender, receiver, channel, tag, op) <
+               std::tie(o.sender, o.receiver, o.channel, o.tag, o.op);
+    }
+};
+
+class Sim {
+  public:
+    Sim(const plan::Plan &p, const Fabric &f, const SimConfig &c)
+        : plan_(p), fabric_(f), cfg_(c)
+    {
+    }
+    Result<SimResult> run();
+
+  private:
+    Result<void> flatten();
+    Result<void> match();
+    std::string where(int op) const;
+    const topology::LinkCost &link(int a, int b) const
+    {
+        return fabric_.topo ? fabric_.topo->link(a, b) : fabric_.uniform;
+    }
+    int host(int r) const
+    {
+        return fabric_.topo ? fabric_.topo->host_of(r) : r;
+    }
+    bool cross_switch(int a, int b) const
+    {
+        return cfg_.uplink_ns_per_byte > 0 && fabric_.topo &&
+               fabric_.topo->switch_of(a) != fabric_.topo->switch_of(b);
+    }
+    void push(double t, EvType type, int id)
+    {
+        heap_.push({t, (uint64_t(id) << 2) | type});
+    }
+    void on_ready(int op, double t);
+    void on_send(int op, double t);
+    void on_land(int msg, double t);
+    void on_deliver(int msg, double t);
+    void on_done(int op, double t);
+    void complete_recv(int op, double t);
+
+    const plan::Plan &plan_;
+    const Fabric &fabric_;
+    const SimConfig &cfg_;
+    // Flat ops.
+    std::vector<int> rank_of_, index_of_, offset_;
+    std::vector<double> bytes_;
+    std::vector<int> deps_left_, msgs_left_, gate_;
+    std::vector<double> ready_, deliver_, start_, end_;
+    std::vector<int> dependents_, dep_begin_; // CSR
+    std::vector<int> out_msgs_, out_begin_;   // CSR: messages of a send
+    std::vector<Msg> msgs_;
+    // Resources: free-at times.
+    std::vector<double> cpu_, port_tx_, port_rx_, nic_tx_, nic_rx_;
+    std::vector<double> up_tx_, up_rx_;
+    std::priority_queue<Event, std::vector<Event>, std::greater<>> heap_;
+};
+
+inline const plan::Op &op_at(const plan::Plan &p, int rank, int index)
+{
+    return p.ranks[size_t(rank)].ops[size_t(index)];
+}
+
+} // namespace ucg::cost::detail
