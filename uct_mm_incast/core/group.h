@@ -15,6 +15,14 @@
 
 namespace uct_mm_incast {
 
+/// BATCHED and CENTRALIZED give each sender a slot; the others share one
+/// reduce buffer.
+inline bool is_slot_mode(uct_mm_incast_mode_t mode)
+{
+    return (mode == UCT_MM_INCAST_MODE_BATCHED) ||
+           (mode == UCT_MM_INCAST_MODE_CENTRALIZED);
+}
+
 struct GroupConfig {
     std::string name;        ///< segment name, "/..." unique on the host
     uint32_t group_size = 0; ///< members, root included
