@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The selector: rules first, then the analytic cost model over the flat
-// algorithms and the per-level hierarchical composition.
+// algorithms and the per-level hierarchical composition (decide.cpp).
 #include "select/selector.h"
 
 #include "select/compose.h"
+#include "select/decide.h"
 #include "select/level_cost.h"
 
 #include <algorithm>
@@ -13,135 +14,11 @@
 
 namespace ucg::select {
 
-namespace {
-
-using algorithms::LevelChoice;
 using algorithms::Shape;
+using detail::decide_hierarchical;
+using detail::find_rule;
+using detail::level_infos;
 using plan::Collective;
-using topology::LevelKind;
-
-constexpr int kMaxSegments = 64;
-constexpr double kMinChunkBytes = 256;
-
-struct LevelInfo {
-    LevelKind kind;
-    int groups;
-    int max_group;
-    int participants;
-    cost::AlphaBeta ab;
-    bool one_host;
-    double per_msg_ns; ///< max(o, g): a receiver's cost per extra message
-};
-
-std::vector<LevelInfo>
-level_infos(const topology::Topology &topo,
-            const std::vector<topology::Partition> &parts)
-{
-    std::vector<LevelInfo> out;
-    for (const auto &p : parts) {
-        LevelInfo li{p.kind,
-                     int(p.groups.size()),
-                     0,
-                     p.participants,
-                     cost::alpha_beta(p.link),
-                     true,
-                     std::max(p.link.overhead_ns, p.link.gap_ns)};
-        for (const auto &g : p.groups) {
-            li.max_group = std::max(li.max_group, int(g.ranks.size()));
-            for (int r : g.ranks) {
-                li.one_host =
-                    li.one_host && topo.host_of(r) == topo.host_of(g.ranks[0]);
-            }
-        }
-        out.push_back(li);
-    }
-    return out;
-}
-
-Result<Shape> shape_from_name(std::string_view name)
-{
-    for (Shape s : {Shape::kLinear, Shape::kKnomial, Shape::kChain,
-                    Shape::kBinary, Shape::kShm, Shape::kMcast}) {
-        if (name == shape_name(s)) {
-            return s;
-        }
-    }
-    return fail("unknown level shape '" + std::string(name) +
-                "' (expected linear, knomial, chain, binary_tree, shm, mcast "
-                "or auto)");
-}
-
-std::string rule_reason(const RuleSet &set, const Rule &r)
-{
-    return set.origin + " rule '" + r.text + "'";
-}
-
-/// First matching rule of the user's set, then of the built-in set.
-const Rule *find_rule(const RuleSet &user, Collective c,
-                      std::optional<LevelKind> l, uint64_t bytes, int n,
-                      std::string *reason)
-{
-    for (const RuleSet *set : {&user, &builtin_rules()}) {
-        if (const Rule *r = set->find(c, l, bytes, n)) {
-            *reason = rule_reason(*set, *r);
-            return r;
-        }
-    }
-    return nullptr;
-}
-
-/// Per-level shape candidates for one chunk size; picks the cheapest of
-/// latency + (C-1) stage. Returns the cost pair of the pick.
-struct Pick {
-    LevelChoice how;
-    std::string name;
-    ShapeCost cost;
-    std::string reason = "cost model";
-};
-
-Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
-                bool top_rk, const Rule *forced, const std::string &why)
-{
-    auto eval = [&](Shape s, int k) {
-        ShapeCost u =
-            up ? shape_cost(s, k, li.max_group, b, li.ab, true) : ShapeCost{};
-        ShapeCost d = down ? shape_cost(s, k, li.max_group, b, li.ab, false)
-                           : ShapeCost{};
-        return ShapeCost{u.latency_ns + d.latency_ns,
-                         std::max(u.stage_ns, d.stage_ns)};
-    };
-    auto total = [c](const ShapeCost &s) {
-        return s.latency_ns + (c - 1) * s.stage_ns;
-    };
-    std::vector<Pick> cands;
-    if (forced != nullptr && forced->algorithm != "auto") {
-        Shape s = shape_from_name(forced->algorithm).value();
-        int k = forced->radix > 0 ? forced->radix : 2;
-        return {{s, k}, shape_name(s), eval(s, k), why};
-    }
-    for (auto [s, k] :
-         std::vector<std::pair<Shape, int>>{{Shape::kLinear, 2},
-                                            {Shape::kKnomial, 2},
-                                            {Shape::kKnomial, 4},
-                                            {Shape::kKnomial, 8},
-                                            {Shape::kChain, 2},
-                                            {Shape::kBinary, 2}}) {
-        cands.push_back({{s, k}, shape_name(s), eval(s, k)});
-    }
-    if (li.one_host) {
-        cands.push_back({{Shape::kShm, 2}, "shm", eval(Shape::kShm, 2)});
-    }
-    if (top_rk) {
-        double t = cost::knomial_rounds(li.max_group, 2) * li.ab.message_ns(b);
-        cands.push_back({{Shape::kKnomial, 2}, "recursive_doubling", {t, t}});
-    }
-    return *std::min_element(cands.begin(), cands.end(),
-                             [&](const Pick &a, const Pick &z) {
-                                 return total(a.cost) < total(z.cost);
-                             });
-}
-
-} // namespace
 
 const char *shape_name(Shape shape)
 {
@@ -166,139 +43,6 @@ Selector::Selector(const topology::Topology &topo, RuleSet user)
     : topo_(topo), user_(std::move(user))
 {
 }
-
-namespace {
-
-/// k-nomial gather of `held` bytes per member over a group of n: rounds
-/// of alpha, k-1 messages per round at the parent, every byte into the
-/// leader once.
-double gather_level_ns(const LevelInfo &li, int k, double held)
-{
-    const int rounds = cost::knomial_rounds(li.max_group, k);
-    const int extra = std::min(k, li.max_group) - 2;
-    return rounds * (li.ab.alpha_ns + extra * li.per_msg_ns) +
-           double(li.max_group - 1) * held * li.ab.beta_ns_per_byte;
-}
-
-/// Leader gather/scatter: per level the radix (2, 4, 8 or linear) by
-/// gather_level_ns, unless a level rule names knomial[:radix=k] or linear.
-Result<void> decide_leader_gather(const std::vector<LevelInfo> &infos,
-                                  const RuleSet &user, Decision &d)
-{
-    const double p = double(infos.empty() ? 1 : infos[0].participants);
-    double t = 0;
-    for (const LevelInfo &li : infos) {
-        const double held = p / li.participants * double(d.bytes);
-        const int n = std::max(li.max_group, 2);
-        std::string why;
-        const Rule *r =
-            find_rule(user, d.collective, li.kind, d.bytes, li.max_group, &why);
-        std::vector<int> radixes = {2, 4, 8, n};
-        if (r != nullptr && r->algorithm != "auto") {
-            if (r->algorithm != "knomial" && r->algorithm != "linear") {
-                return fail(why + ": expected knomial, linear or auto for a "
-                                  "gather/scatter level");
-            }
-            radixes = {r->algorithm == "linear" ? n : std::max(r->radix, 2)};
-        } else {
-            why = "cost model";
-        }
-        int best_k = radixes[0];
-        for (int k : radixes) {
-            if (gather_level_ns(li, k, held) <
-                gather_level_ns(li, best_k, held)) {
-                best_k = k;
-            }
-        }
-        const double lt = gather_level_ns(li, best_k, held);
-        t += lt;
-        d.levels.push_back({li.kind,
-                            li.groups,
-                            li.max_group,
-                            {best_k >= n ? "linear" : "knomial",
-                             std::min(best_k, n), 1, lt, why}});
-    }
-    d.chosen.predicted_ns = t;
-    d.custom_builder = true;
-    return {};
-}
-
-/// The hierarchical plan: per-level shapes and a segment count for
-/// bcast/reduce/allreduce/barrier; leader gather/scatter otherwise.
-Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
-                                 const RuleSet &user, const Rule *whole,
-                                 Decision &d)
-{
-    const Collective c = d.collective;
-    const double s = c == Collective::kBarrier ? 0 : double(d.bytes);
-    if (c == Collective::kGather || c == Collective::kScatter) {
-        return decide_leader_gather(infos, user, d);
-    }
-    for (const LevelInfo &li : infos) { // validate level rules up front
-        std::string why;
-        const Rule *r =
-            find_rule(user, c, li.kind, d.bytes, li.max_group, &why);
-        if (r != nullptr && r->algorithm != "auto") {
-            if (auto sh = shape_from_name(r->algorithm); !sh) {
-                return fail(why + ": " + sh.error().message);
-            }
-        }
-    }
-    const bool up = c != Collective::kBcast;
-    const bool down = c != Collective::kReduce;
-    const bool rk_top = up && down;
-    int max_c = int(
-        std::clamp(std::floor(s / kMinChunkBytes), 1.0, double(kMaxSegments)));
-    int fixed_c = 0;
-    if (whole != nullptr && whole->segments > 0) {
-        fixed_c = whole->segments;
-    } else if (whole != nullptr && whole->segment_bytes > 0) {
-        fixed_c =
-            int(std::max(1.0, std::ceil(s / double(whole->segment_bytes))));
-    }
-    double best = std::numeric_limits<double>::infinity();
-    for (int nc = fixed_c ? fixed_c : 1; nc <= (fixed_c ? fixed_c : max_c);
-         nc *= 2) {
-        const double b = s / nc;
-        std::vector<Pick> picks;
-        double lat = 0, stage = 0;
-        for (size_t l = 0; l < infos.size(); ++l) {
-            std::string why;
-            const Rule *r = find_rule(user, c, infos[l].kind, d.bytes,
-                                      infos[l].max_group, &why);
-            bool top = l + 1 == infos.size();
-            picks.push_back(
-                pick_level(infos[l], b, nc, up, down, top && rk_top, r, why));
-            lat += picks.back().cost.latency_ns;
-            stage = std::max(stage, picks.back().cost.stage_ns);
-        }
-        double t = lat + (nc - 1) * stage;
-        if (t < best) {
-            best = t;
-            d.levels.clear();
-            d.request.per_level.clear();
-            d.request.top = "knomial";
-            for (size_t l = 0; l < infos.size(); ++l) {
-                const Pick &pk = picks[l];
-                d.levels.push_back({infos[l].kind,
-                                    infos[l].groups,
-                                    infos[l].max_group,
-                                    {pk.name, pk.how.radix, nc,
-                                     pk.cost.latency_ns, pk.reason}});
-                d.request.per_level.push_back(pk.how);
-                if (pk.name == "recursive_doubling") {
-                    d.request.top = "recursive_doubling";
-                }
-            }
-            d.request.segments = nc;
-        }
-    }
-    d.chosen.segments = d.request.segments;
-    d.chosen.predicted_ns = best;
-    return {};
-}
-
-} // namespace
 
 Result<Decision> Selector::select(const SelectOptions &opts) const
 {

@@ -135,18 +135,25 @@ TEST_CASE("leader gather beats flat binomial gather across racks",
           "[select][sim]")
 {
     // Seed 000's two-level tree: ranks scattered over two switches.
-    auto t = synth("racks=2,nodes=4,ppn=4,order=roundrobin");
-    auto flat_levels = levels_from_topology(synth("nodes=1,ppn=32"), 0);
-    auto flat = build_leader_gather(Collective::kGather, 32, 0, flat_levels);
-    auto topo = build_leader_gather(Collective::kGather, 32, 0,
-                                    levels_from_topology(t, 0));
+    auto t = synth("racks=2,nodes=8,ppn=4,order=random,seed=3");
+    t.set_link_cost(LevelKind::kSwitch, {1440, 300, 300, 0.5});
+    t.set_link_cost(LevelKind::kWorld, {1850, 300, 300, 0.5});
+    algorithms::Group all;
+    for (int r = 0; r < 64; ++r) {
+        all.push_back(r);
+    }
+    auto flat = build_leader_gather(Collective::kGather, 64, 0, {{all}});
+    Decision d = pick(t, "", Collective::kGather, 1024);
+    REQUIRE(d.custom_builder);
+    auto topo = Selector(t, {}).build(d, std::nullopt);
+    REQUIRE(topo.ok());
     REQUIRE(plan::validate(flat).empty());
-    REQUIRE(plan::check_symbolic(topo).empty());
+    REQUIRE(plan::check_symbolic(*topo).empty());
     cost::SimConfig cfg;
-    cfg.count = 1 << 14;
-    cfg.uplink_ns_per_byte = 0.4;
+    cfg.count = 1024;
+    cfg.uplink_ns_per_byte = 0.25;
     auto tf = cost::simulate(flat, cost::Fabric{&t, {}}, cfg);
-    auto tt = cost::simulate(topo, cost::Fabric{&t, {}}, cfg);
+    auto tt = cost::simulate(*topo, cost::Fabric{&t, {}}, cfg);
     REQUIRE(tf.ok());
     REQUIRE(tt.ok());
     CHECK(tt->makespan_ns < 0.8 * tf->makespan_ns);

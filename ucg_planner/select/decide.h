@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Internal to select/: what the selector knows per level and the
+// hierarchical decision (per-level shapes and segment count, or the leader
+// gather/scatter radixes).
+#pragma once
+
+#include "cost/formulas.h"
+#include "select/selector.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ucg::select::detail {
+
+struct LevelInfo {
+    topology::LevelKind kind;
+    int groups;
+    int max_group;
+    int participants;
+    cost::AlphaBeta ab;
+    bool one_host;
+    double per_msg_ns; ///< max(o, g): a receiver's cost per extra message
+};
+
+std::vector<LevelInfo>
+level_infos(const topology::Topology &topo,
+            const std::vector<topology::Partition> &parts);
+
+/// First matching rule of the user's set, then of the built-in set; its
+/// origin and text go to *reason.
+const Rule *find_rule(const RuleSet &user, plan::Collective c,
+                      std::optional<topology::LevelKind> l, uint64_t bytes,
+                      int n, std::string *reason);
+
+/// Fills d.levels, d.request (per_level, top, segments) and the predicted
+/// time; `whole` is the rule that asked for hierarchical (may be null).
+Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
+                                 const RuleSet &user, const Rule *whole,
+                                 Decision &d);
+
+} // namespace ucg::select::detail
