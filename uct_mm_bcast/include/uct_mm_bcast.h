@@ -34,7 +34,8 @@ enum uct_mm_bcast_group_params_field {
 typedef struct uct_mm_bcast_group_params {
     /** Mask of enum uct_mm_bcast_group_params_field. */
     uint64_t field_mask;
-    /** Tells apart groups with the same members (e.g. a communicator id). */
+    /** Tells apart groups with the same members (e.g. a communicator id);
+     *  unique among the live groups whose member 0 is the same iface. */
     uint64_t group_key;
     /** This process's index in the group, < group_size. */
     unsigned member_index;
