@@ -47,12 +47,16 @@ struct Request {
     int radix = 2;    // k of k-nomial trees and recursive k-ing
     int segments = 1; // pipeline depth; plans hold segments or P*segments
                       // chunks (see plan.h)
-    std::optional<int> only_rank;           // build one rank's program only
-    Levels levels;                          // hierarchical only
-    std::vector<LevelChoice> per_level;     // hierarchical: one per level (the
-                                            // last entry is reused); top level
-                                            // uses `top`
-    std::string top = "recursive_doubling"; // hierarchical allreduce top
+    std::optional<int> only_rank;       // build one rank's program only
+    Levels levels;                      // hierarchical only
+    std::vector<LevelChoice> per_level; // hierarchical: one per level (the
+                                        // last entry is reused); top level
+                                        // uses `top`
+    // Hierarchical allreduce/barrier among the top group: "recursive_doubling"
+    // or "recursive_k" (radix), anything else: reduce then bcast with the
+    // top group's LevelChoice (per_level at its level index, else the
+    // last entry).
+    std::string top = "recursive_doubling";
 };
 
 struct Algorithm {

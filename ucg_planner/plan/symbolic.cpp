@@ -110,6 +110,9 @@ void run(const Plan &plan, Machine &mach)
         if (is_send(op.kind)) {
             auto vals = mach.read(x.rank, op.src);
             for (std::size_t k = 0; k < ids.size(); ++k) {
+                if (ids[k] < 0) {
+                    continue;
+                }
                 auto &msg = msgs[static_cast<std::size_t>(ids[k])];
                 if (k + 1 == ids.size()) {
                     msg = std::move(vals);
@@ -120,6 +123,9 @@ void run(const Plan &plan, Machine &mach)
         } else if (is_recv(op.kind)) {
             const bool reduce = is_reducing(op.kind);
             for (int id : ids) {
+                if (id < 0) {
+                    continue; // unmatched: validate() reports it
+                }
                 mach.write(x.rank, op.dst, msgs[static_cast<std::size_t>(id)],
                            reduce);
                 msgs[static_cast<std::size_t>(id)].clear();
