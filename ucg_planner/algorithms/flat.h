@@ -28,6 +28,7 @@ Plan build_two_tree_bcast(const Request &q, std::string_view name);
 
 // ring.cpp
 Plan build_ring(const Request &q, std::string_view name);
+// rabenseifner.cpp: allreduce and reduce.
 Plan build_rabenseifner(const Request &q, std::string_view name);
 
 // exchange.cpp: linear (direct), pairwise and Bruck exchanges.

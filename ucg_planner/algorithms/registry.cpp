@@ -71,6 +71,9 @@ void add_rooted(Table &t)
           tree(build_tree_reduce, Shape::kBinary));
     t.add(r, "shm", "one shm many-to-one op per chunk (one node)", always,
           tree(build_tree_reduce, Shape::kShm));
+    t.add(r, "rabenseifner",
+          "recursive halving reduce-scatter, binomial gather of the pieces",
+          always, build_rabenseifner);
     auto g = [](int radix) {
         return [radix](const Request &q, std::string_view n) {
             return build_knomial_gather(q, radix > 0 ? radix : q.radix, n);

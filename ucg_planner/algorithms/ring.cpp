@@ -1,17 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Ring (allreduce, allgather, reduce_scatter) and Rabenseifner (allreduce).
+// Ring allreduce, allgather and reduce_scatter.
 //
 // Ring idea: the data is cut into P pieces (allreduce: P*S chunks, piece j
 // = chunks [jS, (j+1)S); allgather/reduce_scatter: the P blocks). In
 // reduce-scatter step t rank r passes one piece to r+1 and reduces the
 // piece coming from r-1; after P-1 steps each rank owns one reduced piece.
 // Allgather passes owned pieces around the ring for P-1 more steps.
-// Rabenseifner: recursive halving reduce-scatter (step i exchanges half of
-// the remaining range with rank v ^ 2^(d-1-i)), then recursive doubling
-// allgather; ranks beyond the largest power of two fold in first.
 // Cost (m bytes per rank): ring allreduce 2(P-1)(alpha + beta m/P), ring
-// allgather and reduce_scatter (P-1)(alpha + beta m); Rabenseifner
-// 2 log2 P alpha + 2 (P-1)/P beta m (+ 2(alpha + beta m) when folding).
+// allgather and reduce_scatter (P-1)(alpha + beta m).
 #include "algorithms/flat.h"
 
 namespace ucg::algorithms::detail {
@@ -104,60 +100,6 @@ Plan build_ring(const Request &q, std::string_view name)
     default:
         return ring_allreduce(q, name);
     }
-}
-
-Plan build_rabenseifner(const Request &q, std::string_view name)
-{
-    const int n = q.nranks, s = q.segments;
-    int pk = 1;
-    while (pk * 2 <= n) {
-        pk *= 2;
-    }
-    const int nc = pk * s;
-    PlanBuilder pb(Collective::kAllreduce, n, 0, nc, q.only_rank);
-    auto pieces = [s](int lo, int cnt) {
-        return std::vector<Range>{
-            plan::chunks(Buffer::kOutput, 0, lo * s, cnt * s)};
-    };
-    for (int r = 0; r < n; ++r) {
-        pb.copy(r, {plan::chunks(Buffer::kInput, 0, 0, nc)}, pieces(0, pk));
-    }
-    for (int v = pk; v < n; ++v) {
-        pb.xfer(v, v - pk, 0, pieces(0, pk), pieces(0, pk), true);
-    }
-    std::vector<int> lo(static_cast<std::size_t>(pk), 0);
-    int cnt = pk, step = 1;
-    for (int mask = pk / 2; mask >= 1; mask /= 2, ++step) {
-        const int half = cnt / 2;
-        std::vector<int> next = lo;
-        for (int v = 0; v < pk; ++v) {
-            const int u = v ^ mask;
-            const int l = lo[static_cast<std::size_t>(v)];
-            // v keeps the half on its side of the mask bit.
-            const int keep = (v & mask) ? l + half : l;
-            const int give = (v & mask) ? l : l + half;
-            pb.xfer(v, u, step, pieces(give, half), pieces(give, half), true);
-            next[static_cast<std::size_t>(v)] = keep;
-        }
-        lo = std::move(next);
-        cnt = half;
-    }
-    for (int mask = 1; mask < pk; mask *= 2, ++step) {
-        std::vector<int> next = lo;
-        for (int v = 0; v < pk; ++v) {
-            const int u = v ^ mask;
-            const int l = lo[static_cast<std::size_t>(v)];
-            pb.xfer(v, u, step, pieces(l, cnt), pieces(l, cnt));
-            next[static_cast<std::size_t>(u)] =
-                std::min(l, lo[static_cast<std::size_t>(u)]);
-        }
-        lo = std::move(next);
-        cnt *= 2;
-    }
-    for (int v = pk; v < n; ++v) {
-        pb.xfer(v - pk, v, step, pieces(0, pk), pieces(0, pk));
-    }
-    return pb.take(describe(name, q));
 }
 
 } // namespace ucg::algorithms::detail

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Rabenseifner allreduce and reduce.
+//
+// Idea: the message is cut into P' pieces (P' the largest power of two up
+// to P; P'*S chunks). Ranks beyond P' first fold their data into rank
+// v - P'. Recursive halving reduce-scatter: at mask = P'/2, P'/4, ..., 1
+// rank v exchanges half of its remaining range with v ^ mask and reduces
+// the half it keeps; then every rank owns one reduced piece. Allreduce
+// finishes with a recursive doubling allgather (and sends the result back
+// to the folded ranks); reduce with a binomial gather of the pieces to the
+// root (relative rank 0).
+// Vocabulary: piece, range (lo, count) of pieces a rank is responsible for.
+// Cost (m bytes): 2 log2 P' alpha + 2 (P'-1)/P' beta m, plus
+// (alpha + beta m) per fold and unfold when P is not a power of two.
+#include "algorithms/flat.h"
+
+#include <algorithm>
+
+namespace ucg::algorithms::detail {
+
+namespace {
+
+struct Halving {
+    PlanBuilder &pb;
+    Team team;
+    PlaceFn place;
+    int pk, s;
+    std::vector<int> lo; // first piece of each virtual rank's range
+    int cnt;             // pieces per range
+    int step = 1;
+
+    std::vector<Range> pieces(int v, int first, int n) const
+    {
+        const Place p = place(team.at(v));
+        return {plan::chunks(p.buf, p.block, first * s, n * s)};
+    }
+    void fold(int n)
+    {
+        for (int v = pk; v < n; ++v) {
+            pb.xfer(team.at(v), team.at(v - pk), 0, pieces(v, 0, pk),
+                    pieces(v - pk, 0, pk), true);
+        }
+    }
+    void reduce_scatter()
+    {
+        for (int mask = pk / 2; mask >= 1; mask /= 2, ++step) {
+            const int half = cnt / 2;
+            std::vector<int> next = lo;
+            for (int v = 0; v < pk; ++v) {
+                const int l = lo[static_cast<std::size_t>(v)];
+                // v keeps the half on its side of the mask bit.
+                const int give = (v & mask) ? l : l + half;
+                pb.xfer(team.at(v), team.at(v ^ mask), step,
+                        pieces(v, give, half), pieces(v ^ mask, give, half),
+                        true);
+                next[static_cast<std::size_t>(v)] = (v & mask) ? l + half : l;
+            }
+            lo = std::move(next);
+            cnt = half;
+        }
+    }
+    // Doubling: every rank (allgather) or only toward 0 (gather).
+    void double_up(bool to_all)
+    {
+        for (int mask = 1; mask < pk; mask *= 2, ++step) {
+            std::vector<int> next = lo;
+            for (int v = 0; v < pk; ++v) {
+                const int u = v ^ mask;
+                const bool sends = to_all || (v % (2 * mask) == mask);
+                if (!sends) {
+                    continue;
+                }
+                const int l = lo[static_cast<std::size_t>(v)];
+                pb.xfer(team.at(v), team.at(u), step, pieces(v, l, cnt),
+                        pieces(u, l, cnt));
+                next[static_cast<std::size_t>(u)] =
+                    std::min(l, lo[static_cast<std::size_t>(u)]);
+            }
+            lo = std::move(next);
+            cnt *= 2;
+        }
+    }
+};
+
+} // namespace
+
+Plan build_rabenseifner(const Request &q, std::string_view name)
+{
+    const bool all = q.collective != Collective::kReduce;
+    const int n = q.nranks, s = q.segments, root = all ? 0 : q.root;
+    int pk = 1;
+    while (pk * 2 <= n) {
+        pk *= 2;
+    }
+    PlanBuilder pb(q.collective, n, root, pk * s, q.only_rank);
+    const PlaceFn place = all ? PlaceFn(out0) : reduce_place(pb, root);
+    for (int r = 0; r < n; ++r) {
+        pb.copy(r, {plan::chunks(Buffer::kInput, 0, 0, pk * s)},
+                {at(place(r), Span{0, pk * s})});
+    }
+    Halving h{pb,    whole_team(n, root),
+              place, pk,
+              s,     std::vector<int>(static_cast<std::size_t>(pk), 0),
+              pk};
+    h.fold(n);
+    h.reduce_scatter();
+    h.double_up(all);
+    for (int v = pk; all && v < n; ++v) {
+        pb.xfer(h.team.at(v - pk), h.team.at(v), h.step,
+                h.pieces(v - pk, 0, pk), h.pieces(v, 0, pk));
+    }
+    return pb.take(describe(name, q));
+}
+
+} // namespace ucg::algorithms::detail
