@@ -30,6 +30,7 @@ Plan build_two_tree_bcast(const Request &q, std::string_view name);
 Plan build_ring(const Request &q, std::string_view name);
 // rabenseifner.cpp: allreduce and reduce.
 Plan build_rabenseifner(const Request &q, std::string_view name);
+Plan build_halving_reduce_scatter(const Request &q, std::string_view name);
 
 // exchange.cpp: linear (direct), pairwise and Bruck exchanges.
 Plan build_direct(const Request &q, std::string_view name);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Rabenseifner allreduce and reduce.
+// Rabenseifner allreduce and reduce; recursive halving reduce_scatter.
 //
 // Idea: the message is cut into P' pieces (P' the largest power of two up
 // to P; P'*S chunks). Ranks beyond P' first fold their data into rank
@@ -8,7 +8,9 @@
 // the half it keeps; then every rank owns one reduced piece. Allreduce
 // finishes with a recursive doubling allgather (and sends the result back
 // to the folded ranks); reduce with a binomial gather of the pieces to the
-// root (relative rank 0).
+// root (relative rank 0). Reduce_scatter runs the halving alone over
+// virtual pieces j = blocks {j, j + P'}; rank v ends with piece v and
+// hands block v + P' to the folded rank v + P'.
 // Vocabulary: piece, range (lo, count) of pieces a rank is responsible for.
 // Cost (m bytes): 2 log2 P' alpha + 2 (P'-1)/P' beta m, plus
 // (alpha + beta m) per fold and unfold when P is not a power of two.
@@ -108,6 +110,56 @@ Plan build_rabenseifner(const Request &q, std::string_view name)
     for (int v = pk; all && v < n; ++v) {
         pb.xfer(h.team.at(v - pk), h.team.at(v), h.step,
                 h.pieces(v - pk, 0, pk), h.pieces(v, 0, pk));
+    }
+    return pb.take(describe(name, q));
+}
+
+Plan build_halving_reduce_scatter(const Request &q, std::string_view name)
+{
+    const int n = q.nranks, s = q.segments;
+    int pk = 1;
+    while (pk * 2 <= n) {
+        pk *= 2;
+    }
+    PlanBuilder pb(Collective::kReduceScatter, n, 0, s, q.only_rank);
+    // Blocks of virtual pieces [first, first + cnt) in a P-block buffer.
+    auto pieces = [n, pk, s](Buffer b, int first, int cnt) {
+        std::vector<Range> v{plan::chunks(b, first, 0, s, cnt)};
+        const int hi = std::min(first + cnt + pk, n);
+        if (first + pk < hi) {
+            v.push_back(plan::chunks(b, first + pk, 0, s, hi - first - pk));
+        }
+        return v;
+    };
+    const auto scr = Buffer::kScratch;
+    for (int r = 0; r < pk; ++r) {
+        pb.scratch(r, n);
+        pb.copy(r, {plan::chunks(Buffer::kInput, 0, 0, s, n)},
+                {plan::chunks(scr, 0, 0, s, n)});
+    }
+    for (int v = pk; v < n; ++v) {
+        pb.xfer(v, v - pk, 0, {plan::chunks(Buffer::kInput, 0, 0, s, n)},
+                {plan::chunks(scr, 0, 0, s, n)}, true);
+    }
+    int step = 1;
+    for (int mask = pk / 2, cnt = pk; mask >= 1; mask /= 2, ++step) {
+        cnt /= 2;
+        for (int v = 0; v < pk; ++v) {
+            // Before this step v's range starts at v with the bits below
+            // 2 * mask cleared; it keeps the half holding piece v.
+            const int l = v & ~(2 * mask - 1);
+            const int give = (v & mask) ? l : l + cnt;
+            pb.xfer(v, v ^ mask, step, pieces(scr, give, cnt),
+                    pieces(scr, give, cnt), true);
+        }
+    }
+    for (int v = 0; v < pk; ++v) {
+        pb.copy(v, {plan::chunks(scr, v, 0, s)},
+                {plan::chunks(Buffer::kOutput, 0, 0, s)});
+        if (v + pk < n) {
+            pb.xfer(v, v + pk, step, {plan::chunks(scr, v + pk, 0, s)},
+                    {plan::chunks(Buffer::kOutput, 0, 0, s)});
+        }
     }
     return pb.take(describe(name, q));
 }

@@ -163,6 +163,9 @@ void add_exchanges(Table &t)
     t.add(rs, "linear", "every rank sends block b to rank b", always,
           build_direct);
     t.add(rs, "ring", "ring, P-1 steps", always, build_ring);
+    t.add(rs, "recursive_halving",
+          "recursive halving with folding, log2 P steps", always,
+          build_halving_reduce_scatter);
 }
 
 Table make_table()
