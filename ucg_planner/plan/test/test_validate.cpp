@@ -151,3 +151,48 @@ TEST_CASE("symbolic checker reports a missing contribution", "[plan][symbolic]")
     REQUIRE(validate(p).empty());
     CHECK_FALSE(check_symbolic(p).empty());
 }
+
+TEST_CASE("validator checks one-to-many and many-to-one matching",
+          "[plan][validate]")
+{
+    ucg::algorithms::Request q;
+    q.collective = Collective::kAllreduce;
+    q.nranks = 4;
+    q.levels = ucg::algorithms::make_levels(4, {4});
+    q.per_level = {{ucg::algorithms::Shape::kShm, 2}};
+    q.top = "tree";
+    const Plan good = ucg::algorithms::build("hierarchical", q).value();
+    REQUIRE(validate(good).empty());
+    REQUIRE(check_symbolic(good).empty());
+    SECTION("an incast member that never contributes")
+    {
+        Plan p = good;
+        auto &ops = p.ranks[2].ops;
+        ops.erase(ops.begin() +
+                  static_cast<long>(first(p, 2, OpKind::kIncastSend)));
+        for (auto &op : ops) {
+            op.deps.clear();
+        }
+        CHECK(mentions(validate(p), "has no matching send from rank 2"));
+    }
+    SECTION("a bcast receiver on the wrong channel")
+    {
+        Plan p = good;
+        p.ranks[3].ops[first(p, 3, OpKind::kBcastRecv)].channel =
+            Channel::kMcast;
+        CHECK(mentions(validate(p), "rank 3"));
+    }
+    SECTION("a p2p op on a shm channel")
+    {
+        Plan p = good;
+        p.ranks[0].ops[0].channel = Channel::kShmBcast;
+        CHECK(mentions(validate(p), "channel does not fit the op"));
+    }
+}
+
+TEST_CASE("validator rejects writes to the input buffer", "[plan][validate]")
+{
+    Plan p = knomial_bcast(2, 0);
+    p.ranks[0].ops[0].dst[0].buf = Buffer::kInput;
+    CHECK(mentions(validate(p), "writes the input buffer"));
+}
