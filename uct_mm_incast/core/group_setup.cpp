@@ -184,9 +184,19 @@ ucs_status_t Group::attach(const GroupConfig &cfg)
         ucs_status_t status =
             Mapping::open_named(cfg.name, kMembersOffset, &map_);
         if (status == UCS_OK) {
-            base_ = static_cast<std::byte *>(map_.data());
-            hdr_ = reinterpret_cast<SegmentHeader *>(base_);
-            if (hdr_->magic.load(std::memory_order_acquire) == kSegmentMagic) {
+            const auto *hdr = static_cast<SegmentHeader *>(map_.data());
+            if (hdr->magic.load(std::memory_order_acquire) == kSegmentMagic) {
+                // Published: map all of it (the name stays until we join).
+                const std::size_t total =
+                    hdr->elements_offset + hdr->elements * hdr->element_bytes;
+                Mapping full;
+                status = Mapping::open_named(cfg.name, total, &full);
+                if (status != UCS_OK) {
+                    return status;
+                }
+                map_ = std::move(full);
+                base_ = static_cast<std::byte *>(map_.data());
+                hdr_ = reinterpret_cast<SegmentHeader *>(base_);
                 break;
             }
             map_.reset();

@@ -87,6 +87,7 @@ uct_component_t uct_mm_incast_component = {
  * its own md/cm tables. */
 __attribute__((constructor)) static void uct_mm_incast_register(void)
 {
+    uct_mm_incast_core_init();
     ucs_list_add_tail(&uct_mm_incast_component.tl_list, &uct_mm_incast_tl.list);
     ucs_list_add_tail(&ucs_config_global_list, &uct_mm_incast_tl.config.list);
     uct_component_register(&uct_mm_incast_component);
