@@ -83,10 +83,13 @@ void bench_one_rank(int reps)
         const topology::Topology &t = keep.back();
         std::printf(" %d ranks (%s)\n", t.size(), c.topo);
         print_stats("topology from localities (once per group)", ts, "");
-        for (auto [coll, bytes] :
-             {std::pair{Collective::kBcast, uint64_t(65536)},
-              std::pair{Collective::kAllreduce, uint64_t(65536)},
-              std::pair{Collective::kAllreduce, uint64_t(8)}}) {
+        const std::pair<Collective, uint64_t> cases[] = {
+            {Collective::kBcast, 65536},
+            {Collective::kAllreduce, 65536},
+            {Collective::kAllreduce, 8}};
+        for (const auto &cs : cases) {
+            const Collective coll = cs.first; // lambdas take no bindings
+            const uint64_t bytes = cs.second;
             select::Selector sel(t, {});
             select::Decision d;
             Stats ss = time_it(reps, [&] {
