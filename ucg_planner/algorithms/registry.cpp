@@ -96,6 +96,12 @@ void add_rooted(Table &t)
           });
     t.add(Collective::kScatter, "knomial", "k-nomial tree of radix k", always,
           s(0));
+    t.add(Collective::kGather, "hierarchical",
+          "per-level gather to leaders, leaders forward their groups' blocks",
+          has_levels, build_hier_gather);
+    t.add(Collective::kScatter, "hierarchical",
+          "per-level scatter from the root through the leaders", has_levels,
+          build_hier_scatter);
 }
 
 void add_all(Table &t)
