@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The plan simulator: seed 002's numbers from hand-built plans, NIC and
 // incast contention, the critical path, and errors.
+#include "algorithms/registry.h"
 #include "cost/formulas.h"
 #include "cost/simulator.h"
 #include "topology/synthetic.h"
@@ -182,4 +183,32 @@ TEST_CASE("shared uplinks slow and serialise messages between switches",
     CHECK(shared->finish_ns[2] >= mb * 1.0);
     // Rank 2's answer starts after 1 MB and needs another 1 MB of uplink.
     CHECK(shared->finish_ns[0] >= 2 * mb * 1.0);
+}
+
+TEST_CASE("every registry algorithm simulates without deadlock", "[cost][sim]")
+{
+    Fabric f{nullptr, topology::LinkCost{1000, 100, 100, 0.1}};
+    for (const algorithms::Algorithm &a : algorithms::registry()) {
+        for (int n : {1, 2, 3, 5, 8}) {
+            algorithms::Request q;
+            q.collective = a.collective;
+            q.nranks = n;
+            q.root = n - 1;
+            q.radix = 3;
+            q.segments = 2;
+            q.levels = algorithms::make_levels(n, {2, 2});
+            if (!a.applicable(q)) {
+                continue;
+            }
+            INFO(plan::to_string(a.collective) << " " << a.name << " P=" << n);
+            auto p = algorithms::build(a.name, q);
+            REQUIRE(p.ok());
+            SimConfig cfg;
+            cfg.count = 1000;
+            auto r = simulate(p.value(), f, cfg);
+            INFO((r.ok() ? "" : r.error().message));
+            REQUIRE(r.ok());
+            CHECK((n == 1 || r->makespan_ns > 0));
+        }
+    }
 }
