@@ -199,7 +199,7 @@ int range_slots(const std::vector<Range> &ranges);
 /* The plan with only `rank`'s program kept (what a one-rank build gives). */
 Plan project(const Plan &plan, int rank);
 
-/* Text form (printer.cpp / parser.cpp): stable, round trip exact. */
+/* Text form (text.cpp, README.md): stable, round trip exact. */
 std::string print(const Plan &plan);
 Result<Plan> parse(std::string_view text);
 
@@ -207,7 +207,8 @@ Result<Plan> parse(std::string_view text);
  * are eager (unbounded buffers), a receive completes once its message(s)
  * were sent. Checks shapes, matching, dependency order, deadlock freedom,
  * slot races and scratch/output read-before-write. Each error names the
- * rank and op index. Empty = valid. */
+ * rank and op index. Empty = valid. Validate all-rank plans: in a
+ * one-rank build the other ranks' halves of its messages are missing. */
 std::vector<std::string> validate(const Plan &plan);
 
 /* Symbolic checker (symbolic.cpp): runs the plan over multisets of
