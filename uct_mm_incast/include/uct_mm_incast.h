@@ -108,8 +108,9 @@ typedef struct uct_mm_incast_group_params {
     unsigned elements;  /**< Incasts in flight (ring depth; default: the
                              iface's UCX_MM_INCAST_ELEMENTS or 8). */
     double timeout_sec; /**< Attach timeout (default 10 s). */
-    void *iface;        /**< Optional uct_iface_h of mm_incast: source of
-                             the defaults above (its UCX_MM_INCAST_*). */
+    void *iface;        /**< Optional uct_iface_h (any transport; one of
+                             mm_incast gives the defaults above from its
+                             UCX_MM_INCAST_*, others are refused). */
 } uct_mm_incast_group_params_t;
 
 /** Opaque group handle. */

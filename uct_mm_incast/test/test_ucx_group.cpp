@@ -142,8 +142,8 @@ TEST_CASE("the public API refuses bad input with a named status",
     CHECK(uct_mm_incast_group_create(&p, &g) == UCS_ERR_INVALID_PARAM);
     p = params(name, 2, 0);
     p.field_mask |= UCT_MM_INCAST_GROUP_FIELD_IFACE;
-    int not_an_iface = 0;
-    p.iface = &not_an_iface;
+    uct_iface_t other_iface{}; // an iface of another transport
+    p.iface = &other_iface;
     CHECK(uct_mm_incast_group_create(&p, &g) == UCS_ERR_INVALID_PARAM);
     CHECK(std::string(uct_mm_incast_mode_name(UCT_MM_INCAST_MODE_ATOMIC)) ==
           "atomic");

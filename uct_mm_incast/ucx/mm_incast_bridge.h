@@ -57,6 +57,7 @@ int uct_mm_incast_fifo_tx_full(uct_mm_incast_fifo_tx_t *tx)
 void uct_mm_incast_core_init(void) UCT_MM_INCAST_NOEXCEPT;
 
 /** Group defaults from an mm_incast iface (its UCX_MM_INCAST_* config);
+ *  `iface` must be a uct_iface_h (of any transport);
  *  returns 0 when `iface` is not an mm_incast iface. Lives in the C glue. */
 int uct_mm_incast_iface_group_defaults(void *iface, int *mode_p,
                                        unsigned *elements_p,
