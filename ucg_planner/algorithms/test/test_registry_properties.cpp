@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The property suite over the registry: every applicable algorithm, group
 // size, root (sampled for large groups), chunk count and radix builds a plan
-// that validates, checks symbolically, prints and parses back, and whose
-// one-rank builds equal the projections of the all-rank build.
+// that validates, checks symbolically, prints and parses back (P = 100:
+// with one chunk count), and whose one-rank builds (also from pruned levels)
+// equal the projections of the all-rank build. Large groups sample roots
+// 0, 1, P/2, P-1 and fewer chunk counts to keep the Debug suite fast.
 #include "algorithms/registry.h"
 
 #include <catch2/catch.hpp>
@@ -114,7 +116,7 @@ bool pruning_applies(const Algorithm &a)
            a.collective != Collective::kAllgather;
 }
 
-void check_one(const Algorithm &a, const Request &q)
+void check_one(const Algorithm &a, const Request &q, bool round_trip)
 {
     const ucg::plan::Plan plan = a.build(q);
     auto errs = ucg::plan::validate(plan);
@@ -124,9 +126,11 @@ void check_one(const Algorithm &a, const Request &q)
     if (!errs.empty()) {
         FAIL(context(a, q) << ": " << errs.front());
     }
-    const auto parsed = ucg::plan::parse(ucg::plan::print(plan));
-    if (!parsed || !(parsed.value() == plan)) {
-        FAIL(context(a, q) << ": text round trip differs");
+    if (round_trip) {
+        const auto parsed = ucg::plan::parse(ucg::plan::print(plan));
+        if (!parsed || !(parsed.value() == plan)) {
+            FAIL(context(a, q) << ": text round trip differs");
+        }
     }
     for (int r : {q.root, q.nranks - 1}) {
         Request one = q;
@@ -173,7 +177,8 @@ void sweep(Collective c)
                             if (!a.applicable(q)) {
                                 continue;
                             }
-                            check_one(a, q);
+                            // Large groups: one text round trip per root.
+                            check_one(a, q, p <= 16 || segs == 1 || p == 64);
                             ++built;
                         }
                     }
