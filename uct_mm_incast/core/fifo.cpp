@@ -29,7 +29,7 @@ ucs_status_t FifoReceiver::init(uint32_t elements, std::size_t max_payload)
     auto *hdr = new (base_) FifoHeader{};
     hdr->elements = elements;
     hdr->elem_stride = stride_;
-    hdr->max_payload = stride_ - sizeof(FifoElem);
+    hdr->max_payload = max_payload; // what the iface advertises
     new (base_ + kCacheLine) FifoHead{};
     tail_line_ = new (base_ + 2 * kCacheLine) FifoTail{};
     for (uint32_t i = 0; i < elements; ++i) {

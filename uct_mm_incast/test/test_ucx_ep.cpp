@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// mm_incast as an ordinary UCT transport, in one process: AM short/bcopy
+// delivered by progress, a full FIFO answering no-resource, pending
+// requests dispatched when it drains, flush, and bad input refused.
+#include "ucx_iface_fixture.h"
+
+#include <vector>
+
+using incast_test::Iface;
+
+namespace {
+
+struct Received {
+    std::vector<uint64_t> headers;
+    size_t bytes = 0;
+};
+
+ucs_status_t on_am(void *arg, void *data, size_t length, unsigned)
+{
+    auto *r = static_cast<Received *>(arg);
+    uint64_t h;
+    std::memcpy(&h, data, sizeof(h));
+    r->headers.push_back(h);
+    r->bytes += length;
+    return UCS_OK;
+}
+
+size_t pack_64(void *dest, void *)
+{
+    std::memset(dest, 0x5a, 64);
+    return 64;
+}
+
+struct Pending {
+    uct_pending_req_t req;
+    uct_ep_h ep;
+    int sent = 0;
+};
+
+ucs_status_t pending_cb(uct_pending_req_t *req)
+{
+    auto *p = ucs_container_of(req, Pending, req);
+    const ucs_status_t st = uct_ep_am_short(p->ep, 1, 99, nullptr, 0);
+    p->sent += (st == UCS_OK);
+    return st;
+}
+
+uct_ep_h connect_to_self(const Iface &iface)
+{
+    uct_iface_attr_t attr;
+    REQUIRE(uct_iface_query(iface.iface, &attr) == UCS_OK);
+    std::vector<char> dev(attr.device_addr_len), addr(attr.iface_addr_len);
+    auto *d = reinterpret_cast<uct_device_addr_t *>(dev.data());
+    auto *a = reinterpret_cast<uct_iface_addr_t *>(addr.data());
+    REQUIRE(uct_iface_get_device_address(iface.iface, d) == UCS_OK);
+    REQUIRE(uct_iface_get_address(iface.iface, a) == UCS_OK);
+    REQUIRE(uct_iface_is_reachable(iface.iface, d, a));
+    uct_ep_params_t p{};
+    p.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
+                   UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    p.iface = iface.iface;
+    p.dev_addr = d;
+    p.iface_addr = a;
+    uct_ep_h ep;
+    REQUIRE(uct_ep_create(&p, &ep) == UCS_OK);
+    return ep;
+}
+
+} // namespace
+
+TEST_CASE("AMs through the receive FIFO, flow control, pending and flush",
+          "[mm_incast][ucx]")
+{
+    Iface iface("auto", "4");
+    Received rx;
+    REQUIRE(uct_iface_set_am_handler(iface.iface, 1, on_am, &rx, 0) == UCS_OK);
+    uct_iface_progress_enable(iface.iface,
+                              UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    uct_ep_h ep = connect_to_self(iface);
+
+    uint64_t payload = 7;
+    for (uint64_t h = 0; h < 3; ++h) {
+        CHECK(uct_ep_am_short(ep, 1, h, &payload, sizeof(payload)) == UCS_OK);
+    }
+    CHECK(uct_ep_am_bcopy(ep, 1, pack_64, nullptr, 0) == 64);
+    // The FIFO holds 4: the next send waits for the receiver to drain.
+    CHECK(uct_ep_am_short(ep, 1, 9, nullptr, 0) == UCS_ERR_NO_RESOURCE);
+    Pending pend;
+    pend.ep = ep;
+    pend.req.func = pending_cb;
+    CHECK(uct_ep_pending_add(ep, &pend.req, 0) == UCS_OK);
+    CHECK(uct_ep_flush(ep, 0, nullptr) == UCS_ERR_NO_RESOURCE);
+    for (int i = 0; (i < 100) && (rx.headers.size() < 5); ++i) {
+        uct_worker_progress(iface.worker);
+    }
+    CHECK(pend.sent == 1);
+    REQUIRE(rx.headers.size() == 5);
+    CHECK(rx.headers[0] == 0);
+    CHECK(rx.headers[2] == 2);
+    CHECK(rx.headers[4] == 99);
+    CHECK(rx.bytes == 3 * 16 + 64 + 8);
+    CHECK(uct_ep_flush(ep, 0, nullptr) == UCS_OK);
+    CHECK(uct_iface_flush(iface.iface, 0, nullptr) == UCS_OK);
+    // Nothing pending: pending_add says "send now".
+    CHECK(uct_ep_pending_add(ep, &pend.req, 0) == UCS_ERR_BUSY);
+    uct_ep_destroy(ep);
+}
+
+TEST_CASE("bad sends are refused with a named status", "[mm_incast][ucx]")
+{
+    Iface iface("auto");
+    uct_ep_h ep = connect_to_self(iface);
+    uct_iface_attr_t attr;
+    REQUIRE(uct_iface_query(iface.iface, &attr) == UCS_OK);
+    CHECK(attr.cap.am.max_zcopy == 0);
+    CHECK(!(attr.cap.flags & UCT_IFACE_FLAG_AM_ZCOPY));
+    std::vector<char> big(attr.cap.am.max_short + 1);
+    CHECK(uct_ep_am_short(ep, 1, 0, big.data(),
+                          static_cast<unsigned>(big.size())) ==
+          UCS_ERR_EXCEEDS_LIMIT);
+    uct_iov_t iov{};
+    CHECK(uct_ep_am_zcopy(ep, 1, nullptr, 0, &iov, 1, 0, nullptr) ==
+          UCS_ERR_INVALID_PARAM);
+    uct_ep_destroy(ep);
+}
