@@ -42,36 +42,47 @@ class Machine {
     }
     int stride() const { return stride_; }
 
-    std::vector<Value> read(int rank, const std::vector<Range> &v) const
+    // A message: the slots' values back to back, with each slot's end.
+    struct Flat {
+        Value data;
+        std::vector<std::size_t> end;
+    };
+    Flat read(int rank, const std::vector<Range> &v) const
     {
-        std::vector<Value> out;
+        Flat out;
         for (const Range &r : v) {
             const auto &ss = buf(rank, r.buf);
             for (int b = r.block; b < r.block + r.nblocks; ++b) {
                 for (int c = r.chunk; c < r.chunk + r.nchunks; ++c) {
-                    out.push_back(ss[index(b, c)]);
+                    const Value &x = ss[index(b, c)];
+                    out.data.insert(out.data.end(), x.begin(), x.end());
+                    out.end.push_back(out.data.size());
                 }
             }
         }
         return out;
     }
-    void write(int rank, const std::vector<Range> &v,
-               const std::vector<Value> &vals, bool reduce)
+    void write(int rank, const std::vector<Range> &v, const Flat &vals,
+               bool reduce)
     {
         std::size_t k = 0;
         for (const Range &r : v) {
             auto &ss = bufs_[static_cast<std::size_t>(rank)]
                             [static_cast<std::size_t>(r.buf)];
             for (int b = r.block; b < r.block + r.nblocks; ++b) {
-                for (int c = r.chunk; c < r.chunk + r.nchunks; ++c) {
+                for (int c = r.chunk; c < r.chunk + r.nchunks; ++c, ++k) {
                     Value &s = ss[index(b, c)];
-                    const Value &add = vals[k++];
+                    const auto first =
+                        vals.data.begin() +
+                        static_cast<long>(k ? vals.end[k - 1] : 0);
+                    const auto last =
+                        vals.data.begin() + static_cast<long>(vals.end[k]);
                     if (!reduce) {
-                        s = add;
+                        s.assign(first, last);
                         continue;
                     }
                     const auto mid = static_cast<long>(s.size());
-                    s.insert(s.end(), add.begin(), add.end());
+                    s.insert(s.end(), first, last);
                     std::inplace_merge(s.begin(), s.begin() + mid, s.end());
                 }
             }
@@ -101,7 +112,7 @@ void run(const Plan &plan, Machine &mach)
 {
     std::vector<std::string> errors;
     const auto m = detail::match_messages(plan, errors);
-    std::vector<std::vector<Value>> msgs(m.messages.size());
+    std::vector<Machine::Flat> msgs(m.messages.size());
     for (const detail::OpRef x : detail::execution_order(plan, m)) {
         const Op &op = plan.ranks[static_cast<std::size_t>(x.rank)]
                            .ops[static_cast<std::size_t>(x.op)];
@@ -128,7 +139,7 @@ void run(const Plan &plan, Machine &mach)
                 }
                 mach.write(x.rank, op.dst, msgs[static_cast<std::size_t>(id)],
                            reduce);
-                msgs[static_cast<std::size_t>(id)].clear();
+                msgs[static_cast<std::size_t>(id)] = Machine::Flat{};
             }
         } else {
             mach.write(x.rank, op.dst, mach.read(x.rank, op.src),
