@@ -79,7 +79,8 @@ std::string usage()
            "  --link LEVEL=L,o,g,G  link cost in ns (and ns/byte)\n"
            "  --uplink G        simulate: switch uplinks, ns per byte\n"
            "  --path            simulate: print the critical path\n"
-           "  --simulate        select: also simulate chosen and flat plans\n";
+           "  --simulate        select: decide by simulating the hierarchical\n"
+           "                    and the 3 best flat plans (<= 4096 ranks)\n";
 }
 
 Result<Options> parse_options(int argc, char **argv)

@@ -39,40 +39,6 @@ void print_sim(const char *label, const cost::SimResult &r)
                 r.messages);
 }
 
-/// select --simulate: the chosen plan and the best flat one, simulated.
-int simulate_choices(const tools::Options &o, const topology::Topology &t,
-                     const select::Decision &d)
-{
-    select::Selector plain(t, {});
-    auto chosen = plain.build(d, std::nullopt);
-    if (!chosen) {
-        return die(chosen.error().message);
-    }
-    auto sc = cost::simulate(*chosen, {&t, {}}, sim_config(o, false));
-    if (!sc) {
-        return die(sc.error().message);
-    }
-    print_sim("simulated chosen", *sc);
-    if (d.flat.empty()) {
-        return 0;
-    }
-    select::Decision flat = d;
-    flat.chosen = d.flat[0];
-    flat.custom_builder = false;
-    flat.request.radix = flat.chosen.radix;
-    flat.request.segments = flat.chosen.segments;
-    auto fp = plain.build(flat, std::nullopt);
-    if (!fp) {
-        return die(fp.error().message);
-    }
-    auto sf = cost::simulate(*fp, {&t, {}}, sim_config(o, false));
-    if (!sf) {
-        return die(sf.error().message);
-    }
-    print_sim(("simulated flat " + flat.chosen.algorithm).c_str(), *sf);
-    return 0;
-}
-
 } // namespace
 
 int main(int argc, char **argv)
@@ -93,13 +59,18 @@ int main(int argc, char **argv)
         return die(rules.error().message);
     }
     select::Selector sel(*topo, std::move(rules).value());
-    auto d = sel.select({o.collective, o.bytes, o.root});
+    select::SelectOptions so;
+    so.collective = o.collective;
+    so.bytes = o.bytes;
+    so.root = o.root;
+    so.simulate = o.simulate && o.command == "select";
+    auto d = sel.select(so);
     if (!d) {
         return die(d.error().message);
     }
     if (o.command == "select") {
         std::cout << topo->describe() << select::format_decision(*d);
-        return o.simulate ? simulate_choices(o, *topo, *d) : 0;
+        return 0;
     }
     const bool one = o.command == "print" && o.rank;
     auto p = sel.build(*d, one ? o.rank : std::nullopt);

@@ -54,16 +54,16 @@ int pipeline_segments(int64_t nranks, double bytes, const AlphaBeta &ab,
 namespace {
 
 void rooted(std::vector<FlatCost> &out, int64_t p, double s,
-            const AlphaBeta &ab, bool bcast)
+            const AlphaBeta &ab, const AlphaBeta &nb, bool bcast)
 {
     out.push_back({"linear", 2, 1, cost::flat_bcast_ns(p, s, ab)});
     for (int k : {2, 4, 8}) {
         out.push_back({"knomial", k, 1, cost::knomial_bcast_ns(p, k, s, ab)});
     }
-    int c = pipeline_segments(p, s, ab, 256);
+    int c = pipeline_segments(p, s, nb, 256);
     out.push_back(
-        {"chain", 2, c, cost::chain_pipeline_segments_ns(p, s, s / c, ab)});
-    int cb = std::max(1, c / 2);
+        {"chain", 2, c, cost::chain_pipeline_segments_ns(p, s, s / c, nb)});
+    int cb = std::max(1, pipeline_segments(p, s, ab, 256) / 2);
     out.push_back(
         {"binary_tree", 2, cb, cost::binary_pipeline_ns(p, s, s / cb, ab)});
     if (bcast && p > 1) {
@@ -78,7 +78,8 @@ void rooted(std::vector<FlatCost> &out, int64_t p, double s,
 } // namespace
 
 std::vector<FlatCost> flat_costs(Collective c, int64_t p, double s,
-                                 const AlphaBeta &link, int ranks_per_nic)
+                                 const AlphaBeta &link, int ranks_per_nic,
+                                 const AlphaBeta *neighbour)
 {
     const bool all_talk =
         c == Collective::kAllreduce || c == Collective::kAllgather ||
@@ -86,18 +87,19 @@ std::vector<FlatCost> flat_costs(Collective c, int64_t p, double s,
     const AlphaBeta ab{link.alpha_ns,
                        link.beta_ns_per_byte *
                            (all_talk ? std::max(ranks_per_nic, 1) : 1)};
+    const AlphaBeta nb = neighbour ? *neighbour : ab;
     std::vector<FlatCost> out;
     const double pp = double(p);
     const int lg = cost::knomial_rounds(p, 2);
     switch (c) {
     case Collective::kBcast:
     case Collective::kReduce:
-        rooted(out, p, s, ab, c == Collective::kBcast);
+        rooted(out, p, s, ab, nb, c == Collective::kBcast);
         break;
     case Collective::kAllreduce:
         out.push_back({"recursive_doubling", 2, 1,
                        cost::recursive_doubling_allreduce_ns(p, s, ab)});
-        out.push_back({"ring", 2, 1, cost::ring_allreduce_ns(p, s, ab)});
+        out.push_back({"ring", 2, 1, cost::ring_allreduce_ns(p, s, nb)});
         out.push_back(
             {"rabenseifner", 2, 1, cost::rabenseifner_allreduce_ns(p, s, ab)});
         for (int k : {2, 4}) {
@@ -118,7 +120,7 @@ std::vector<FlatCost> flat_costs(Collective c, int64_t p, double s,
         break;
     case Collective::kAllgather:
         out.push_back({"linear", 2, 1, (pp - 1) * ab.message_ns(s)});
-        out.push_back({"ring", 2, 1, (pp - 1) * ab.message_ns(s)});
+        out.push_back({"ring", 2, 1, (pp - 1) * nb.message_ns(s)});
         out.push_back({"bruck", 2, 1,
                        lg * ab.alpha_ns + (pp - 1) * s * ab.beta_ns_per_byte});
         out.push_back({"recursive_doubling", 2, 1,
@@ -131,7 +133,7 @@ std::vector<FlatCost> flat_costs(Collective c, int64_t p, double s,
         break;
     case Collective::kReduceScatter:
         out.push_back({"linear", 2, 1, (pp - 1) * ab.message_ns(s)});
-        out.push_back({"ring", 2, 1, (pp - 1) * ab.message_ns(s)});
+        out.push_back({"ring", 2, 1, (pp - 1) * nb.message_ns(s)});
         break;
     }
     return out;

@@ -36,9 +36,12 @@ struct FlatCost {
 /// collectives where every rank talks at once (allreduce, allgather,
 /// alltoall, reduce_scatter) the `ranks_per_nic` ranks of a host share its
 /// NIC, so beta is multiplied by it.
+/// `neighbour`, when given, costs the algorithms that only talk to rank
+/// r+1 (ring, chain): mean alpha and slowest beta of those links.
 std::vector<FlatCost> flat_costs(plan::Collective c, int64_t nranks,
                                  double bytes, const cost::AlphaBeta &ab,
-                                 int ranks_per_nic = 1);
+                                 int ranks_per_nic = 1,
+                                 const cost::AlphaBeta *neighbour = nullptr);
 
 /// Segments for a pipelined shape: ceil(s / z_opt), within [1, max].
 int pipeline_segments(int64_t nranks, double bytes, const cost::AlphaBeta &ab,

@@ -3,6 +3,7 @@
 // algorithms and the per-level hierarchical composition (decide.cpp).
 #include "select/selector.h"
 
+#include "cost/simulator.h"
 #include "select/compose.h"
 #include "select/decide.h"
 #include "select/level_cost.h"
@@ -46,6 +47,79 @@ Selector::Selector(const topology::Topology &topo, RuleSet user)
 
 Result<Decision> Selector::select(const SelectOptions &opts) const
 {
+    auto d = select_with(user_, opts);
+    if (!d || !opts.simulate || d->chosen.reason != "cost model") {
+        return d;
+    }
+    if (topo_.size() > opts.max_simulated_ranks) {
+        d->chosen.reason = "cost model (too many ranks to simulate)";
+        return d;
+    }
+    return refine(std::move(d).value(), opts);
+}
+
+Result<Decision> Selector::refine(Decision d, const SelectOptions &opts) const
+{
+    // Each candidate is the decision under a rule that forces it.
+    const std::string coll(plan::to_string(opts.collective));
+    std::vector<std::string> forced;
+    std::vector<int> flat_of; // index into d.flat, -1: hierarchical
+    if (algorithms::find_algorithm(opts.collective, "hierarchical") ||
+        opts.collective == Collective::kGather ||
+        opts.collective == Collective::kScatter) {
+        forced.push_back(coll + ":0-inf:hierarchical");
+        flat_of.push_back(-1);
+    }
+    for (size_t i = 0; i < d.flat.size() && int(i) < opts.candidates; ++i) {
+        const Choice &f = d.flat[i];
+        forced.push_back(coll + ":0-inf:" + f.algorithm +
+                         ":radix=" + std::to_string(f.radix) +
+                         ",segments=" + std::to_string(f.segments));
+        flat_of.push_back(int(i));
+    }
+    cost::SimConfig cfg;
+    cfg.count = opts.bytes;
+    cfg.critical_path = false;
+    std::optional<Decision> best;
+    std::vector<Choice> flat = d.flat;
+    Choice hier;
+    for (size_t k = 0; k < forced.size(); ++k) {
+        const std::string &text = forced[k];
+        RuleSet rules = parse_rules(text, "simulation").value();
+        rules.rules.insert(rules.rules.end(), user_.rules.begin(),
+                           user_.rules.end());
+        auto cand = select_with(rules, opts);
+        if (!cand) {
+            continue; // e.g. a user level rule that does not fit
+        }
+        auto p = build(*cand, std::nullopt);
+        auto r = p ? cost::simulate(*p, {&topo_, {}}, cfg)
+                   : Result<cost::SimResult>(p.error());
+        if (!r) {
+            return fail("simulating " + text + ": " + r.error().message);
+        }
+        cand->chosen.simulated_ns = r->makespan_ns;
+        cand->chosen.reason = "simulated";
+        if (flat_of[k] >= 0) {
+            flat[size_t(flat_of[k])].simulated_ns = r->makespan_ns;
+        } else {
+            hier = cand->chosen;
+        }
+        if (!best || r->makespan_ns < best->chosen.simulated_ns) {
+            best = std::move(cand).value();
+        }
+    }
+    if (!best) {
+        return d;
+    }
+    best->flat = flat;
+    best->hierarchical = hier;
+    return std::move(*best);
+}
+
+Result<Decision> Selector::select_with(const RuleSet &user,
+                                       const SelectOptions &opts) const
+{
     Decision d;
     d.collective = opts.collective;
     d.bytes = opts.bytes;
@@ -63,8 +137,26 @@ Result<Decision> Selector::select(const SelectOptions &opts) const
     for (int r = 0; r < p; ++r) {
         ppn = std::max(ppn, ++per_host[size_t(topo_.host_of(r))]);
     }
-    for (const FlatCost &f :
-         flat_costs(opts.collective, p, double(opts.bytes), world, ppn)) {
+    // Ring and chain only use the links r -> r+1: mean alpha, and the
+    // slowest beta, shared by the host's ranks whose successor is remote.
+    std::vector<int> remote_next(size_t(topo_.num_hosts()), 0);
+    double alpha_sum = 0, beta_max = 0;
+    for (int r = 0; r < p; ++r) {
+        remote_next[size_t(topo_.host_of(r))] +=
+            topo_.host_of(r) != topo_.host_of((r + 1) % p);
+    }
+    for (int r = 0; r < p; ++r) {
+        const int q = (r + 1) % p;
+        const topology::LinkCost &l = topo_.link(r, q);
+        alpha_sum += l.alpha_ns();
+        const int share = topo_.host_of(r) != topo_.host_of(q)
+                              ? remote_next[size_t(topo_.host_of(r))]
+                              : 1;
+        beta_max = std::max(beta_max, l.ns_per_byte * share);
+    }
+    const cost::AlphaBeta neighbour{alpha_sum / p, beta_max};
+    for (const FlatCost &f : flat_costs(opts.collective, p, double(opts.bytes),
+                                        world, ppn, &neighbour)) {
         d.flat.push_back({f.algorithm, f.radix, f.segments, f.ns, "flat"});
     }
     std::stable_sort(d.flat.begin(), d.flat.end(),
@@ -73,7 +165,7 @@ Result<Decision> Selector::select(const SelectOptions &opts) const
                      });
     std::string why = "cost model";
     const Rule *rule =
-        find_rule(user_, opts.collective, std::nullopt, opts.bytes, p, &why);
+        find_rule(user, opts.collective, std::nullopt, opts.bytes, p, &why);
     const std::string alg = rule ? rule->algorithm : "auto";
     d.request.collective = opts.collective;
     d.request.nranks = p;
@@ -89,7 +181,7 @@ Result<Decision> Selector::select(const SelectOptions &opts) const
         }
         Decision flat_d = d;
         if (has_hier) {
-            if (auto h = decide_hierarchical(infos, user_, rule, d); !h) {
+            if (auto h = decide_hierarchical(infos, user, rule, d); !h) {
                 return h.error();
             }
             d.chosen.algorithm = "hierarchical";
@@ -165,8 +257,11 @@ std::string format_decision(const Decision &d)
     if (d.chosen.algorithm != "hierarchical") {
         os << " radix=" << d.chosen.radix << " segments=" << d.chosen.segments;
     }
-    os << "  predicted " << d.chosen.predicted_ns / 1000 << " us ("
-       << d.chosen.reason << ")\n";
+    os << "  predicted " << d.chosen.predicted_ns / 1000 << " us";
+    if (d.chosen.simulated_ns >= 0) {
+        os << ", simulated " << d.chosen.simulated_ns / 1000 << " us";
+    }
+    os << " (" << d.chosen.reason << ")\n";
     for (const LevelDecision &l : d.levels) {
         os << "  level " << topology::level_name(l.kind) << ": " << l.groups
            << " groups of <= " << l.max_group << ": " << l.choice.algorithm;
@@ -176,11 +271,21 @@ std::string format_decision(const Decision &d)
         os << " segments=" << l.choice.segments << " (" << l.choice.reason
            << ")\n";
     }
+    if (d.chosen.algorithm != "hierarchical" &&
+        d.hierarchical.simulated_ns >= 0) {
+        os << "  hierarchical alternative: predicted "
+           << d.hierarchical.predicted_ns / 1000 << " us, simulated "
+           << d.hierarchical.simulated_ns / 1000 << " us\n";
+    }
     os << "  flat alternatives:\n";
     for (const Choice &f : d.flat) {
         os << "    " << f.algorithm << " radix=" << f.radix
            << " segments=" << f.segments << "  " << f.predicted_ns / 1000
-           << " us\n";
+           << " us";
+        if (f.simulated_ns >= 0) {
+            os << ", simulated " << f.simulated_ns / 1000 << " us";
+        }
+        os << "\n";
     }
     return os.str();
 }

@@ -20,7 +20,8 @@ struct Choice {
     int radix = 2;
     int segments = 1;
     double predicted_ns = 0;
-    std::string reason; ///< "cost model" or the rule that forced it
+    std::string reason;       ///< "cost model", "simulated" or the rule
+    double simulated_ns = -1; ///< when simulated (SelectOptions::simulate)
 };
 
 struct LevelDecision {
@@ -37,14 +38,21 @@ struct Decision {
     Choice chosen;                     ///< what runs
     std::vector<LevelDecision> levels; ///< when hierarchical
     std::vector<Choice> flat;          ///< flat alternatives, costed
-    algorithms::Request request;       ///< ready for algorithms::build
-    bool custom_builder = false;       ///< leader gather/scatter (compose.h)
+    Choice hierarchical;         ///< when simulated and not chosen: its figures
+    algorithms::Request request; ///< ready for algorithms::build
+    bool custom_builder = false; ///< leader gather/scatter (compose.h)
 };
 
 struct SelectOptions {
     plan::Collective collective = plan::Collective::kBcast;
     uint64_t bytes = 0; ///< per rank's block (see plan.h)
     int root = 0;
+    /// Where the cost model decides: simulate the hierarchical plan and
+    /// the `candidates` best flat ones and take the fastest (groups of at
+    /// most `max_simulated_ranks`; larger ones stay analytic).
+    bool simulate = false;
+    int candidates = 3;
+    int max_simulated_ranks = 4096;
 };
 
 /// Level shape names used in rules: linear, knomial, chain, binary_tree,
@@ -62,6 +70,10 @@ class Selector {
                              std::optional<int> only_rank) const;
 
   private:
+    Result<Decision> select_with(const RuleSet &user,
+                                 const SelectOptions &opts) const;
+    Result<Decision> refine(Decision d, const SelectOptions &opts) const;
+
     const topology::Topology &topo_;
     RuleSet user_;
 };

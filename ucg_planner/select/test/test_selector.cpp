@@ -174,6 +174,11 @@ TEST_CASE("flat costs charge a shared NIC where every rank talks", "[select]")
     auto shared = flat_costs(Collective::kAllreduce, 8, 1000, ab, 4);
     CHECK(find(alone, "ring") == 2 * 7 * (10 + 125));
     CHECK(find(shared, "ring") == 2 * 7 * (10 + 4 * 125));
+    // Ring and chain use the r -> r+1 links when given.
+    const cost::AlphaBeta next{1, 0.5};
+    auto nb = flat_costs(Collective::kAllreduce, 8, 1000, ab, 4, &next);
+    CHECK(find(nb, "ring") == 2 * 7 * (1 + 0.5 * 125));
+    CHECK(find(nb, "rabenseifner") == find(shared, "rabenseifner"));
     CHECK(find(flat_costs(Collective::kBcast, 8, 1000, ab, 4), "knomial") ==
           3 * 1010);
     // The chain's segments follow z_opt.
@@ -203,4 +208,30 @@ TEST_CASE("one-rank builds over pruned levels equal the full plan's rank",
             CHECK(level.size() == 1);
         }
     }
+}
+
+TEST_CASE("selection by simulation takes the fastest simulated plan",
+          "[select][sim]")
+{
+    auto t = synth("racks=2,nodes=4,ppn=8,order=roundrobin");
+    Selector sel(t, {});
+    SelectOptions so{Collective::kAllreduce, 1 << 16, 0};
+    so.simulate = true;
+    auto d = sel.select(so);
+    REQUIRE(d.ok());
+    CHECK(d->chosen.reason == "simulated");
+    REQUIRE(d->chosen.simulated_ns > 0);
+    int simulated = 0;
+    for (const Choice &f : d->flat) {
+        if (f.simulated_ns >= 0) {
+            ++simulated;
+            CHECK(d->chosen.simulated_ns <= f.simulated_ns);
+        }
+    }
+    CHECK(simulated == 3);
+    CHECK_THAT(format_decision(*d), Catch::Contains("simulated"));
+    so.max_simulated_ranks = 16;
+    auto big = sel.select(so);
+    REQUIRE(big.ok());
+    CHECK_THAT(big->chosen.reason, Catch::Contains("too many ranks"));
 }
