@@ -115,3 +115,42 @@ TEST_CASE("a full ring answers no-resource until the root drains",
     CHECK(root->recv(buf, sizeof(buf), &len) == UCS_OK);
     CHECK(sender->send(buf, 8) == UCS_OK);
 }
+
+TEST_CASE("an idle poll costs the same for 2 and 256 members",
+          "[mm_incast][fork]")
+{
+    ucg_test::ShmSweeper sweeper(own_shm_prefix());
+    auto idle_ns = [](uint32_t n, uct_mm_incast_mode_t mode) {
+        auto c = base();
+        c.group_size = n;
+        c.mode = mode;
+        c.max_bytes = 8;
+        c.elements = 2;
+        std::unique_ptr<Group> g; // the root alone: nothing ever arrives
+        REQUIRE(Group::create(c, &g) == UCS_OK);
+        char buf[8 * 256];
+        std::size_t len = 0;
+        double best = 1e30;
+        for (int trial = 0; trial < 5; ++trial) {
+            const auto t0 = std::chrono::steady_clock::now();
+            int busy = 0;
+            for (int i = 0; i < 100000; ++i) {
+                busy += (g->recv(buf, sizeof(buf), &len) == UCS_INPROGRESS);
+            }
+            REQUIRE(busy == 100000);
+            best = std::min(best, std::chrono::duration<double, std::nano>(
+                                      std::chrono::steady_clock::now() - t0)
+                                          .count() /
+                                      100000);
+        }
+        return best;
+    };
+    for (auto mode :
+         {UCT_MM_INCAST_MODE_BATCHED, UCT_MM_INCAST_MODE_CENTRALIZED}) {
+        const double small = idle_ns(2, mode);
+        const double large = idle_ns(256, mode);
+        INFO(mode_str(mode) << ": " << small << " ns vs " << large << " ns");
+        CHECK(large < 4 * small + 50);
+    }
+    CHECK(sweeper.leftovers().empty());
+}

@@ -81,7 +81,9 @@ ucs_status_t uct_mm_incast_ep_am_short(uct_ep_h tl_ep, uint8_t id,
         return UCS_ERR_NO_RESOURCE;
     }
     memcpy(dst, &header, sizeof(header));
-    memcpy(dst + sizeof(header), payload, length);
+    if (length > 0) { /* payload may be NULL when empty */
+        memcpy(dst + sizeof(header), payload, length);
+    }
     uct_mm_incast_fifo_tx_publish(ep->tx, index, id, (uint32_t)total);
     UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, total);
     return UCS_OK;
