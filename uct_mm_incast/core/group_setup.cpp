@@ -85,8 +85,11 @@ uct_mm_incast_mode_t resolve_mode(const GroupConfig &cfg)
         if ((cfg.max_bytes <= 256) && atomic_is_single_rmw(cfg.op, cfg.dtype)) {
             return UCT_MM_INCAST_MODE_ATOMIC;
         }
-        return (cfg.max_bytes >= 32768) ? UCT_MM_INCAST_MODE_LOCKED
-                                        : UCT_MM_INCAST_MODE_BATCHED;
+        // Large vectors: senders reducing in parallel beat the root
+        // reducing N-1 slots alone, once there are 3+ senders.
+        return ((cfg.max_bytes >= 32768) && (cfg.group_size >= 4))
+                   ? UCT_MM_INCAST_MODE_LOCKED
+                   : UCT_MM_INCAST_MODE_BATCHED;
     default:
         return cfg.mode;
     }
