@@ -229,3 +229,72 @@ TEST_CASE("segments are 0600 and unlinked once every member attached",
     CHECK(res.ok);
     CHECK(sweeper.leftovers().empty());
 }
+
+TEST_CASE("a sender killed inside the locked reduction breaks the group",
+          "[mm_incast][fork]")
+{
+    ucg_test::ShmSweeper sweeper(own_shm_prefix());
+    // Stages: 1 = rank 2 contributed, 2 = rank 1 entered its reduction,
+    // 3 = rank 1 killed, 9 = rank 1's send returned (the kill came late).
+    ucg_test::SharedMapping flags(64);
+    auto *stage = flags.as<std::atomic<int>>();
+    constexpr auto kB = std::size_t{32} << 20; // reduction lasts ms
+    auto c = make("lockdead", 4, 0, UCT_MM_INCAST_MODE_LOCKED, kB);
+    c.op = UCT_MM_INCAST_OP_SUM;
+    c.dtype = UCT_MM_INCAST_DTYPE_DOUBLE;
+    c.elements = 1;
+    ucg_test::ForkOptions opts;
+    opts.num_ranks = 4;
+    opts.may_be_killed = {1};
+    auto wait_for = [&](int s) {
+        while (stage->load() < s) {
+            sched_yield();
+        }
+    };
+    auto res = ucg_test::run_fork_ranks(opts, [&](int r) {
+        GroupConfig mine = c;
+        mine.member = static_cast<uint32_t>(r);
+        std::unique_ptr<Group> g;
+        UCG_CHECK_EQ(static_cast<int>(Group::create(mine, &g)), 0);
+        std::vector<double> buf(kB / sizeof(double), 1.0);
+        ucs_status_t st = UCS_OK;
+        const auto t0 = std::chrono::steady_clock::now();
+        if (r == 2) {
+            UCG_CHECK_EQ(static_cast<int>(g->send(buf.data(), kB)), 0);
+            stage->store(1);
+            wait_for(2);
+            usleep(1000);
+            kill(ucg_test::fork_rank_pid(1), SIGKILL);
+            stage->store(3);
+        } else if (r == 1) {
+            wait_for(1);
+            stage->store(2);
+            g->send(buf.data(), kB); // killed inside, normally
+            stage->store(9);
+            pause();
+        } else if (r == 3) {
+            wait_for(3);
+            while ((st = g->send(buf.data(), kB)) == UCS_ERR_NO_RESOURCE) {
+                sched_yield();
+            }
+            if (stage->load() != 9) { // the lock's holder died
+                UCG_CHECK_EQ(static_cast<int>(st),
+                             static_cast<int>(UCS_ERR_CONNECTION_RESET));
+            }
+        } else {
+            std::size_t len = 0;
+            while ((st = g->recv(buf.data(), kB, &len)) == UCS_INPROGRESS) {
+                sched_yield();
+            }
+            if (stage->load() != 9) {
+                UCG_CHECK_EQ(static_cast<int>(st),
+                             static_cast<int>(UCS_ERR_CONNECTION_RESET));
+                UCG_CHECK(std::chrono::steady_clock::now() - t0 <
+                          std::chrono::seconds(5));
+            }
+        }
+    });
+    INFO(res.summary());
+    CHECK(res.ok);
+    CHECK(sweeper.leftovers().empty());
+}
