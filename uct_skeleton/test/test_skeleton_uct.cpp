@@ -58,8 +58,8 @@ TEST_CASE("skeleton transport delivers an active message to itself",
     uct_config_release(md_config);
 
     ucs_async_context_t *async;
-    REQUIRE(ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK,
-                                     &async) == UCS_OK);
+    REQUIRE(ucs_async_context_create(UCS_ASYNC_MODE_THREAD_SPINLOCK, &async) ==
+            UCS_OK);
     uct_worker_h worker;
     REQUIRE(uct_worker_create(async, UCS_THREAD_MODE_SINGLE, &worker) ==
             UCS_OK);
@@ -68,8 +68,8 @@ TEST_CASE("skeleton transport delivers an active message to itself",
     REQUIRE(uct_md_iface_config_read(md, "ucg_skel", nullptr, nullptr,
                                      &iface_config) == UCS_OK);
     uct_iface_params_t params{};
-    params.field_mask = UCT_IFACE_PARAM_FIELD_OPEN_MODE |
-                        UCT_IFACE_PARAM_FIELD_DEVICE;
+    params.field_mask =
+        UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
     params.open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name = "ucg_skel";
     params.mode.device.dev_name = "loop";
@@ -86,9 +86,8 @@ TEST_CASE("skeleton transport delivers an active message to itself",
 
     uint64_t address;
     REQUIRE(attr.iface_addr_len == sizeof(address));
-    REQUIRE(uct_iface_get_address(
-                iface, reinterpret_cast<uct_iface_addr_t *>(&address)) ==
-            UCS_OK);
+    REQUIRE(uct_iface_get_address(iface, reinterpret_cast<uct_iface_addr_t *>(
+                                             &address)) == UCS_OK);
     uct_ep_params_t ep_params{};
     ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
                            UCT_EP_PARAM_FIELD_IFACE_ADDR |
@@ -107,8 +106,7 @@ TEST_CASE("skeleton transport delivers an active message to itself",
 
     // Larger than the advertised maximum: refused, nothing delivered.
     char big[64] = {};
-    CHECK(uct_ep_am_short(ep, 3, 0, big, sizeof(big)) ==
-          UCS_ERR_INVALID_PARAM);
+    CHECK(uct_ep_am_short(ep, 3, 0, big, sizeof(big)) == UCS_ERR_INVALID_PARAM);
     CHECK(got.count == 1);
 
     uct_ep_destroy(ep);

@@ -159,11 +159,11 @@ static uct_iface_ops_t ucg_skel_iface_ops = {
     .ep_destroy = UCS_CLASS_DELETE_FUNC_NAME(ucg_skel_ep_t),
     .iface_flush = uct_base_iface_flush,
     .iface_fence = uct_base_iface_fence,
-    .iface_progress_enable = (uct_iface_progress_enable_func_t)ucs_empty_function,
+    .iface_progress_enable =
+        (uct_iface_progress_enable_func_t)ucs_empty_function,
     .iface_progress_disable =
         (uct_iface_progress_disable_func_t)ucs_empty_function,
-    .iface_progress =
-        (uct_iface_progress_func_t)ucs_empty_function_return_zero,
+    .iface_progress = (uct_iface_progress_func_t)ucs_empty_function_return_zero,
     .iface_close = UCS_CLASS_DELETE_FUNC_NAME(ucg_skel_iface_t),
     .iface_query = ucg_skel_iface_query,
     .iface_get_device_address =
@@ -195,12 +195,11 @@ static ucs_status_t ucg_skel_md_open(uct_component_t *component,
                                      const uct_md_config_t *config,
                                      uct_md_h *md_p)
 {
-    static uct_md_ops_t ops = {
-        .close = (uct_md_close_func_t)ucs_empty_function,
-        .query = ucg_skel_md_query,
-        .detect_memory_type =
-            (uct_md_detect_memory_type_func_t)
-                ucs_empty_function_return_unsupported};
+    static uct_md_ops_t ops = {.close = (uct_md_close_func_t)ucs_empty_function,
+                               .query = ucg_skel_md_query,
+                               .detect_memory_type =
+                                   (uct_md_detect_memory_type_func_t)
+                                       ucs_empty_function_return_unsupported};
     static uct_md_t md = {.ops = &ops, .component = &ucg_skel_component};
 
     *md_p = &md;
@@ -210,14 +209,14 @@ static ucs_status_t ucg_skel_md_open(uct_component_t *component,
 static uct_component_t ucg_skel_component = {
     .query_md_resources = uct_md_query_single_md_resource,
     .md_open = ucg_skel_md_open,
-    .cm_open = (uct_component_cm_open_func_t)
-        ucs_empty_function_return_unsupported,
-    .rkey_unpack = (uct_component_rkey_unpack_func_t)
-        ucs_empty_function_return_unsupported,
-    .rkey_ptr = (uct_component_rkey_ptr_func_t)
-        ucs_empty_function_return_unsupported,
-    .rkey_release = (uct_component_rkey_release_func_t)
-        ucs_empty_function_return_success,
+    .cm_open =
+        (uct_component_cm_open_func_t)ucs_empty_function_return_unsupported,
+    .rkey_unpack =
+        (uct_component_rkey_unpack_func_t)ucs_empty_function_return_unsupported,
+    .rkey_ptr =
+        (uct_component_rkey_ptr_func_t)ucs_empty_function_return_unsupported,
+    .rkey_release =
+        (uct_component_rkey_release_func_t)ucs_empty_function_return_success,
     .name = UCG_SKEL_NAME,
     .md_config = {.name = "ucg_skel memory domain",
                   .prefix = "UCG_SKEL_",
@@ -226,8 +225,7 @@ static uct_component_t ucg_skel_component = {
     .cm_config = UCS_CONFIG_EMPTY_GLOBAL_LIST_ENTRY,
     .tl_list = UCT_COMPONENT_TL_LIST_INITIALIZER(&ucg_skel_component),
     .flags = 0,
-    .md_vfs_init =
-        (uct_component_md_vfs_init_func_t)ucs_empty_function};
+    .md_vfs_init = (uct_component_md_vfs_init_func_t)ucs_empty_function};
 
 static uct_tl_t ucg_skel_tl = {
     .name = UCG_SKEL_NAME,
