@@ -13,7 +13,10 @@
 namespace ucg_test {
 
 struct ForkOptions {
-    int num_ranks = 2;
+    // NOLINTNEXTLINE(google-explicit-constructor): ForkOptions{4} reads well
+    ForkOptions(int ranks = 2) : num_ranks(ranks) {}
+
+    int num_ranks;
     std::chrono::milliseconds timeout{20000}; ///< whole run, all ranks
     /// Ranks expected to die (e.g. killed on purpose by the test): their
     /// death by SIGKILL is not a failure.
