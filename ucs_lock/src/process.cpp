@@ -104,4 +104,14 @@ void log_line(const char *func, const void *lock, const char *fmt, ...) noexcept
     errno = saved_errno;
 }
 
+ucs_status_t retire(Header *header, const void *lock) noexcept
+{
+    std::uint32_t live = kMagicLive;
+    if (!header->magic.compare_exchange_strong(live, kMagicRetired)) {
+        log_line("ucs_lock_destroy", lock, "lock destroyed concurrently");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return UCS_OK;
+}
+
 } // namespace ucs_lock

@@ -3,6 +3,8 @@
 // alive, time, and the one-line misuse log of ucs_lock.
 #pragma once
 
+#include "layout.h"
+
 #include <atomic>
 #include <cstdint>
 #include <sys/types.h>
@@ -49,6 +51,10 @@ inline void cpu_relax() noexcept
     asm volatile("yield" ::: "memory");
 #endif
 }
+
+/// The last step of destroy for either kind: flips the header's magic from
+/// live to retired, so a second destroy or a later use is refused.
+ucs_status_t retire(Header *header, const void *lock) noexcept;
 
 /// Writes one line "[ucs_lock] <func>(<lock>): <message>" to stderr with a
 /// single write(2), so lines of several processes do not interleave.

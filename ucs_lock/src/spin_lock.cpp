@@ -230,12 +230,7 @@ ucs_status_t destroy(SpinLayout *lock) noexcept
                  owner(w));
         return UCS_ERR_BUSY;
     }
-    std::uint32_t live = kMagicLive;
-    if (!lock->header.magic.compare_exchange_strong(live, kMagicRetired)) {
-        log_line("ucs_lock_destroy", lock, "lock destroyed concurrently");
-        return UCS_ERR_INVALID_PARAM;
-    }
-    return UCS_OK;
+    return retire(&lock->header, lock);
 }
 
 ucs_status_t try_acquire(SpinLayout *lock) noexcept
