@@ -4,6 +4,8 @@
 // a killed member fails the others' endpoints in bounded time.
 #include "uct_fixture.h"
 
+#include <cstring>
+
 #include "ucg_test/fork_ranks.h"
 #include "ucg_test/shm_names.h"
 #include "ucg_test/thread_ranks.h"

@@ -4,6 +4,8 @@
 // order, zcopy completion and flush with a completion.
 #include "uct_fixture.h"
 
+#include <cstring>
+
 #include "ucg_test/fork_ranks.h"
 #include "ucg_test/thread_ranks.h"
 

@@ -4,6 +4,8 @@
 // requests dispatched when it drains, flush, and bad input refused.
 #include "ucx_iface_fixture.h"
 
+#include <catch2/catch.hpp>
+#include <cstring>
 #include <vector>
 
 using incast_test::Iface;

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// One UCT iface opened through the public UCT API, with everything it needs
+// (component, md, async context, worker), for tests of our transports. The
+// transport's plugin must already be loaded (linked or preloaded).
+#pragma once
+
+#include <string>
+#include <uct/api/uct.h>
+#include <utility>
+#include <vector>
+
+namespace ucg_test {
+
+struct UctIfaceSpec {
+    std::string component; ///< e.g. "mm_bcast"; the md has the same name
+    std::string transport; ///< tl name
+    std::string device;    ///< e.g. "memory"
+    /// Transport config overrides (name without the UCX_<TL>_ prefix).
+    std::vector<std::pair<std::string, std::string>> config;
+};
+
+/// Opens the iface in its constructor, closes it all in its destructor.
+/// Failures throw RankFailure (so it serves Catch tests and forked ranks).
+class UctIface {
+  public:
+    explicit UctIface(const UctIfaceSpec &spec);
+    ~UctIface();
+    UctIface(const UctIface &) = delete;
+    UctIface &operator=(const UctIface &) = delete;
+
+    ucs_async_context_t *async = nullptr;
+    uct_worker_h worker = nullptr;
+    uct_md_h md = nullptr;
+    uct_iface_h iface = nullptr;
+    uct_iface_attr_t attr{}; ///< queried right after opening
+};
+
+} // namespace ucg_test
