@@ -41,13 +41,6 @@ class SharedLock {
     Shared *shared_;
 };
 
-ForkOptions ranks(int num_ranks)
-{
-    ForkOptions opts;
-    opts.num_ranks = num_ranks;
-    return opts;
-}
-
 std::string run(const ForkOptions &opts, const std::function<void(int)> &body)
 {
     ForkResult result = run_fork_ranks(opts, body);
@@ -217,7 +210,7 @@ TEST_CASE("try_acquire notices a holder that exited without releasing",
     CAPTURE(kind_name(kind));
     SharedLock s(kind);
     Shared *sh = s.get();
-    CHECK(run(ranks(1), [&](int) {
+    CHECK(run(ForkOptions(1), [&](int) {
               UCG_CHECK_EQ(ucs_lock_acquire(&sh->lock), UCS_OK);
           }) == "");
     StderrCapture capture;
@@ -243,7 +236,7 @@ TEST_CASE("another process cannot release the lock, try_acquire is busy "
     SharedLock s(kind);
     Shared *sh = s.get();
     StderrCapture capture;
-    const std::string failures = run(ranks(2), [&](int rank) {
+    const std::string failures = run(ForkOptions(2), [&](int rank) {
         if (rank == 0) {
             UCG_CHECK_EQ(ucs_lock_acquire(&sh->lock), UCS_OK);
             sh->phase.store(1);

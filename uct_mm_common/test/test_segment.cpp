@@ -16,13 +16,6 @@ using namespace uct_mm_common;
 
 namespace {
 const std::string kPrefix = "ucgt-mmc";
-
-ucg_test::ForkOptions fork_opts(int n)
-{
-    ucg_test::ForkOptions o;
-    o.num_ranks = n;
-    return o;
-}
 } // namespace
 
 TEST_CASE("segment is created 0600 and unlinked by its creator",
@@ -76,7 +69,7 @@ TEST_CASE("proc-link segment is shared with forked processes and leaves "
     auto *counter = static_cast<std::atomic<int> *>(seg.data());
     const pid_t owner = getpid();
     const int fd = seg.fd();
-    auto result = ucg_test::run_fork_ranks(fork_opts(3), [&](int) {
+    auto result = ucg_test::run_fork_ranks(ucg_test::ForkOptions(3), [&](int) {
         Segment mine;
         UCG_CHECK(Segment::attach_proc(owner, fd, 4096, &mine) == Status::kOk);
         static_cast<std::atomic<int> *>(mine.data())->fetch_add(1);
@@ -95,14 +88,15 @@ TEST_CASE("named segment: the last attacher unlinks it", "[mm][segment][fork]")
     REQUIRE(Segment::create(name, 4096, &seg) == Status::kOk);
     auto *attached = static_cast<std::atomic<int> *>(seg.data());
     attached->store(1); // the creator
-    auto result = ucg_test::run_fork_ranks(fork_opts(kMembers - 1), [&](int) {
-        Segment mine;
-        UCG_CHECK(Segment::attach(name, 4096, &mine) == Status::kOk);
-        auto *n = static_cast<std::atomic<int> *>(mine.data());
-        if (n->fetch_add(1) + 1 == kMembers) {
-            unlink_segment(name);
-        }
-    });
+    auto result =
+        ucg_test::run_fork_ranks(ucg_test::ForkOptions(kMembers - 1), [&](int) {
+            Segment mine;
+            UCG_CHECK(Segment::attach(name, 4096, &mine) == Status::kOk);
+            auto *n = static_cast<std::atomic<int> *>(mine.data());
+            if (n->fetch_add(1) + 1 == kMembers) {
+                unlink_segment(name);
+            }
+        });
     INFO(result.summary());
     REQUIRE(result.ok);
     CHECK(attached->load() == kMembers);
