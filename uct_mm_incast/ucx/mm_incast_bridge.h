@@ -53,9 +53,6 @@ void uct_mm_incast_fifo_tx_publish(uct_mm_incast_fifo_tx_t *tx, uint64_t index,
 int uct_mm_incast_fifo_tx_full(uct_mm_incast_fifo_tx_t *tx)
     UCT_MM_INCAST_NOEXCEPT;
 
-/** Routes the shared segment code's log lines to ucs_log (constructor). */
-void uct_mm_incast_core_init(void) UCT_MM_INCAST_NOEXCEPT;
-
 /** Group defaults from an mm_incast iface (its UCX_MM_INCAST_* config);
  *  `iface` must be a uct_iface_h (of any transport);
  *  returns 0 when `iface` is not an mm_incast iface. Lives in the C glue. */

@@ -168,11 +168,6 @@ uct_mm_incast_mode_name(uct_mm_incast_mode_t mode) noexcept
 
 // ---- FIFO bridge (internal, hidden) ----
 
-extern "C" void uct_mm_incast_core_init(void) noexcept
-{
-    uct_mm_common::install_ucs_log_sink();
-}
-
 extern "C" ucs_status_t
 uct_mm_incast_fifo_rx_create(unsigned elements, size_t max_payload,
                              uct_mm_incast_fifo_rx_t **rx_p) noexcept
