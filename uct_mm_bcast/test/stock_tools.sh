@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Stock UCX tools over the preloaded mm_bcast transport:
-#   stock_tools.sh <path to libuct_mmbcast.so>
+#   stock_tools.sh [<sanitizer runtimes>:]<path to libuct_mmbcast.so>
 # ucx_info -d lists it with its caps, ucx_info -c its UCX_MM_BCAST_* table,
 # ucx_perftest runs am_lat/am_bw (short, bcopy, zcopy) between 2 processes.
 set -euo pipefail
-lib=${1:?usage: stock_tools.sh <plugin.so>}
+# The argument is an LD_PRELOAD value: the plugin, after the sanitizer
+# runtimes in sanitized builds (cmake/UcgSanitizers.cmake).
+lib=${1:?usage: stock_tools.sh <LD_PRELOAD value ending in the plugin.so>}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 ucx_info -d | grep -q "Transport: mm_bcast" && fail "listed without preload"

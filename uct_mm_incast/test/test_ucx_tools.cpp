@@ -17,7 +17,7 @@ namespace {
 // the stock tools are not leak-clean, so leak checks are off for them.
 const std::string kPreload = std::string("ASAN_OPTIONS=detect_leaks=0 "
                                          "LD_PRELOAD=") +
-                             MM_INCAST_PLUGIN;
+                             MM_INCAST_PRELOAD;
 
 /// Runs a shell command; returns its exit status and stdout+stderr.
 int run(const std::string &cmd, std::string *out)

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Stock UCX tools see an LD_PRELOADed out-of-tree transport:
-#   stock_tools.sh <path to libuct_ucgskel.so>
+#   stock_tools.sh [<sanitizer runtimes>:]<path to libuct_ucgskel.so>
 set -euo pipefail
-lib=${1:?usage: stock_tools.sh <plugin.so>}
+# The argument is an LD_PRELOAD value: the plugin, after the sanitizer
+# runtimes in sanitized builds (cmake/UcgSanitizers.cmake).
+lib=${1:?usage: stock_tools.sh <LD_PRELOAD value ending in the plugin.so>}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # Without the plugin UCX does not know the transport (the test is not vacuous).
