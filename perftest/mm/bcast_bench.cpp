@@ -4,10 +4,11 @@
 //    the receivers copying through CMA; the root waits for completion);
 //  - p2p: N-1 sends over UCX's posix transport, messages over max_bcopy in
 //    max_bcopy fragments (posix has no am_zcopy).
-// Over max_bcopy, mm_bcast is also timed in bcopy fragments (a second
-// line). Each iteration ends when every receiver has all the bytes (a shared
-// counter, the same for both) and the root may reuse its buffer. Printed:
-// median/min/max in us and mm_bcast/p2p ratios of the medians.
+// mm_bcast goes the way its caps choose (`auto=<path>`: zcopy from the
+// advertised min_zcopy, else max_bcopy fragments); over max_bcopy the other
+// path is timed too. Each iteration ends when every receiver has all the
+// bytes (a shared counter, the same for both) and the root may reuse its
+// buffer. Printed: median/min/max in us and ratios to the p2p median.
 #include "bench_common.h"
 #include "benches.h"
 
@@ -17,34 +18,13 @@
 #include <cstring>
 #include <new>
 #include <sched.h>
+#include <string>
 #include <sys/mman.h>
 
 namespace ucg_mm_bench {
 namespace {
 
 constexpr uint8_t kAmId = 7;
-constexpr double kSpinUs = 5; ///< busy-poll this long before sched_yield
-
-// Time-based spin budget, the same for every transport whatever its
-// progress costs: more ranks than cores need the yields.
-class Spinner {
-  public:
-    void idle()
-    {
-        const double now = now_us();
-        if (start_ == 0) {
-            start_ = now;
-        } else if (now - start_ > kSpinUs) {
-            sched_yield();
-            start_ = 0;
-        }
-    }
-    void busy() { start_ = 0; }
-
-  private:
-    double start_ = 0;
-};
-
 struct RxState {
     Board *board;
     std::size_t msg_bytes;
@@ -121,17 +101,17 @@ void send_one(UctIface &u, uct_ep_h ep, const unsigned char *data,
     }
 }
 
-// Root side of one transport: iterations of send + wait for all done.
+// Root side of one transport: one untimed, then `iters` timed iterations
+// of send + wait for all done.
 void root_loop(UctIface &u, const std::vector<uct_ep_h> &eps, bool fragment,
-               std::size_t bytes, int iters, Board *b, int n)
+               std::size_t bytes, int iters, Board *b, int n,
+               std::vector<double> *samples)
 {
     std::vector<unsigned char> buf(bytes, 0x5a);
     const std::size_t frag =
         fragment ? u.attr.cap.am.max_bcopy : bytes; // posix: no zcopy
-    const int warmup = iters / 10 + 2;
     std::uint64_t target = 0;
-    int samples = 0;
-    for (int it = 0; it < warmup + iters; ++it) {
+    for (int it = 0; it <= iters; ++it) {
         const double t0 = now_us();
         for (uct_ep_h ep : eps) {
             for (std::size_t off = 0; off < bytes; off += frag) {
@@ -145,11 +125,10 @@ void root_loop(UctIface &u, const std::vector<uct_ep_h> &eps, bool fragment,
             uct_worker_progress(u.worker);
             spin.idle(); // more ranks than cores
         }
-        if (it >= warmup && samples < kMaxSamples) {
-            b->samples_us[samples++] = now_us() - t0;
+        if (it > 0) {
+            samples->push_back(now_us() - t0);
         }
     }
-    b->num_samples = samples;
 }
 
 void rx_loop(UctIface &u, RxState *rx, std::uint64_t expect)
@@ -164,9 +143,27 @@ void rx_loop(UctIface &u, RxState *rx, std::uint64_t expect)
     }
 }
 
-struct Row {
-    Stats bcast, frag, p2p;
-    bool has_frag = false;
+/// The path mm_bcast's caps choose for a message: short, bcopy, then zcopy
+/// from the advertised min_zcopy (within max_zcopy), else max_bcopy
+/// fragments. What UCP would do with the same caps.
+const char *chosen_path(const uct_iface_attr_t &a, std::size_t bytes)
+{
+    if (bytes <= a.cap.am.max_short) {
+        return "short";
+    }
+    if (bytes <= a.cap.am.max_bcopy) {
+        return "bcopy";
+    }
+    if (bytes >= a.cap.am.min_zcopy && bytes <= a.cap.am.max_zcopy) {
+        return "zcopy";
+    }
+    return "frag";
+}
+
+struct BcastResult {
+    Stats chosen, alt, p2p;
+    char path[8];     ///< chosen path
+    char alt_path[8]; ///< the other path over max_bcopy, "" if none
 };
 
 uct_ep_h create_group(UctIface &mm, Board *b, int rank, int n, std::size_t key)
@@ -216,35 +213,39 @@ std::vector<uct_ep_h> create_p2p(UctIface &px, Board *b, int n)
     return eps;
 }
 
-// One timed phase: the root sends and times, the others receive.
+// One variant: the root sends and times (keeping its samples), the others
+// receive.
 struct Phase {
     UctIface *iface;
     std::vector<uct_ep_h> eps;
     bool fragment;
     RxState *rx;
+    std::vector<double> samples;
 };
 
-Stats run_phase(const Phase &ph, int rank, Board *b, int n, std::size_t bytes,
-                int iters)
+void run_phase(Phase *ph, int rank, Board *b, int n, std::size_t bytes,
+               int iters)
 {
     barrier(b, n);
     b->done.store(0);
     barrier(b, n);
-    Stats s;
     if (rank == 0) {
-        root_loop(*ph.iface, ph.eps, ph.fragment, bytes, iters, b, n);
-        s = summarize(b->samples_us, b->num_samples);
+        root_loop(*ph->iface, ph->eps, ph->fragment, bytes, iters, b, n,
+                  &ph->samples);
     } else {
-        ph.rx->messages = 0;
-        rx_loop(*ph.iface, ph.rx,
-                static_cast<std::uint64_t>(iters + iters / 10 + 2));
+        ph->rx->messages = 0;
+        rx_loop(*ph->iface, ph->rx, static_cast<std::uint64_t>(iters + 1));
     }
     barrier(b, n);
-    return s;
+}
+
+Stats stats_of(const Phase &ph)
+{
+    return summarize(ph.samples.data(), static_cast<int>(ph.samples.size()));
 }
 
 void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
-               Row *row)
+               BcastResult *out)
 {
     UctIface mm, px;
     if (!mm.open("mm_bcast", "mm_bcast") || !px.open("posix", "posix")) {
@@ -263,20 +264,36 @@ void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
     if (rank == 0) {
         p2p = create_p2p(px, b, n);
     }
-    const Stats bc =
-        run_phase({&mm, {group}, false, &rx_mm}, rank, b, n, bytes, iters);
-    Stats frag;
-    const bool has_frag = bytes > mm.attr.cap.am.max_bcopy;
-    if (has_frag) {
-        // The same group ep in max_bcopy fragments (no CMA): the root
-        // copies once for all receivers.
-        frag =
-            run_phase({&mm, {group}, true, &rx_mm}, rank, b, n, bytes, iters);
+    BcastResult res{};
+    std::snprintf(res.path, sizeof(res.path), "%s",
+                  chosen_path(mm.attr, bytes));
+    const bool frag = std::strcmp(res.path, "frag") == 0;
+    std::vector<Phase> phases;
+    phases.push_back({&px, p2p, true, &rx_px, {}});
+    phases.push_back({&mm, {group}, frag, &rx_mm, {}});
+    if (bytes > mm.attr.cap.am.max_bcopy &&
+        (!frag || bytes <= mm.attr.cap.am.max_zcopy)) {
+        // The path not chosen, for the record: zcopy (receivers copy with
+        // CMA) or fragments (the root copies once for all receivers).
+        std::snprintf(res.alt_path, sizeof(res.alt_path), "%s",
+                      frag ? "zcopy" : "frag");
+        phases.push_back({&mm, {group}, !frag, &rx_mm, {}});
     }
-    const Stats pp =
-        run_phase({&px, p2p, true, &rx_px}, rank, b, n, bytes, iters);
+    // Interleaved rounds: a change of load hits every variant alike.
+    constexpr int kRounds = 5;
+    const int per_round = (iters + kRounds - 1) / kRounds;
+    for (int round = 0; round < kRounds; ++round) {
+        for (Phase &ph : phases) {
+            run_phase(&ph, rank, b, n, bytes, per_round);
+        }
+    }
     if (rank == 0) {
-        *row = Row{bc, frag, pp, has_frag};
+        res.p2p = stats_of(phases[0]);
+        res.chosen = stats_of(phases[1]);
+        if (phases.size() > 2) {
+            res.alt = stats_of(phases[2]);
+        }
+        *out = res;
     }
     for (uct_ep_h ep : p2p) {
         uct_ep_destroy(ep);
@@ -290,47 +307,37 @@ void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
 
 int bench_bcast(const Options &opts)
 {
-    const std::size_t map_bytes = sizeof(Board) + sizeof(Row);
+    const std::size_t map_bytes = sizeof(Board) + sizeof(BcastResult);
     void *mem = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE,
                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     auto *board = new (mem) Board{};
-    auto *row = new (static_cast<char *>(mem) + sizeof(Board)) Row{};
-    std::printf("bcast root-to-all latency (us): mm_bcast group ep vs N-1 "
-                "posix p2p sends\n");
-    std::printf("%3s %9s | %9s %9s %9s | %9s %9s %9s | %6s\n", "N", "bytes",
-                "bc_med", "bc_min", "bc_max", "p2p_med", "p2p_min", "p2p_max",
-                "ratio");
+    auto *res = new (static_cast<char *>(mem) + sizeof(Board)) BcastResult{};
     int rc = 0;
     for (int n : opts.group_sizes) {
         for (std::size_t bytes : opts.msg_bytes) {
             bytes = bytes < 8 ? 8 : bytes;
             new (board) Board{};
-            new (row) Row{};
+            new (res) BcastResult{};
             int iters =
                 static_cast<int>(iterations_for(bytes) * opts.iter_scale);
             iters = iters < 3 ? 3 : iters;
             const bool ok = run_ranks(n, board, [&](int rank, Board *b) {
-                rank_body(rank, b, n, bytes, iters, rank == 0 ? row : nullptr);
+                rank_body(rank, b, n, bytes, iters, rank == 0 ? res : nullptr);
             });
             if (!ok) {
-                std::printf("%3d %9zu | failed\n", n, bytes);
+                std::printf("bcast    %2d %8zu failed\n", n, bytes);
                 rc = 1;
                 continue;
             }
-            std::printf("%3d %9zu | %9.2f %9.2f %9.2f | %9.2f %9.2f %9.2f | "
-                        "%6.2f\n",
-                        n, bytes, row->bcast.median_us, row->bcast.min_us,
-                        row->bcast.max_us, row->p2p.median_us, row->p2p.min_us,
-                        row->p2p.max_us,
-                        row->bcast.median_us / row->p2p.median_us);
-            if (row->has_frag) {
-                std::printf("%3d %9zu | %9.2f %9.2f %9.2f | (mm_bcast in "
-                            "bcopy fragments)           | %6.2f\n",
-                            n, bytes, row->frag.median_us, row->frag.min_us,
-                            row->frag.max_us,
-                            row->frag.median_us / row->p2p.median_us);
+            const double base = res->p2p.median_us;
+            const double fl = opts.floor_rtt_us;
+            print_row({"bcast", n, bytes, "p2p-posix", res->p2p, base, fl});
+            print_row({"bcast", n, bytes, std::string("auto=") + res->path,
+                       res->chosen, base, fl});
+            if (res->alt_path[0] != '\0') {
+                print_row(
+                    {"bcast", n, bytes, res->alt_path, res->alt, base, fl});
             }
-            std::fflush(stdout);
         }
     }
     munmap(mem, map_bytes);

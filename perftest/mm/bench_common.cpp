@@ -14,6 +14,31 @@
 
 namespace ucg_mm_bench {
 
+namespace {
+
+// Rank r runs on the r-th allowed CPU (round robin), the same for every
+// transport: two ranks of N=2 never share a core unless there is only one.
+void pin_rank(int rank)
+{
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
+        return;
+    }
+    const int count = CPU_COUNT(&allowed);
+    int nth = count > 0 ? rank % count : 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+        if (CPU_ISSET(cpu, &allowed) && nth-- == 0) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            CPU_SET(cpu, &one);
+            sched_setaffinity(0, sizeof(one), &one);
+            return;
+        }
+    }
+}
+
+} // namespace
+
 bool run_ranks(int n, Board *board,
                const std::function<void(int, Board *)> &body)
 {
@@ -22,6 +47,7 @@ bool run_ranks(int n, Board *board,
         const pid_t pid = fork();
         if (pid == 0) {
             prctl(PR_SET_PDEATHSIG, SIGKILL);
+            pin_rank(r);
             body(r, board);
             _exit(0);
         }
@@ -133,6 +159,30 @@ double now_us()
     return std::chrono::duration<double, std::micro>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
+}
+
+void print_header()
+{
+    std::printf("%-8s %2s %8s %-18s %10s %10s %10s %7s %7s\n", "section", "N",
+                "bytes", "variant", "median_us", "min_us", "max_us", "ratio",
+                "x_floor");
+}
+
+void print_row(const Row &r)
+{
+    char ratio[16] = "-", floor[16] = "-";
+    if (r.p2p_median_us > 0) {
+        std::snprintf(ratio, sizeof(ratio), "%.2f",
+                      r.stats.median_us / r.p2p_median_us);
+    }
+    if (r.floor_rtt_us > 0) {
+        std::snprintf(floor, sizeof(floor), "%.2f",
+                      r.stats.median_us / r.floor_rtt_us);
+    }
+    std::printf("%-8s %2d %8zu %-18s %10.3f %10.3f %10.3f %7s %7s\n", r.section,
+                r.group_size, r.msg_bytes, r.variant.c_str(), r.stats.median_us,
+                r.stats.min_us, r.stats.max_us, ratio, floor);
+    std::fflush(stdout);
 }
 
 int iterations_for(std::size_t bytes)

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Shared pieces of the mm benchmarks: forked ranks with a shared board
 // (addresses, barriers, results), UCT iface opening, timing statistics.
-// Each benchmark (bcast_bench.cpp; incast rows in their own file) uses them.
+// Every benchmark (pingpong, bcast, incast) prints the same row format.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <sched.h>
 #include <string>
 #include <uct/api/uct.h>
 #include <vector>
@@ -22,12 +23,14 @@ struct Board {
     alignas(64) std::atomic<unsigned> barrier_count;
     alignas(64) std::atomic<unsigned> barrier_phase;
     alignas(64) std::atomic<std::uint64_t> done; ///< receivers: messages got
+    alignas(64) std::atomic<std::uint64_t> go;   ///< root: incasts started
     alignas(64) unsigned char addr[2][kMaxRanks][kAddrBytes]; ///< per iface
     double samples_us[kMaxSamples]; ///< root: per-iteration latency
     int num_samples;
 };
 
-/// Runs body(rank, board) in `n` forked ranks; false if any failed.
+/// Runs body(rank, board) in `n` forked ranks, rank r pinned to the r-th
+/// allowed CPU (round robin); false if any failed.
 bool run_ranks(int n, Board *board,
                const std::function<void(int, Board *)> &body);
 
@@ -53,6 +56,41 @@ Stats summarize(const double *samples, int n);
 
 /// Monotonic microseconds.
 double now_us();
+
+/// Busy-polls for kSpinUs, then sched_yield: the same time budget for every
+/// transport whatever its progress costs (more ranks than cores need the
+/// yields).
+class Spinner {
+  public:
+    static constexpr double kSpinUs = 5;
+    void idle()
+    {
+        const double now = now_us();
+        if (start_ == 0) {
+            start_ = now;
+        } else if (now - start_ > kSpinUs) {
+            sched_yield();
+            start_ = 0;
+        }
+    }
+    void busy() { start_ = 0; }
+
+  private:
+    double start_ = 0;
+};
+
+/// One result row, the same columns in every section.
+struct Row {
+    const char *section; ///< "pingpong", "bcast", "gather", "sum_i32", ...
+    int group_size;
+    std::size_t msg_bytes;
+    std::string variant; ///< "p2p-posix", "zcopy", "auto=locked", ...
+    Stats stats;
+    double p2p_median_us; ///< same run's baseline; 0: no ratio
+    double floor_rtt_us;  ///< ping-pong round trip; 0: not measured
+};
+void print_header();
+void print_row(const Row &row);
 
 /// Iterations to time for a message size (fewer for large messages).
 int iterations_for(std::size_t bytes);

@@ -9,14 +9,21 @@ namespace ucg_mm_bench {
 
 struct Options {
     std::vector<int> group_sizes{2, 4, 8};
-    std::vector<std::size_t> msg_bytes{8, 64, 512, 4096, 65536, 1 << 20};
+    std::vector<std::size_t> msg_bytes{8,     64,     512,    4096,
+                                       32768, 262144, 1 << 20};
     double iter_scale = 1.0; ///< multiplies the per-size iteration counts
+    double floor_rtt_us = 0; ///< set by bench_pingpong: round trip (us)
 };
 
-/// Cache-line ping-pong between two processes: the one-way floor (us).
-int bench_pingpong(const Options &opts);
+/// Cache-line ping-pong between two processes: the floor. Sets
+/// opts->floor_rtt_us, which the other benchmarks divide by (x_floor).
+int bench_pingpong(Options *opts);
 
 /// mm_bcast root-to-all vs N-1 point-to-point sends over UCX posix.
 int bench_bcast(const Options &opts);
+
+/// mm_incast gather and sum (int32, double), every mode and auto, vs N-1
+/// point-to-point sends over UCX posix to the root plus a local reduction.
+int bench_incast(const Options &opts);
 
 } // namespace ucg_mm_bench

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// ucg_mm_perftest: shared-memory one-to-many transports against the floor
-// (cache-line ping-pong) and UCX point-to-point. Run with the plugin linked
-// (it is); usage: ucg_mm_perftest [-n 2,4,8] [-s 8,4096,...] [-i scale]
-//                                 [-b pingpong,bcast]
+// ucg_mm_perftest: shared-memory one-to-many transports (mm_bcast fan-out,
+// mm_incast fan-in) against the floor (cache-line ping-pong) and UCX
+// point-to-point, in one table. Usage:
+//   ucg_mm_perftest [-n 2,4,8] [-s 8,4096,...] [-i scale]
+//                   [-b pingpong,bcast,incast]
+#include "bench_common.h"
 #include "benches.h"
 
 #include <cstdio>
@@ -31,7 +33,7 @@ template <typename T> std::vector<T> parse_list(const char *arg)
 int main(int argc, char **argv)
 {
     Options opts;
-    std::string which = "pingpong,bcast";
+    std::string which = "pingpong,bcast,incast";
     int c;
     while ((c = getopt(argc, argv, "n:s:i:b:h")) != -1) {
         switch (c) {
@@ -50,7 +52,7 @@ int main(int argc, char **argv)
         default:
             std::fprintf(stderr,
                          "usage: %s [-n 2,4,8] [-s bytes,...] [-i scale] "
-                         "[-b pingpong,bcast]\n",
+                         "[-b pingpong,bcast,incast]\n",
                          argv[0]);
             return c == 'h' ? 0 : 2;
         }
@@ -62,11 +64,15 @@ int main(int argc, char **argv)
         }
     }
     int rc = 0;
+    print_header();
     if (which.find("pingpong") != std::string::npos) {
-        rc |= bench_pingpong(opts);
+        rc |= bench_pingpong(&opts);
     }
     if (which.find("bcast") != std::string::npos) {
         rc |= bench_bcast(opts);
+    }
+    if (which.find("incast") != std::string::npos) {
+        rc |= bench_incast(opts);
     }
     return rc;
 }

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Incast (fan-in) latency: the N-1 other ranks send one contribution each
+// to rank 0, which gathers them or reduces them (int32 sum, double sum).
+//  - mm_incast: one group per mode (batched, centralized, locked, atomic)
+//    and one in auto mode (`auto=<mode it resolved to>`);
+//  - p2p: N-1 senders, each with AM short/bcopy fragments over UCX's posix
+//    transport to the root, whose handler copies (gather) or reduces (the
+//    same kernels as mm_incast) each fragment into the user buffer.
+// Each iteration starts when the root bumps `go` on the board (the senders
+// wait for it) and ends when the whole result is in the root's buffer: one
+// hop out and one back, like bcast and the ping-pong round trip. Printed:
+// median/min/max in us, ratios to the p2p median of the same run.
+#include "bench_common.h"
+#include "benches.h"
+
+#include "group.h"
+#include "reduce.h"
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <vector>
+
+namespace ucg_mm_bench {
+namespace {
+
+using uct_mm_incast::Group;
+using uct_mm_incast::GroupConfig;
+
+constexpr uint8_t kAmId = 9;
+constexpr unsigned kOffsetBits = 56; ///< p2p header: slot << 56 | offset
+
+struct Coll {
+    const char *name;
+    uct_mm_incast_op_t op;
+    uct_mm_incast_dtype_t dtype;
+};
+constexpr Coll kColls[] = {
+    {"gather", UCT_MM_INCAST_OP_GATHER, UCT_MM_INCAST_DTYPE_UINT8},
+    {"sum_i32", UCT_MM_INCAST_OP_SUM, UCT_MM_INCAST_DTYPE_INT32},
+    {"sum_f64", UCT_MM_INCAST_OP_SUM, UCT_MM_INCAST_DTYPE_DOUBLE}};
+
+constexpr uct_mm_incast_mode_t kModes[] = {
+    UCT_MM_INCAST_MODE_BATCHED, UCT_MM_INCAST_MODE_CENTRALIZED,
+    UCT_MM_INCAST_MODE_LOCKED, UCT_MM_INCAST_MODE_ATOMIC,
+    UCT_MM_INCAST_MODE_AUTO};
+constexpr int kNumModes = sizeof(kModes) / sizeof(kModes[0]);
+
+const char *mode_name(uct_mm_incast_mode_t mode)
+{
+    static const char *const names[] = {"auto", "batched", "centralized",
+                                        "locked", "atomic"};
+    return names[mode];
+}
+
+/// Root of the p2p baseline: where arriving fragments go.
+struct P2pRx {
+    std::byte *out = nullptr;
+    std::size_t msg_bytes = 0; ///< one sender's contribution
+    std::size_t elem_bytes = 1;
+    uct_mm_incast::ReduceFn reduce = nullptr; ///< nullptr: gather
+    std::size_t got = 0;                      ///< bytes of this incast
+};
+
+ucs_status_t on_frag(void *arg, void *data, size_t length, unsigned)
+{
+    auto *rx = static_cast<P2pRx *>(arg);
+    uint64_t hdr;
+    std::memcpy(&hdr, data, sizeof(hdr));
+    const std::size_t slot = hdr >> kOffsetBits;
+    const std::size_t off = hdr & ((uint64_t{1} << kOffsetBits) - 1);
+    const auto *src = static_cast<const std::byte *>(data) + sizeof(hdr);
+    const std::size_t n = length - sizeof(hdr);
+    if (rx->reduce == nullptr) {
+        std::memcpy(rx->out + slot * rx->msg_bytes + off, src, n);
+    } else {
+        rx->reduce(rx->out + off, src, n / rx->elem_bytes);
+    }
+    rx->got += n;
+    return UCS_OK;
+}
+
+struct FragArg {
+    uint64_t hdr;
+    const std::byte *data;
+    std::size_t len;
+};
+
+size_t pack_frag(void *dest, void *arg)
+{
+    auto *a = static_cast<FragArg *>(arg);
+    std::memcpy(dest, &a->hdr, sizeof(a->hdr));
+    std::memcpy(static_cast<std::byte *>(dest) + sizeof(a->hdr), a->data,
+                a->len);
+    return sizeof(a->hdr) + a->len;
+}
+
+// A sender's contribution over posix: short if it fits, else bcopy
+// fragments of whole elements, each retried while the FIFO is full.
+void p2p_send(UctIface &u, uct_ep_h ep, uint64_t slot, const std::byte *data,
+              std::size_t bytes, std::size_t elem_bytes)
+{
+    const std::size_t max_frag =
+        (u.attr.cap.am.max_bcopy - sizeof(uint64_t)) / elem_bytes * elem_bytes;
+    for (std::size_t off = 0; off < bytes; off += max_frag) {
+        FragArg a{(slot << kOffsetBits) | off, data + off,
+                  bytes - off < max_frag ? bytes - off : max_frag};
+        Spinner full;
+        for (;;) {
+            ucs_status_t st;
+            if (a.len + sizeof(uint64_t) <= u.attr.cap.am.max_short) {
+                st = uct_ep_am_short(ep, kAmId, a.hdr, a.data,
+                                     static_cast<unsigned>(a.len));
+            } else {
+                const ssize_t n = uct_ep_am_bcopy(ep, kAmId, pack_frag, &a, 0);
+                st = n < 0 ? static_cast<ucs_status_t>(n) : UCS_OK;
+            }
+            if (st == UCS_OK) {
+                break;
+            }
+            if (st != UCS_ERR_NO_RESOURCE) {
+                std::fprintf(stderr, "p2p send: %s\n", ucs_status_string(st));
+                _exit(2);
+            }
+            uct_worker_progress(u.worker);
+            full.idle(); // the root must run to drain its FIFO
+        }
+    }
+}
+
+struct IncastResult {
+    Stats p2p;
+    Stats modes[kNumModes];
+    uct_mm_incast_mode_t resolved[kNumModes]; ///< what each group runs
+    bool ok[kNumModes];
+};
+
+/// Arguments of one (N, collective, size) point.
+struct Point {
+    int n;
+    const Coll *coll;
+    std::size_t msg_bytes;
+    int iters;
+    pid_t parent; ///< with `seq`, names the group segments
+    int seq;      ///< this point's number in the run
+};
+
+/// One variant: how the root starts and finishes an incast, and how a
+/// sender contributes. The root keeps its samples (us).
+struct Variant {
+    std::function<void()> prepare;    ///< root, before the clock starts
+    std::function<void()> complete;   ///< root: returns with the result
+    std::function<void()> contribute; ///< sender, after `go`
+    std::vector<double> samples;
+};
+
+// `iters` timed incasts of one variant, after one untimed.
+void run_variant(Variant *v, int rank, Board *b, int n, int iters)
+{
+    barrier(b, n);
+    const uint64_t base = b->go.load(); // nobody bumps it before the barrier
+    barrier(b, n);
+    for (int it = 0; it <= iters; ++it) {
+        if (rank != 0) {
+            Spinner spin;
+            while (b->go.load(std::memory_order_acquire) <= base + it) {
+                spin.idle();
+            }
+            v->contribute();
+            continue;
+        }
+        v->prepare();
+        const double t0 = now_us();
+        b->go.store(base + it + 1, std::memory_order_release);
+        v->complete();
+        if (it > 0) {
+            v->samples.push_back(now_us() - t0);
+        }
+    }
+}
+
+/// The p2p baseline of one rank: a posix iface, an ep to the root.
+struct P2p {
+    UctIface px;
+    uct_ep_h ep = nullptr;
+    P2pRx rx;
+    std::vector<std::byte> buf;
+
+    void open(const Point &pt, int rank, Board *b, Variant *v);
+    void close()
+    {
+        if (ep != nullptr) {
+            uct_ep_destroy(ep);
+        }
+        px.close();
+    }
+};
+
+void P2p::open(const Point &pt, int rank, Board *b, Variant *v)
+{
+    if (!px.open("posix", "posix")) {
+        _exit(3);
+    }
+    const std::size_t elem = uct_mm_incast::dtype_size(pt.coll->dtype);
+    const std::size_t senders = static_cast<std::size_t>(pt.n - 1);
+    const bool gather = pt.coll->op == UCT_MM_INCAST_OP_GATHER;
+    buf.assign(pt.msg_bytes * senders, std::byte{1});
+    rx.out = buf.data();
+    rx.msg_bytes = pt.msg_bytes;
+    rx.elem_bytes = gather ? 1 : elem;
+    rx.reduce = gather ? nullptr
+                       : uct_mm_incast::reduce_fn(pt.coll->op, pt.coll->dtype);
+    uct_iface_set_am_handler(px.iface, kAmId, on_frag, &rx, 0);
+    uct_iface_get_address(
+        px.iface, reinterpret_cast<uct_iface_addr_t *>(b->addr[1][rank]));
+    barrier(b, pt.n);
+    if (rank != 0) {
+        uint64_t dev = 0; // one host: my device address is the root's
+        uct_iface_get_device_address(
+            px.iface, reinterpret_cast<uct_device_addr_t *>(&dev));
+        uct_ep_params_t ep_params{};
+        ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
+                               UCT_EP_PARAM_FIELD_DEV_ADDR |
+                               UCT_EP_PARAM_FIELD_IFACE_ADDR;
+        ep_params.iface = px.iface;
+        ep_params.dev_addr = reinterpret_cast<uct_device_addr_t *>(&dev);
+        ep_params.iface_addr =
+            reinterpret_cast<const uct_iface_addr_t *>(b->addr[1][0]);
+        if (uct_ep_create(&ep_params, &ep) != UCS_OK) {
+            _exit(5);
+        }
+    }
+    v->prepare = [this, pt, gather, elem] { // posting the receive buffer
+        rx.got = 0;
+        if (!gather) {
+            uct_mm_incast::fill_identity(buf.data(), pt.msg_bytes / elem,
+                                         pt.coll->op, pt.coll->dtype);
+        }
+    };
+    v->complete = [this, pt, senders] {
+        Spinner spin;
+        while (rx.got < pt.msg_bytes * senders) {
+            if (uct_worker_progress(px.worker) == 0) {
+                spin.idle();
+            } else {
+                spin.busy();
+            }
+        }
+    };
+    v->contribute = [this, pt, rank] {
+        p2p_send(px, ep, static_cast<uint64_t>(rank - 1), buf.data(),
+                 pt.msg_bytes, rx.elem_bytes);
+    };
+}
+
+/// One mm_incast group of one rank, in one mode.
+struct Mm {
+    std::unique_ptr<Group> g;
+    std::vector<std::byte> buf;
+
+    bool open(const Point &pt, int rank, uct_mm_incast_mode_t mode, int tag,
+              Variant *v);
+};
+
+bool Mm::open(const Point &pt, int rank, uct_mm_incast_mode_t mode, int tag,
+              Variant *v)
+{
+    GroupConfig c;
+    c.name = "/ucg-mmbench-" + std::to_string(pt.parent) + "-" +
+             std::to_string(pt.seq * kNumModes + tag);
+    c.group_size = static_cast<uint32_t>(pt.n);
+    c.member = static_cast<uint32_t>(rank);
+    c.root = 0;
+    c.mode = mode;
+    c.op = pt.coll->op;
+    c.dtype = pt.coll->dtype;
+    c.max_bytes = pt.msg_bytes;
+    // Gather refuses locked/atomic: every rank skips those alike.
+    if (Group::create(c, &g) != UCS_OK) {
+        return false;
+    }
+    buf.assign(pt.msg_bytes * static_cast<std::size_t>(pt.n), std::byte{1});
+    v->prepare = [] {};
+    v->complete = [this] {
+        Spinner spin;
+        std::size_t len;
+        ucs_status_t st;
+        while ((st = g->recv(buf.data(), buf.size(), &len)) == UCS_INPROGRESS) {
+            spin.idle();
+        }
+        if (st != UCS_OK) {
+            _exit(6);
+        }
+    };
+    v->contribute = [this, pt] {
+        Spinner spin;
+        ucs_status_t st;
+        while ((st = g->send(buf.data(), pt.msg_bytes)) ==
+               UCS_ERR_NO_RESOURCE) {
+            spin.idle();
+        }
+        if (st != UCS_OK) {
+            _exit(7);
+        }
+    };
+    return true;
+}
+
+// Every variant of one point, interleaved: kRounds rounds, each running
+// every variant for iters / kRounds incasts, so that a change of load on
+// the machine hits all variants alike.
+void rank_body(const Point &pt, int rank, Board *b, IncastResult *out)
+{
+    constexpr int kRounds = 5;
+    P2p p2p;
+    Mm mm[kNumModes];
+    Variant vars[kNumModes + 1];
+    IncastResult res{};
+    p2p.open(pt, rank, b, &vars[kNumModes]);
+    std::vector<Variant *> active{&vars[kNumModes]};
+    for (int m = 0; m < kNumModes; ++m) {
+        res.ok[m] = mm[m].open(pt, rank, kModes[m], m, &vars[m]);
+        if (res.ok[m]) {
+            res.resolved[m] = mm[m].g->mode();
+            active.push_back(&vars[m]);
+        }
+    }
+    const int per_round = (pt.iters + kRounds - 1) / kRounds;
+    for (int round = 0; round < kRounds; ++round) {
+        for (Variant *v : active) {
+            run_variant(v, rank, b, pt.n, per_round);
+        }
+    }
+    barrier(b, pt.n); // nobody leaves while another still polls
+    if (rank == 0) {
+        auto stats = [](const Variant &v) {
+            return summarize(v.samples.data(),
+                             static_cast<int>(v.samples.size()));
+        };
+        res.p2p = stats(vars[kNumModes]);
+        for (int m = 0; m < kNumModes; ++m) {
+            res.modes[m] = stats(vars[m]);
+        }
+        *out = res;
+    }
+    p2p.close();
+}
+
+void print_point(const Point &pt, const IncastResult &res, double floor_us)
+{
+    const double base = res.p2p.median_us;
+    print_row({pt.coll->name, pt.n, pt.msg_bytes, "p2p-posix", res.p2p, base,
+               floor_us});
+    for (int m = 0; m < kNumModes; ++m) {
+        if (!res.ok[m]) {
+            continue; // gather with locked/atomic: refused by design
+        }
+        std::string variant = mode_name(kModes[m]);
+        if (kModes[m] == UCT_MM_INCAST_MODE_AUTO ||
+            res.resolved[m] != kModes[m]) {
+            variant += std::string("=") + mode_name(res.resolved[m]);
+        }
+        print_row({pt.coll->name, pt.n, pt.msg_bytes, variant, res.modes[m],
+                   base, floor_us});
+    }
+}
+
+} // namespace
+
+int bench_incast(const Options &opts)
+{
+    const std::size_t map_bytes = sizeof(Board) + sizeof(IncastResult);
+    void *mem = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    auto *board = new (mem) Board{};
+    auto *res = new (static_cast<char *>(mem) + sizeof(Board)) IncastResult{};
+    int rc = 0;
+    int seq = 0;
+    for (int n : opts.group_sizes) {
+        for (const Coll &coll : kColls) {
+            for (std::size_t bytes : opts.msg_bytes) {
+                bytes = bytes < 8 ? 8 : bytes / 8 * 8; // whole doubles
+                int iters =
+                    static_cast<int>(iterations_for(bytes) * opts.iter_scale);
+                const Point pt{n,        &coll, bytes, iters < 3 ? 3 : iters,
+                               getpid(), seq++};
+                new (board) Board{};
+                new (res) IncastResult{};
+                const bool ok = run_ranks(n, board, [&](int rank, Board *b) {
+                    rank_body(pt, rank, b, rank == 0 ? res : nullptr);
+                });
+                if (!ok) {
+                    std::printf("%-8s %2d %8zu failed\n", coll.name, n, bytes);
+                    rc = 1;
+                    continue;
+                }
+                print_point(pt, *res, opts.floor_rtt_us);
+            }
+        }
+    }
+    munmap(mem, map_bytes);
+    return rc;
+}
+
+} // namespace ucg_mm_bench
