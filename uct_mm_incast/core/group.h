@@ -40,8 +40,31 @@ struct GroupConfig {
 /// reason for the caller's single log line.
 ucs_status_t check_config(const GroupConfig &cfg, const char **why);
 
-/// The mode a group runs in: AUTO picks by op, size and group; ATOMIC on a
-/// pair without lock-free atomics becomes LOCKED.
+/// Crossovers of AUTO, measured with ucg_mm_perftest (incast latency,
+/// every mode interleaved with N-1 posix p2p sends; perftest/mm/RESULTS.md,
+/// 2-core VM, N = 2, 4, 8, int32 and double sums, 8 B..1 MiB). An explicit
+/// mode (group params or UCX_MM_INCAST_MODE) always wins over these.
+struct AutoThresholds {
+    /// Reductions up to this size with a one-RMW pair run ATOMIC: at par
+    /// with batched at 8 B, 1.2-1.7x slower from 64 B, 2-50x from 4 KiB.
+    static constexpr std::size_t kAtomicMaxBytes = 8;
+    /// Reductions from this size and group run LOCKED (senders reduce in
+    /// parallel): 0.70-0.82x p2p at 32 KiB and N >= 4 where the slot modes
+    /// are 0.86-1.3x (the root reduces N-1 slots alone).
+    static constexpr std::size_t kLockedMinBytes = 32768;
+    static constexpr uint32_t kLockedMinGroup = 4;
+    /// A pair (one sender) up to this size runs CENTRALIZED: polling the one
+    /// slot's sequence word saves the pending counter's cache line (0.60-0.70x
+    /// p2p vs 0.59-0.87x batched); batched beyond (0.72x vs 1.27x at 256 KiB).
+    static constexpr std::size_t kPairCentralizedMaxBytes = 4096;
+    /// Gather in bigger groups runs CENTRALIZED (one slot at a time), smaller
+    /// ones BATCHED.
+    static constexpr uint32_t kGatherBatchedMaxGroup = 4;
+};
+
+/// The mode a group runs in: an explicit mode as given, AUTO by operator,
+/// datatype, size and group (AutoThresholds); ATOMIC on a pair without
+/// lock-free atomics becomes LOCKED.
 uct_mm_incast_mode_t resolve_mode(const GroupConfig &cfg);
 
 class Group {

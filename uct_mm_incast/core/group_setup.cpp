@@ -20,6 +20,29 @@ double seconds_since(Clock::time_point t)
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+// AUTO: the crossovers in AutoThresholds (group.h).
+uct_mm_incast_mode_t resolve_auto(const GroupConfig &cfg, bool gather)
+{
+    using T = AutoThresholds;
+    if (!gather && (cfg.max_bytes <= T::kAtomicMaxBytes) &&
+        atomic_is_single_rmw(cfg.op, cfg.dtype)) {
+        return UCT_MM_INCAST_MODE_ATOMIC;
+    }
+    if ((cfg.group_size <= 2) &&
+        (cfg.max_bytes <= T::kPairCentralizedMaxBytes)) {
+        return UCT_MM_INCAST_MODE_CENTRALIZED;
+    }
+    if (gather) {
+        return (cfg.group_size <= T::kGatherBatchedMaxGroup)
+                   ? UCT_MM_INCAST_MODE_BATCHED
+                   : UCT_MM_INCAST_MODE_CENTRALIZED;
+    }
+    return ((cfg.max_bytes >= T::kLockedMinBytes) &&
+            (cfg.group_size >= T::kLockedMinGroup))
+               ? UCT_MM_INCAST_MODE_LOCKED
+               : UCT_MM_INCAST_MODE_BATCHED;
+}
+
 } // namespace
 
 ucs_status_t check_config(const GroupConfig &cfg, const char **why)
@@ -78,18 +101,7 @@ uct_mm_incast_mode_t resolve_mode(const GroupConfig &cfg)
                    ? UCT_MM_INCAST_MODE_ATOMIC
                    : UCT_MM_INCAST_MODE_LOCKED;
     case UCT_MM_INCAST_MODE_AUTO:
-        if (gather) {
-            return (cfg.group_size <= 4) ? UCT_MM_INCAST_MODE_BATCHED
-                                         : UCT_MM_INCAST_MODE_CENTRALIZED;
-        }
-        if ((cfg.max_bytes <= 256) && atomic_is_single_rmw(cfg.op, cfg.dtype)) {
-            return UCT_MM_INCAST_MODE_ATOMIC;
-        }
-        // Large vectors: senders reducing in parallel beat the root
-        // reducing N-1 slots alone, once there are 3+ senders.
-        return ((cfg.max_bytes >= 32768) && (cfg.group_size >= 4))
-                   ? UCT_MM_INCAST_MODE_LOCKED
-                   : UCT_MM_INCAST_MODE_BATCHED;
+        return resolve_auto(cfg, gather);
     default:
         return cfg.mode;
     }

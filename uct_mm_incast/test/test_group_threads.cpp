@@ -91,3 +91,59 @@ TEST_CASE("thousands of back-to-back incasts wrap the ring (threads)",
     run_threads(c, 3000, 64);
     CHECK(sweeper.leftovers().empty());
 }
+
+TEST_CASE("auto mode follows the measured crossovers", "[mm_incast][auto]")
+{
+    using T = AutoThresholds;
+    struct Case {
+        uct_mm_incast_op_t op;
+        uct_mm_incast_dtype_t dtype;
+        std::size_t max_bytes;
+        uint32_t group_size;
+        uct_mm_incast_mode_t expect;
+    };
+    constexpr auto kSum = UCT_MM_INCAST_OP_SUM;
+    constexpr auto kGather = UCT_MM_INCAST_OP_GATHER;
+    constexpr auto kI32 = UCT_MM_INCAST_DTYPE_INT32;
+    constexpr auto kF64 = UCT_MM_INCAST_DTYPE_DOUBLE;
+    constexpr auto kU8 = UCT_MM_INCAST_DTYPE_UINT8;
+    const Case cases[] = {
+        // Large sums in bigger groups: senders reduce in parallel.
+        {kSum, kF64, 1 << 20, 8, UCT_MM_INCAST_MODE_LOCKED},
+        {kSum, kF64, T::kLockedMinBytes, T::kLockedMinGroup,
+         UCT_MM_INCAST_MODE_LOCKED},
+        {kSum, kF64, T::kLockedMinBytes - 8, 8, UCT_MM_INCAST_MODE_BATCHED},
+        {kSum, kF64, 1 << 20, T::kLockedMinGroup - 1,
+         UCT_MM_INCAST_MODE_BATCHED},
+        // Atomic only for one element of a one-RMW pair.
+        {kSum, kI32, 8, 8, UCT_MM_INCAST_MODE_ATOMIC},
+        {kSum, kI32, 64, 8, UCT_MM_INCAST_MODE_BATCHED},
+        {kSum, kI32, 256, 4, UCT_MM_INCAST_MODE_BATCHED},
+        {kSum, kF64, 8, 8, UCT_MM_INCAST_MODE_BATCHED}, // a CAS loop
+        // A pair: centralized up to 4 KiB, then batched.
+        {kSum, kI32, 512, 2, UCT_MM_INCAST_MODE_CENTRALIZED},
+        {kSum, kF64, T::kPairCentralizedMaxBytes, 2,
+         UCT_MM_INCAST_MODE_CENTRALIZED},
+        {kSum, kF64, 1 << 18, 2, UCT_MM_INCAST_MODE_BATCHED},
+        {kGather, kU8, 64, 2, UCT_MM_INCAST_MODE_CENTRALIZED},
+        {kGather, kU8, 1 << 16, 2, UCT_MM_INCAST_MODE_BATCHED},
+        // Gather: batched in small groups, centralized in bigger ones.
+        {kGather, kU8, 64, T::kGatherBatchedMaxGroup,
+         UCT_MM_INCAST_MODE_BATCHED},
+        {kGather, kU8, 64, 8, UCT_MM_INCAST_MODE_CENTRALIZED},
+    };
+    for (const Case &k : cases) {
+        GroupConfig c;
+        c.name = "/unused";
+        c.group_size = k.group_size;
+        c.op = k.op;
+        c.dtype = k.dtype;
+        c.max_bytes = k.max_bytes;
+        INFO("op " << k.op << " dtype " << k.dtype << " bytes " << k.max_bytes
+                   << " N " << k.group_size);
+        CHECK(resolve_mode(c) == k.expect);
+        // An explicit mode always wins over the crossovers.
+        c.mode = UCT_MM_INCAST_MODE_BATCHED;
+        CHECK(resolve_mode(c) == UCT_MM_INCAST_MODE_BATCHED);
+    }
+}
