@@ -5,6 +5,7 @@
 #include "uct_mm_common/log.h"
 
 #include <new>
+#include <unistd.h>
 
 namespace uct_mm_bcast {
 
@@ -83,6 +84,7 @@ Status Ring::open(void *mem, std::size_t bytes, std::uint32_t my_index,
                   ? 0
                   : member(my_index)->cursor.load(std::memory_order_acquire);
     cached_min_ = 0;
+    self_pid_ = static_cast<std::int32_t>(getpid());
     return Status::kOk;
 }
 
@@ -130,23 +132,24 @@ std::uint64_t Ring::min_cursor() const noexcept
 
 Status Ring::claim(std::uint64_t *pos_p) noexcept
 {
-    std::uint64_t head = head_->head.load(std::memory_order_relaxed);
-    for (;;) {
-        if (head - cached_min_ >= geo_.num_slots) {
+    // The slot is claimed (with this process's pid) before the head moves:
+    // see uct_mm_common/slot_claim.h.
+    const bool ok = uct_mm_common::claim_slot(
+        head_->head, geo_.num_slots, self_pid_,
+        [this](std::uint64_t pos) -> std::atomic<std::uint64_t> & {
+            return slot(pos)->seq;
+        },
+        [this](std::uint64_t pos) {
+            if (pos - cached_min_ < geo_.num_slots) {
+                return true;
+            }
             // Looks full: rescan the cursors (O(members), only here).
             const std::uint64_t min = min_cursor();
-            cached_min_ = min > head ? head : min;
-            if (head - cached_min_ >= geo_.num_slots) {
-                return Status::kNoResource;
-            }
-        }
-        if (head_->head.compare_exchange_weak(head, head + 1,
-                                              std::memory_order_acq_rel,
-                                              std::memory_order_relaxed)) {
-            *pos_p = head;
-            return Status::kOk;
-        }
-    }
+            cached_min_ = min > pos ? pos : min;
+            return pos - cached_min_ < geo_.num_slots;
+        },
+        pos_p);
+    return ok ? Status::kOk : Status::kNoResource;
 }
 
 bool Ring::has_space() noexcept
@@ -191,8 +194,18 @@ const SlotHeader *Ring::peek() noexcept
 {
     for (;;) {
         const SlotHeader *sh = slot(cursor_);
-        if (sh->seq.load(std::memory_order_acquire) != cursor_ + 1) {
-            return nullptr;
+        const std::uint64_t seq = sh->seq.load(std::memory_order_acquire);
+        if (seq != cursor_ + 1) {
+            if (!watch_.should_skip(seq, cursor_)) {
+                return nullptr;
+            }
+            log(LogLevel::kWarn,
+                "mm_bcast: skipping ring position %llu: its producer (pid "
+                "%d) died before publishing it",
+                static_cast<unsigned long long>(cursor_),
+                uct_mm_common::claimer_of(seq));
+            consume();
+            continue;
         }
         if (deliver_own_ || sh->origin != my_index_) {
             return sh;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "ring_layout.h"
+#include "uct_mm_common/slot_claim.h"
 #include "uct_mm_common/status.h"
 
 #include <cstdint>
@@ -46,6 +47,8 @@ class Ring {
 
     // Consumer side (members only).
     /// The next message to deliver, or nullptr: O(1), one shared line read.
+    /// Skips (with a warning) a position whose producer died after claiming
+    /// it, once a stall on it has lasted StallWatch::kCheckNs.
     const SlotHeader *peek() noexcept;
     const std::uint8_t *peek_payload() const noexcept;
     void consume() noexcept;
@@ -74,8 +77,10 @@ class Ring {
     HeadLine *head_ = nullptr;
     std::uint32_t my_index_ = kNoOrigin;
     bool deliver_own_ = true;
-    std::uint64_t cursor_ = 0;     ///< my cursor (members)
-    std::uint64_t cached_min_ = 0; ///< producers: last min of all cursors
+    std::uint64_t cursor_ = 0;        ///< my cursor (members)
+    std::uint64_t cached_min_ = 0;    ///< producers: last min of all cursors
+    std::int32_t self_pid_ = 0;       ///< producers: written into claims
+    uct_mm_common::StallWatch watch_; ///< consumer: dead claimers
 };
 
 } // namespace uct_mm_bcast

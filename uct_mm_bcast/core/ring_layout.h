@@ -15,9 +15,13 @@
 //                    |   the first 48 payload bytes share a line     |
 //                    +-----------------------------------------------+
 //
-// Protocol: a producer claims position p (head CAS p -> p+1) only when every
-// member's cursor is past p - num_slots (the slot's previous message has
-// been read by all), writes the payload and stores seq = p + 1 (release).
+// Protocol: a producer claims position p only when every member's cursor is
+// past p - num_slots (the slot's previous message has been read by all): it
+// writes its claim (pid, p) into the slot's seq with a CAS, then moves the
+// head p -> p+1 (any producer finding the slot claimed moves it on too:
+// uct_mm_common/slot_claim.h); it writes the payload and stores
+// seq = p + 1 (release). A reader stalled on the claim of a dead producer
+// skips the position.
 // Member m reads position cursor_m once seq == cursor_m + 1 (acquire), then
 // stores cursor_m + 1 (release). Readers write only their own line,
 // producers only the head line and their claimed slot.
@@ -54,7 +58,8 @@ static_assert(offsetof(RingHeader, attached) == 24);
 static_assert(offsetof(RingHeader, failed) == 28);
 
 struct alignas(kCacheLine) HeadLine {
-    std::atomic<std::uint64_t> head; ///< producers: next position to claim
+    /// Producers: next position to claim (moved after the slot's claim).
+    std::atomic<std::uint64_t> head;
 };
 static_assert(sizeof(HeadLine) == kCacheLine);
 
@@ -78,11 +83,12 @@ enum class SlotKind : std::uint8_t {
 
 /// First 16 bytes of every slot; written by the slot's producer only.
 struct SlotHeader {
-    std::atomic<std::uint64_t> seq; ///< producer: position + 1 once published
-    std::uint32_t length;           ///< producer: payload bytes used
-    std::uint16_t origin;           ///< producer: member index (or 0xffff)
-    std::uint8_t am_id;             ///< producer: UCT active message id
-    SlotKind kind;                  ///< producer
+    /// Producer: its claim (slot_claim.h), then position + 1 once published.
+    std::atomic<std::uint64_t> seq;
+    std::uint32_t length; ///< producer: payload bytes used
+    std::uint16_t origin; ///< producer: member index (or 0xffff)
+    std::uint8_t am_id;   ///< producer: UCT active message id
+    SlotKind kind;        ///< producer
 };
 static_assert(sizeof(SlotHeader) == 16);
 static_assert(offsetof(SlotHeader, length) == 8);

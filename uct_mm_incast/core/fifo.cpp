@@ -2,9 +2,15 @@
 // Multi-producer, single-consumer receive FIFO in shared memory.
 #include "fifo.h"
 
+#include "uct_mm_common/log.h"
+
 #include <new>
+#include <unistd.h>
 
 namespace uct_mm_incast {
+
+using uct_mm_common::log;
+using uct_mm_common::LogLevel;
 
 std::size_t fifo_bytes(uint32_t elements, std::size_t max_payload)
 {
@@ -39,6 +45,21 @@ ucs_status_t FifoReceiver::init(uint32_t elements, std::size_t max_payload)
     return UCS_OK;
 }
 
+bool FifoReceiver::skip_dead_claim(uint64_t word)
+{
+    if (!watch_.should_skip(word, tail_)) {
+        return false;
+    }
+    log(LogLevel::kWarn,
+        "mm_incast: skipping FIFO element %llu: its producer (pid %d) died "
+        "before publishing it",
+        static_cast<unsigned long long>(tail_),
+        uct_mm_common::claimer_of(word));
+    ++tail_;
+    tail_line_->tail.store(tail_, std::memory_order_release);
+    return true;
+}
+
 ucs_status_t FifoSender::attach(int pid, int fd, std::size_t bytes)
 {
     ucs_status_t status = Mapping::open_peer(pid, fd, bytes, &map_);
@@ -57,6 +78,7 @@ ucs_status_t FifoSender::attach(int pid, int fd, std::size_t bytes)
     max_payload_ = hdr->max_payload;
     head_ = reinterpret_cast<FifoHead *>(base_ + kCacheLine);
     tail_line_ = reinterpret_cast<FifoTail *>(base_ + 2 * kCacheLine);
+    self_pid_ = static_cast<int32_t>(getpid());
     return UCS_OK;
 }
 
@@ -72,22 +94,20 @@ bool FifoSender::full()
 
 std::byte *FifoSender::claim(uint64_t *index_p)
 {
-    uint64_t h = head_->head.load(std::memory_order_relaxed);
-    for (;;) {
-        if (h >= cached_tail_ + elements_) {
-            cached_tail_ = tail_line_->tail.load(std::memory_order_acquire);
-            if (h >= cached_tail_ + elements_) {
-                return nullptr;
+    // The element is claimed (with this process's pid) before the head
+    // moves: see uct_mm_common/slot_claim.h.
+    const bool ok = uct_mm_common::claim_slot(
+        head_->head, elements_, self_pid_,
+        [this](uint64_t i) -> std::atomic<uint64_t> & { return elem(i)->seq; },
+        [this](uint64_t i) {
+            if (i < cached_tail_ + elements_) {
+                return true;
             }
-        }
-        if (head_->head.compare_exchange_weak(h, h + 1,
-                                              std::memory_order_acquire,
-                                              std::memory_order_relaxed)) {
-            *index_p = h;
-            return reinterpret_cast<std::byte *>(elem(h) + 1);
-        }
-        cpu_relax();
-    }
+            cached_tail_ = tail_line_->tail.load(std::memory_order_acquire);
+            return i < cached_tail_ + elements_;
+        },
+        index_p);
+    return ok ? reinterpret_cast<std::byte *>(elem(*index_p) + 1) : nullptr;
 }
 
 void FifoSender::publish(uint64_t index, uint8_t am_id, uint32_t length)

@@ -13,13 +13,17 @@
 //             seq == index + 1 publishes it; flag and payload start share
 //             the first cache line.
 //
-// A producer claims index h when h < tail + elements, fills the element
-// and stores seq = h + 1 (release). The receiver checks one element per
-// idle poll (O(1)), delivers, and stores tail = index + 1.
+// A producer claims index h when h < tail + elements: it writes its claim
+// (pid, h) into the element's seq with a CAS, then moves the head h -> h+1
+// (uct_mm_common/slot_claim.h), fills the element and stores seq = h + 1
+// (release). The receiver checks one element per idle poll (O(1)),
+// delivers, and stores tail = index + 1; stalled on the claim of a dead
+// producer, it skips the element.
 #pragma once
 
 #include "backoff.h"
 #include "shm.h"
+#include "uct_mm_common/slot_claim.h"
 
 #include <atomic>
 #include <cstddef>
@@ -43,7 +47,7 @@ struct alignas(kCacheLine) FifoTail {
     std::atomic<uint64_t> tail; ///< receiver: elements consumed
 };
 struct FifoElem {
-    std::atomic<uint64_t> seq; ///< producer, last: index + 1
+    std::atomic<uint64_t> seq; ///< producer: its claim, then index + 1
     uint32_t length;           ///< producer: payload bytes
     uint8_t am_id;             ///< producer: active message id
     uint8_t pad[3];            ///< zero
@@ -69,7 +73,11 @@ class FifoReceiver {
         unsigned n = 0;
         while (n < max) {
             FifoElem *e = elem(tail_);
-            if (e->seq.load(std::memory_order_acquire) != tail_ + 1) {
+            const uint64_t seq = e->seq.load(std::memory_order_acquire);
+            if (seq != tail_ + 1) {
+                if (skip_dead_claim(seq)) {
+                    continue;
+                }
                 break;
             }
             cb(e->am_id, reinterpret_cast<std::byte *>(e + 1), e->length);
@@ -86,9 +94,14 @@ class FifoReceiver {
         return reinterpret_cast<FifoElem *>(base_ + kFifoElemsOffset +
                                             (i % elements_) * stride_);
     }
+    /// Stalled on element tail_ (sequence word `word`): skips it if its
+    /// producer died after claiming it (checked every StallWatch::kCheckNs).
+    bool skip_dead_claim(uint64_t word);
+
     Mapping map_;
     std::byte *base_ = nullptr;
     FifoTail *tail_line_ = nullptr;
+    uct_mm_common::StallWatch watch_;
     uint64_t tail_ = 0;
     uint32_t elements_ = 0;
     std::size_t stride_ = 0;
@@ -116,6 +129,7 @@ class FifoSender {
     FifoHead *head_ = nullptr;
     FifoTail *tail_line_ = nullptr;
     uint64_t cached_tail_ = 0; ///< a lower bound of the real tail
+    int32_t self_pid_ = 0;     ///< written into claims
     uint32_t elements_ = 0;
     std::size_t stride_ = 0;
     std::size_t max_payload_ = 0;
