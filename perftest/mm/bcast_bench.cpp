@@ -8,7 +8,9 @@
 // advertised min_zcopy, else max_bcopy fragments); over max_bcopy the other
 // path is timed too. Each iteration ends when every receiver has all the
 // bytes (a shared counter, the same for both) and the root may reuse its
-// buffer. Printed: median/min/max in us and ratios to the p2p median.
+// buffer: one hop out and one back, like the cache-line round trip timed
+// in the same ranks and rounds (floor-rtt). Printed: median/min/max in us,
+// ratios to the p2p median and to the floor of the same point.
 #include "bench_common.h"
 #include "benches.h"
 
@@ -161,6 +163,7 @@ const char *chosen_path(const uct_iface_attr_t &a, std::size_t bytes)
 }
 
 struct BcastResult {
+    Stats floor; ///< ping-pong round trip inside this point
     Stats chosen, alt, p2p;
     char path[8];     ///< chosen path
     char alt_path[8]; ///< the other path over max_bcopy, "" if none
@@ -282,12 +285,15 @@ void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
     // Interleaved rounds: a change of load hits every variant alike.
     constexpr int kRounds = 5;
     const int per_round = (iters + kRounds - 1) / kRounds;
+    std::vector<double> floor;
     for (int round = 0; round < kRounds; ++round) {
+        run_floor(rank, b, n, per_round, &floor);
         for (Phase &ph : phases) {
             run_phase(&ph, rank, b, n, bytes, per_round);
         }
     }
     if (rank == 0) {
+        res.floor = summarize(floor.data(), static_cast<int>(floor.size()));
         res.p2p = stats_of(phases[0]);
         res.chosen = stats_of(phases[1]);
         if (phases.size() > 2) {
@@ -330,7 +336,8 @@ int bench_bcast(const Options &opts)
                 continue;
             }
             const double base = res->p2p.median_us;
-            const double fl = opts.floor_rtt_us;
+            const double fl = res->floor.median_us;
+            print_row({"bcast", n, bytes, "floor-rtt", res->floor, base, fl});
             print_row({"bcast", n, bytes, "p2p-posix", res->p2p, base, fl});
             print_row({"bcast", n, bytes, std::string("auto=") + res->path,
                        res->chosen, base, fl});

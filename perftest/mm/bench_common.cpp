@@ -161,6 +161,31 @@ double now_us()
         .count();
 }
 
+void run_floor(int rank, Board *b, int n, int iters,
+               std::vector<double> *samples)
+{
+    barrier(b, n);
+    const std::uint64_t base = b->go.load(); // stored only after barriers
+    barrier(b, n);
+    for (std::uint64_t it = base + 1; rank < 2 && it <= base + iters; ++it) {
+        Spinner spin;
+        if (rank == 0) {
+            const double t0 = now_us();
+            b->go.store(it, std::memory_order_release);
+            while (b->pong.load(std::memory_order_acquire) != it) {
+                spin.idle();
+            }
+            samples->push_back(now_us() - t0);
+        } else {
+            while (b->go.load(std::memory_order_acquire) != it) {
+                spin.idle();
+            }
+            b->pong.store(it, std::memory_order_release);
+        }
+    }
+    barrier(b, n);
+}
+
 void print_header()
 {
     std::printf("%-8s %2s %8s %-18s %10s %10s %10s %7s %7s\n", "section", "N",

@@ -23,7 +23,8 @@ struct Board {
     alignas(64) std::atomic<unsigned> barrier_count;
     alignas(64) std::atomic<unsigned> barrier_phase;
     alignas(64) std::atomic<std::uint64_t> done; ///< receivers: messages got
-    alignas(64) std::atomic<std::uint64_t> go;   ///< root: incasts started
+    alignas(64) std::atomic<std::uint64_t> go;   ///< root: iterations started
+    alignas(64) std::atomic<std::uint64_t> pong; ///< rank 1: floor replies
     alignas(64) unsigned char addr[2][kMaxRanks][kAddrBytes]; ///< per iface
     double samples_us[kMaxSamples]; ///< root: per-iteration latency
     int num_samples;
@@ -78,6 +79,13 @@ class Spinner {
   private:
     double start_ = 0;
 };
+
+/// The floor inside a benchmark point: `iters` cache-line round trips
+/// between rank 0 (`go`) and rank 1 (`pong`) on the board, in the same
+/// forked ranks, pinning and rounds as the transports (the others only
+/// join the barriers). Rank 0 appends one sample (us) per round trip.
+void run_floor(int rank, Board *b, int n, int iters,
+               std::vector<double> *samples);
 
 /// One result row, the same columns in every section.
 struct Row {

@@ -12,12 +12,11 @@ struct Options {
     std::vector<std::size_t> msg_bytes{8,     64,     512,    4096,
                                        32768, 262144, 1 << 20};
     double iter_scale = 1.0; ///< multiplies the per-size iteration counts
-    double floor_rtt_us = 0; ///< set by bench_pingpong: round trip (us)
 };
 
-/// Cache-line ping-pong between two processes: the floor. Sets
-/// opts->floor_rtt_us, which the other benchmarks divide by (x_floor).
-int bench_pingpong(Options *opts);
+/// Cache-line ping-pong between two processes alone: the floor (bcast and
+/// incast time it again inside each point, as their x_floor divisor).
+int bench_pingpong(const Options &opts);
 
 /// mm_bcast root-to-all vs N-1 point-to-point sends over UCX posix.
 int bench_bcast(const Options &opts);

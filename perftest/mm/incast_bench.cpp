@@ -8,8 +8,9 @@
 //    same kernels as mm_incast) each fragment into the user buffer.
 // Each iteration starts when the root bumps `go` on the board (the senders
 // wait for it) and ends when the whole result is in the root's buffer: one
-// hop out and one back, like bcast and the ping-pong round trip. Printed:
-// median/min/max in us, ratios to the p2p median of the same run.
+// hop out and one back, like bcast and the ping-pong round trip, which is
+// timed in the same ranks and rounds (floor-rtt). Printed: median/min/max
+// in us, ratios to the p2p median and to the floor of the same point.
 #include "bench_common.h"
 #include "benches.h"
 
@@ -133,6 +134,7 @@ void p2p_send(UctIface &u, uct_ep_h ep, uint64_t slot, const std::byte *data,
 }
 
 struct IncastResult {
+    Stats floor; ///< ping-pong round trip inside this point
     Stats p2p;
     Stats modes[kNumModes];
     uct_mm_incast_mode_t resolved[kNumModes]; ///< what each group runs
@@ -330,7 +332,9 @@ void rank_body(const Point &pt, int rank, Board *b, IncastResult *out)
         }
     }
     const int per_round = (pt.iters + kRounds - 1) / kRounds;
+    std::vector<double> floor;
     for (int round = 0; round < kRounds; ++round) {
+        run_floor(rank, b, pt.n, per_round, &floor);
         for (Variant *v : active) {
             run_variant(v, rank, b, pt.n, per_round);
         }
@@ -341,6 +345,7 @@ void rank_body(const Point &pt, int rank, Board *b, IncastResult *out)
             return summarize(v.samples.data(),
                              static_cast<int>(v.samples.size()));
         };
+        res.floor = summarize(floor.data(), static_cast<int>(floor.size()));
         res.p2p = stats(vars[kNumModes]);
         for (int m = 0; m < kNumModes; ++m) {
             res.modes[m] = stats(vars[m]);
@@ -350,9 +355,12 @@ void rank_body(const Point &pt, int rank, Board *b, IncastResult *out)
     p2p.close();
 }
 
-void print_point(const Point &pt, const IncastResult &res, double floor_us)
+void print_point(const Point &pt, const IncastResult &res)
 {
     const double base = res.p2p.median_us;
+    const double floor_us = res.floor.median_us;
+    print_row({pt.coll->name, pt.n, pt.msg_bytes, "floor-rtt", res.floor, base,
+               floor_us});
     print_row({pt.coll->name, pt.n, pt.msg_bytes, "p2p-posix", res.p2p, base,
                floor_us});
     for (int m = 0; m < kNumModes; ++m) {
@@ -398,7 +406,7 @@ int bench_incast(const Options &opts)
                     rc = 1;
                     continue;
                 }
-                print_point(pt, *res, opts.floor_rtt_us);
+                print_point(pt, *res);
             }
         }
     }

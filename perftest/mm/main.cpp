@@ -66,7 +66,7 @@ int main(int argc, char **argv)
     int rc = 0;
     print_header();
     if (which.find("pingpong") != std::string::npos) {
-        rc |= bench_pingpong(&opts);
+        rc |= bench_pingpong(opts);
     }
     if (which.find("bcast") != std::string::npos) {
         rc |= bench_bcast(opts);
