@@ -59,7 +59,9 @@ void add_rooted(Table &t)
     t.add(b, "scatter_allgather",
           "k-nomial scatter of P pieces, ring allgather (van de Geijn)", always,
           build_scatter_allgather_bcast);
-    t.add(b, "two_tree", "two mirrored pipelined binary trees, half each",
+    t.add(b, "two_tree",
+          "two complementary binary trees, chunks alternating, coloured "
+          "steps (Sanders-Speck-Traeff)",
           always, build_two_tree_bcast);
     t.add(r, "linear", "every rank sends to the root", always,
           tree(build_tree_reduce, Shape::kLinear));
