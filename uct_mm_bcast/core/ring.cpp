@@ -196,14 +196,9 @@ const SlotHeader *Ring::peek() noexcept
         const SlotHeader *sh = slot(cursor_);
         const std::uint64_t seq = sh->seq.load(std::memory_order_acquire);
         if (seq != cursor_ + 1) {
-            if (!watch_.should_skip(seq, cursor_)) {
+            if (!watch_.should_skip(seq, cursor_, "mm_bcast ring position")) {
                 return nullptr;
             }
-            log(LogLevel::kWarn,
-                "mm_bcast: skipping ring position %llu: its producer (pid "
-                "%d) died before publishing it",
-                static_cast<unsigned long long>(cursor_),
-                uct_mm_common::claimer_of(seq));
             consume();
             continue;
         }

@@ -5,6 +5,7 @@
 // claimer is waited for, never skipped.
 #include "ring.h"
 
+#include "ucg_test/fork_ranks.h"
 #include "ucg_test/thread_ranks.h" // SharedMapping
 
 #include <catch2/catch.hpp>
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <numeric>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -23,6 +25,7 @@ namespace {
 
 constexpr std::uint32_t kSlots = 4;
 constexpr std::uint8_t kAmId = 3;
+constexpr std::uint32_t kChildValue = 7;
 
 RingGeometry fifo_geometry()
 {
@@ -33,35 +36,33 @@ RingGeometry fifo_geometry()
     return geo;
 }
 
-// Claims one position in a child; the child publishes `value` after
-// `publish_after`, or dies first if `die` (SIGKILL: no cleanup at all).
+// A child claims one position as a non-member producer; once the claim is
+// in (the parent waits for it), the child is killed (SIGKILL: no cleanup at
+// all) or publishes kChildValue after `delay`.
 pid_t claim_in_child(ucg_test::SharedMapping &mem, bool die,
-                     std::chrono::milliseconds publish_after,
-                     std::uint32_t value)
+                     std::chrono::milliseconds delay)
 {
-    const pid_t pid = fork();
-    if (pid != 0) {
-        return pid;
-    }
-    Ring r;
-    std::uint64_t pos;
-    if (r.open(mem.data(), mem.size(), kNoOrigin, true) != Status::kOk ||
-        r.claim(&pos) != Status::kOk) {
-        _exit(1);
-    }
-    if (die) {
-        raise(SIGKILL);
-    }
-    std::this_thread::sleep_for(publish_after);
-    std::memcpy(r.payload(pos), &value, sizeof(value));
-    r.publish(pos, sizeof(value), kAmId, SlotKind::kInline);
-    _exit(0);
+    return ucg_test::fork_until_ready([&](const auto &ready) {
+        Ring r;
+        std::uint64_t pos;
+        if (r.open(mem.data(), mem.size(), kNoOrigin, true) != Status::kOk ||
+            r.claim(&pos) != Status::kOk) {
+            _exit(1);
+        }
+        ready();
+        if (die) {
+            raise(SIGKILL);
+        }
+        std::this_thread::sleep_for(delay);
+        std::memcpy(r.payload(pos), &kChildValue, sizeof(kChildValue));
+        r.publish(pos, sizeof(kChildValue), kAmId, SlotKind::kInline);
+    });
 }
 
-// This process sends values first..first+count-1 as a non-member producer
-// while its reader drains the ring; returns what the reader got, in order.
+// This process sends 100..100+count-1 as a non-member producer while its
+// reader drains the ring; returns what the reader got, in order (gives up
+// after 5 s).
 std::vector<std::uint32_t> send_and_drain(ucg_test::SharedMapping &mem,
-                                          std::uint32_t first,
                                           std::uint32_t count,
                                           std::size_t expect)
 {
@@ -71,12 +72,12 @@ std::vector<std::uint32_t> send_and_drain(ucg_test::SharedMapping &mem,
     REQUIRE(producer.open(mem.data(), mem.size(), kNoOrigin, true) ==
             Status::kOk);
     std::vector<std::uint32_t> got;
-    std::uint32_t next = first;
+    std::uint32_t next = 100;
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (got.size() < expect && std::chrono::steady_clock::now() < deadline) {
         std::uint64_t pos;
-        if (next < first + count && producer.claim(&pos) == Status::kOk) {
+        if (next < 100 + count && producer.claim(&pos) == Status::kOk) {
             std::memcpy(producer.payload(pos), &next, sizeof(next));
             producer.publish(pos, sizeof(next), kAmId, SlotKind::kInline);
             ++next;
@@ -94,15 +95,6 @@ std::vector<std::uint32_t> send_and_drain(ucg_test::SharedMapping &mem,
     return got;
 }
 
-std::vector<std::uint32_t> iota(std::uint32_t first, std::uint32_t count)
-{
-    std::vector<std::uint32_t> v(count);
-    for (std::uint32_t i = 0; i < count; ++i) {
-        v[i] = first + i;
-    }
-    return v;
-}
-
 } // namespace
 
 TEST_CASE("ring: a producer killed between claim and publish is skipped",
@@ -110,15 +102,14 @@ TEST_CASE("ring: a producer killed between claim and publish is skipped",
 {
     ucg_test::SharedMapping mem(fifo_geometry().segment_bytes());
     Ring::format(mem.data(), fifo_geometry());
-    const pid_t child =
-        claim_in_child(mem, true, std::chrono::milliseconds(0), 0);
+    const pid_t child = claim_in_child(mem, true, {});
     int st = 0;
     REQUIRE(waitpid(child, &st, 0) == child);
     REQUIRE(WIFSIGNALED(st));
-    // More messages than slots: the dead claim must be passed for the ring
-    // to wrap.
-    CHECK(send_and_drain(mem, 100, 3 * kSlots, 3 * kSlots) ==
-          iota(100, 3 * kSlots));
+    // More messages than slots: the ring must wrap past the dead claim.
+    std::vector<std::uint32_t> expect(3 * kSlots);
+    std::iota(expect.begin(), expect.end(), 100u);
+    CHECK(send_and_drain(mem, 3 * kSlots, expect.size()) == expect);
 }
 
 TEST_CASE("ring: a slow live producer is waited for, in order",
@@ -128,18 +119,11 @@ TEST_CASE("ring: a slow live producer is waited for, in order",
     Ring::format(mem.data(), fifo_geometry());
     // Slower than two liveness checks (StallWatch::kCheckNs).
     const pid_t child =
-        claim_in_child(mem, false, std::chrono::milliseconds(150), 7);
-    // Wait until the child's claim is in, so that it comes first.
-    Ring probe;
-    REQUIRE(probe.open(mem.data(), mem.size(), 0, true) == Status::kOk);
-    while (!probe.behind()) {
-        std::this_thread::yield();
-    }
-    std::vector<std::uint32_t> expect = {7};
-    for (std::uint32_t v : iota(100, kSlots - 1)) {
-        expect.push_back(v);
-    }
-    CHECK(send_and_drain(mem, 100, kSlots - 1, kSlots) == expect);
+        claim_in_child(mem, false, std::chrono::milliseconds(150));
+    std::vector<std::uint32_t> expect(kSlots);
+    std::iota(expect.begin() + 1, expect.end(), 100u);
+    expect[0] = kChildValue;
+    CHECK(send_and_drain(mem, kSlots - 1, expect.size()) == expect);
     int st = 0;
     REQUIRE(waitpid(child, &st, 0) == child);
     CHECK((WIFEXITED(st) && WEXITSTATUS(st) == 0));

@@ -2,15 +2,10 @@
 // Multi-producer, single-consumer receive FIFO in shared memory.
 #include "fifo.h"
 
-#include "uct_mm_common/log.h"
-
 #include <new>
 #include <unistd.h>
 
 namespace uct_mm_incast {
-
-using uct_mm_common::log;
-using uct_mm_common::LogLevel;
 
 std::size_t fifo_bytes(uint32_t elements, std::size_t max_payload)
 {
@@ -47,14 +42,9 @@ ucs_status_t FifoReceiver::init(uint32_t elements, std::size_t max_payload)
 
 bool FifoReceiver::skip_dead_claim(uint64_t word)
 {
-    if (!watch_.should_skip(word, tail_)) {
+    if (!watch_.should_skip(word, tail_, "mm_incast FIFO element")) {
         return false;
     }
-    log(LogLevel::kWarn,
-        "mm_incast: skipping FIFO element %llu: its producer (pid %d) died "
-        "before publishing it",
-        static_cast<unsigned long long>(tail_),
-        uct_mm_common::claimer_of(word));
     ++tail_;
     tail_line_->tail.store(tail_, std::memory_order_release);
     return true;

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <sched.h>
+#include <stdexcept>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <thread>
@@ -173,6 +175,42 @@ ForkResult run_fork_ranks(const ForkOptions &opts,
                 std::all_of(result.ranks.begin(), result.ranks.end(),
                             [](const RankOutcome &o) { return o.ok; });
     return result;
+}
+
+int fork_until_ready(
+    const std::function<void(const std::function<void()> &ready)> &body)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        throw std::runtime_error("fork_until_ready: pipe failed");
+    }
+    const pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        throw std::runtime_error("fork_until_ready: fork failed");
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        int status = 0;
+        try {
+            body([fd = fds[1]] {
+                const char c = 1;
+                if (write(fd, &c, 1) != 1) {
+                    _exit(1);
+                }
+            });
+        } catch (...) {
+            status = 1;
+        }
+        _exit(status);
+    }
+    close(fds[1]);
+    char c;
+    while (read(fds[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    close(fds[0]);
+    return pid;
 }
 
 } // namespace ucg_test

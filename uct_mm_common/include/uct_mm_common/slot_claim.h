@@ -18,6 +18,7 @@
 
 #include "uct_mm_common/backoff.h"
 #include "uct_mm_common/liveness.h"
+#include "uct_mm_common/log.h"
 
 #include <atomic>
 #include <cstdint>
@@ -123,8 +124,10 @@ class StallWatch {
   public:
     static constexpr std::uint64_t kCheckNs = 20'000'000;
 
-    /// True if the consumer at `pos`, whose slot word is `word`, may skip it.
-    bool should_skip(std::uint64_t word, std::uint64_t pos) noexcept
+    /// True if the consumer at `pos`, whose slot word is `word`, may skip it;
+    /// then logs one warning naming `what` (e.g. "mm_bcast ring position").
+    bool should_skip(std::uint64_t word, std::uint64_t pos,
+                     const char *what) noexcept
     {
         if (!is_claim_of(word, pos)) {
             return false;
@@ -139,7 +142,13 @@ class StallWatch {
             return false;
         }
         next_check_ = now + kCheckNs;
-        return claimer_dead(word, pos);
+        if (!claimer_dead(word, pos)) {
+            return false;
+        }
+        log(LogLevel::kWarn,
+            "%s %llu skipped: its producer (pid %d) died before publishing it",
+            what, static_cast<unsigned long long>(pos), claimer_of(word));
+        return true;
     }
 
   private:

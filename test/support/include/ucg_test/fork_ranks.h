@@ -47,4 +47,11 @@ ForkResult run_fork_ranks(const ForkOptions &opts,
 /// callable only inside a body. Waits until that rank has started.
 int fork_rank_pid(int rank);
 
+/// Forks one child that runs `body(ready)` then exits 0 (1 if it throws);
+/// returns its pid once the child has called `ready()` (or has exited), so a
+/// test can have the child reach a point before it goes on. The caller
+/// reaps the child (waitpid).
+int fork_until_ready(
+    const std::function<void(const std::function<void()> &ready)> &body);
+
 } // namespace ucg_test
