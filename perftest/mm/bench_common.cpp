@@ -212,7 +212,7 @@ void print_row(const Row &r)
 
 int iterations_for(std::size_t bytes)
 {
-    return bytes >= (1u << 20) ? 30 : bytes >= (64u << 10) ? 100 : 500;
+    return bytes >= (1u << 20) ? 60 : bytes >= (32u << 10) ? 200 : 1000;
 }
 
 } // namespace ucg_mm_bench
