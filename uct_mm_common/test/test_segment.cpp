@@ -16,12 +16,19 @@ using namespace uct_mm_common;
 
 namespace {
 const std::string kPrefix = "ucgt-mmc";
+
+// What unique_segment_name(kPrefix) gives in this process: ctest runs the
+// test cases side by side, so each sweeps and counts only its own.
+std::string own_prefix()
+{
+    return kPrefix + "-" + std::to_string(getpid()) + "-";
+}
 } // namespace
 
 TEST_CASE("segment is created 0600 and unlinked by its creator",
           "[mm][segment]")
 {
-    ucg_test::ShmSweeper sweeper(kPrefix);
+    ucg_test::ShmSweeper sweeper(own_prefix());
     const std::string name = unique_segment_name(kPrefix);
     {
         Segment seg;
@@ -45,7 +52,7 @@ TEST_CASE("segment is created 0600 and unlinked by its creator",
 TEST_CASE("segment names are unique and attach reports a missing one",
           "[mm][segment]")
 {
-    ucg_test::ShmSweeper sweeper(kPrefix);
+    ucg_test::ShmSweeper sweeper(own_prefix());
     CHECK(unique_segment_name(kPrefix) != unique_segment_name(kPrefix));
     Segment seg;
     CHECK(Segment::attach("/" + kPrefix + "-missing", 64, &seg) ==
@@ -62,7 +69,7 @@ TEST_CASE("proc-link segment is shared with forked processes and leaves "
           "nothing in /dev/shm",
           "[mm][segment][fork]")
 {
-    ucg_test::ShmSweeper sweeper(kPrefix);
+    ucg_test::ShmSweeper sweeper(own_prefix());
     Segment seg;
     REQUIRE(Segment::create_unlinked(kPrefix, 4096, &seg) == Status::kOk);
     CHECK(sweeper.leftovers().empty());
@@ -81,7 +88,7 @@ TEST_CASE("proc-link segment is shared with forked processes and leaves "
 
 TEST_CASE("named segment: the last attacher unlinks it", "[mm][segment][fork]")
 {
-    ucg_test::ShmSweeper sweeper(kPrefix);
+    ucg_test::ShmSweeper sweeper(own_prefix());
     const std::string name = unique_segment_name(kPrefix);
     constexpr int kMembers = 4;
     Segment seg;
