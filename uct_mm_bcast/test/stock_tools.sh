@@ -16,17 +16,20 @@ devices=$(LD_PRELOAD=$lib ucx_info -d -t mm_bcast)
 echo "$devices" | grep -q "Transport: mm_bcast" || fail "transport not listed"
 echo "$devices" | grep -q "am_short: <= 256" || fail "am_short cap"
 echo "$devices" | grep -q "am_bcopy: <= 8240" || fail "am_bcopy cap"
-# zcopy is advertised from 32M (iface.cpp kMinZcopyBytes): below, CMA lost
-# to bcopy fragments (perftest/mm/RESULTS.md); none by default (max 1M).
-echo "$devices" | grep -q "am_zcopy: 32M..1M, up to 8 iov" || fail "am_zcopy cap"
+# zcopy is advertised from UCX_MM_BCAST_MIN_ZCOPY (32M): below, CMA lost to
+# bcopy fragments (perftest/mm/RESULTS.md).
+echo "$devices" | grep -q "am_zcopy: 32M..64M, up to 8 iov" || fail "am_zcopy cap"
 echo "$devices" | grep -q "connection: to iface" || fail "connection cap"
 
 config=$(LD_PRELOAD=$lib ucx_info -c)
-for var in FIFO_SIZE=64 SEG_SIZE=8256 MAX_SHORT=256 MAX_GROUP_SIZE=64; do
+for var in FIFO_SIZE=64 SEG_SIZE=8256 MAX_SHORT=256 MAX_GROUP_SIZE=64 \
+           MIN_ZCOPY=32M MAX_ZCOPY=64M; do
     echo "$config" | grep -q "^UCX_MM_BCAST_$var$" || fail "UCX_MM_BCAST_$var"
 done
 LD_PRELOAD=$lib UCX_MM_BCAST_SEG_SIZE=4160 ucx_info -d -t mm_bcast \
     | grep -q "am_bcopy: <= 4144" || fail "UCX_MM_BCAST_SEG_SIZE ignored"
+LD_PRELOAD=$lib UCX_MM_BCAST_MIN_ZCOPY=64k ucx_info -d -t mm_bcast \
+    | grep -q "am_zcopy: 64K..64M" || fail "UCX_MM_BCAST_MIN_ZCOPY ignored"
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])'
@@ -55,10 +58,10 @@ perftest -t am_lat -n 300
 perftest -t am_lat -D bcopy -s 4096 -n 300
 perftest -t am_bw -n 3000
 perftest -t am_bw -D bcopy -s 8000 -n 500
-export UCX_MM_BCAST_MAX_ZCOPY=64m # zcopy needs min_zcopy (32M) or more
-perftest -t am_lat -D zcopy -s 33554432 -n 10
-perftest -t am_bw -D zcopy -s 33554432 -n 10
-unset UCX_MM_BCAST_MAX_ZCOPY
+export UCX_MM_BCAST_MIN_ZCOPY=64k # ucx_perftest refuses zcopy below it
+perftest -t am_lat -D zcopy -s 65536 -n 100
+perftest -t am_bw -D zcopy -s 262144 -n 100
+unset UCX_MM_BCAST_MIN_ZCOPY
 # UCP over mm_bcast alone: wireup reaches a receiver with no ep yet.
 UCP=1 perftest -t tag_lat -n 300
 UCP=1 perftest -t tag_bw -s 1000000 -n 20

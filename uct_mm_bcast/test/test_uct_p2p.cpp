@@ -186,8 +186,8 @@ TEST_CASE("uct caps: zcopy is advertised only above the measured sizes",
           "[mm][bcast][ucx]")
 {
     // CMA zcopy lost to max_bcopy fragments up to 16 MiB on the benchmark
-    // machine (perftest/mm/RESULTS.md): callers choosing by caps must not
-    // pick it below that, whatever UCX_MM_BCAST_MAX_ZCOPY says.
+    // machine (perftest/mm/RESULTS.md): by default, callers choosing by caps
+    // must not pick it below that, whatever UCX_MM_BCAST_MAX_ZCOPY says.
     for (const char *max_zcopy : {"1m", "64m"}) {
         ucg_test::UctIface r(
             {"mm_bcast", "mm_bcast", "memory", {{"MAX_ZCOPY", max_zcopy}}});
@@ -195,4 +195,8 @@ TEST_CASE("uct caps: zcopy is advertised only above the measured sizes",
         CHECK(r.attr.cap.am.min_zcopy > r.attr.cap.am.max_bcopy);
         CHECK(r.attr.cap.am.min_zcopy > (size_t{16} << 20));
     }
+    ucg_test::UctIface r(
+        {"mm_bcast", "mm_bcast", "memory", {{"MIN_ZCOPY", "64k"}}});
+    CHECK(r.attr.cap.am.min_zcopy == 65536);
+    CHECK(r.attr.cap.am.max_zcopy == (size_t{64} << 20));
 }

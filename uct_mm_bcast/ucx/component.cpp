@@ -21,7 +21,16 @@ ucs_config_field_t g_iface_config_table[] = {
      ucs_offsetof(IfaceConfig, seg_size), UCS_CONFIG_TYPE_MEMUNITS},
     {"MAX_SHORT", "256", "am_short limit in bytes, its 8-byte header included.",
      ucs_offsetof(IfaceConfig, max_short), UCS_CONFIG_TYPE_MEMUNITS},
-    {"MAX_ZCOPY", "1m",
+    // Measured (perftest/mm/RESULTS.md, 2-core VM): zcopy, where every
+    // receiver copies with process_vm_readv, lost to max_bcopy fragments at
+    // every size from 16 KiB to 16 MiB and N = 2..8; hence a threshold
+    // above the largest size measured. am_zcopy itself takes any size.
+    {"MIN_ZCOPY", "32m",
+     "Smallest message for which am_zcopy is advertised (cap.am.min_zcopy): "
+     "callers choosing by capabilities, such as UCP, send max_bcopy "
+     "fragments below it.",
+     ucs_offsetof(IfaceConfig, min_zcopy), UCS_CONFIG_TYPE_MEMUNITS},
+    {"MAX_ZCOPY", "64m",
      "am_zcopy limit: receivers copy from the sender with process_vm_readv.",
      ucs_offsetof(IfaceConfig, max_zcopy), UCS_CONFIG_TYPE_MEMUNITS},
     {"MAX_IOV", "8", "am_zcopy iov entries.",

@@ -12,16 +12,6 @@ namespace {
 
 constexpr unsigned kMaxPoll = 16;
 
-/// Smallest message for which we advertise zcopy (cap.am.min_zcopy), so
-/// that callers choosing by caps (UCP, ucg_mm_perftest) send max_bcopy
-/// fragments below it. Measured (perftest/mm/RESULTS.md, 2-core VM):
-/// zcopy, where every receiver copies with process_vm_readv, lost to
-/// fragments at every size from 16 KiB to 16 MiB and N = 2..8 (at N = 2,
-/// 2-6x the posix p2p time where fragments are 0.3-1.06x). Set above the
-/// largest size measured; am_zcopy itself still takes any 1..max_zcopy.
-/// A config entry (UCX_MM_BCAST_MIN_ZCOPY) belongs in component.cpp.
-constexpr size_t kMinZcopyBytes = size_t{32} << 20;
-
 Iface *to_iface(uct_iface_h tl_iface)
 {
     return reinterpret_cast<Iface *>(tl_iface);
@@ -52,7 +42,7 @@ ucs_status_t iface_query(uct_iface_h tl_iface, uct_iface_attr_t *attr) noexcept
     attr->cap.event_flags = 0;
     attr->cap.am.max_short = iface->max_short;
     attr->cap.am.max_bcopy = capacity;
-    attr->cap.am.min_zcopy = kMinZcopyBytes;
+    attr->cap.am.min_zcopy = iface->min_zcopy;
     attr->cap.am.max_zcopy = iface->chan_cfg.max_zcopy;
     attr->cap.am.opt_zcopy_align = 1;
     attr->cap.am.align_mtu = 1;
@@ -153,6 +143,7 @@ ucs_status_t configure(Iface *iface, const IfaceConfig *cfg)
     }
     iface->chan_cfg.timeout_ms = static_cast<uint32_t>(cfg->timeout * 1e3);
     iface->chan_cfg.max_zcopy = cfg->max_zcopy;
+    iface->min_zcopy = cfg->min_zcopy < 1 ? 1 : cfg->min_zcopy;
     iface->chan_cfg.max_iov = cfg->max_iov;
     iface->max_group_size = cfg->max_group_size;
     iface->attach_timeout_ms = static_cast<unsigned>(cfg->attach_timeout * 1e3);

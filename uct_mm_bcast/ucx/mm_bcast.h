@@ -30,6 +30,7 @@ struct IfaceConfig {
     unsigned fifo_size;      ///< slots per ring (power of two)
     size_t seg_size;         ///< bytes per slot (header + payload)
     size_t max_short;        ///< am_short limit, header included
+    size_t min_zcopy;        ///< advertised am_zcopy threshold
     size_t max_zcopy;        ///< am_zcopy limit
     unsigned max_iov;        ///< am_zcopy iov entries
     unsigned max_group_size; ///< group endpoint limit
@@ -59,6 +60,7 @@ struct Iface {
     ChannelConfig chan_cfg;
     RingGeometry geo;
     size_t max_short = 0;
+    size_t min_zcopy = 0; ///< cap.am.min_zcopy (UCX_MM_BCAST_MIN_ZCOPY)
     unsigned max_group_size = 0;
     unsigned attach_timeout_ms = 0;
 };
