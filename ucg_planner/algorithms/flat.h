@@ -39,9 +39,27 @@ Plan build_bruck(const Request &q, std::string_view name);
 
 // hierarchical.cpp
 Plan build_hierarchical(const Request &q, std::string_view name);
-// hier_gather.cpp
+// hier_gather.cpp: the leader edges of a multi-level gather. A child's
+// holding (the blocks it collected, own first) lands at `offset` in its
+// parent's holding.
+struct Edge {
+    int child, parent, tag;
+    int offset;              // in the parent's holding
+    std::vector<int> blocks; // the child's holding, in its scratch order
+};
+struct Collect {
+    std::vector<Edge> edges;               // bottom up
+    std::vector<std::vector<int>> holding; // per rank, after the gather
+};
+/* Edges of every level (below_top: all but the top group), with `root`
+ * (-1: none) leading every group holding it. */
+Collect collect_edges(const Request &q, int root, bool below_top);
 Plan build_hier_gather(const Request &q, std::string_view name);
 Plan build_hier_scatter(const Request &q, std::string_view name);
+// hier_exchange.cpp: gather to the top group's leaders, an exchange among
+// them, and back down.
 Plan build_hier_allgather(const Request &q, std::string_view name);
+Plan build_hier_reduce_scatter(const Request &q, std::string_view name);
+Plan build_hier_alltoall(const Request &q, std::string_view name);
 
 } // namespace ucg::algorithms::detail

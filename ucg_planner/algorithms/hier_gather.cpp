@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Multi-level gather, scatter and allgather (seed 000: topology-aware
-// leaders).
+// Multi-level gather and scatter (seed 000: topology-aware leaders), and
+// the leader edges the multi-level exchanges share (hier_exchange.cpp).
 //
 // Idea: gather inside the innermost groups to their leaders, then among the
 // leaders of the next level, up to the root; each level uses its own tree
@@ -8,9 +8,6 @@
 // non-root rank keeps the blocks it collected in scratch in arrival order
 // (its own first) and forwards them as one message; the root receives
 // straight into its output. Scatter runs the same edges top down.
-// Allgather (an approximation: leaders do not run a flat allgather among
-// themselves) gathers to rank 0, then bcasts all P blocks down the levels
-// chunk by chunk.
 // Vocabulary: holding (the blocks a rank collected, in scratch order), edge
 // (child -> parent at one level).
 // Cost (m bytes per block): per level ceil(log_k n_l) rounds; a leader at
@@ -21,28 +18,16 @@
 
 namespace ucg::algorithms::detail {
 
-namespace {
-
-struct Edge {
-    int child, parent, tag;
-    int offset;              // in the parent's scratch (non-root parents)
-    std::vector<int> blocks; // the child's holding, in its scratch order
-};
-
-struct Collect {
-    std::vector<Edge> edges;               // bottom up
-    std::vector<std::vector<int>> holding; // per rank, after the gather
-};
-
-Collect collect_edges(const Request &q)
+Collect collect_edges(const Request &q, int root, bool below_top)
 {
     Collect c;
     c.holding.resize(static_cast<std::size_t>(q.nranks));
     for (int r = 0; r < q.nranks; ++r) {
         c.holding[static_cast<std::size_t>(r)] = {r};
     }
-    const auto teams = level_teams(q.levels, q.root);
-    for (std::size_t l = 0; l < teams.size(); ++l) {
+    const auto teams = level_teams(q.levels, root);
+    const std::size_t nlevels = teams.size() - (below_top ? 1 : 0);
+    for (std::size_t l = 0; l < nlevels; ++l) {
         for (const Team &t : teams[l]) {
             const Tree tree = level_tree(t.size(), level_choice(q, l));
             for (auto it = tree.order.rbegin(); it != tree.order.rend(); ++it) {
@@ -62,6 +47,8 @@ Collect collect_edges(const Request &q)
     }
     return c;
 }
+
+namespace {
 
 // Where `parent` keeps the edge's blocks: output (gather) or input
 // (scatter) at the root, scratch elsewhere.
@@ -115,38 +102,15 @@ Plan build_hier_gather(const Request &q, std::string_view name)
 {
     PlanBuilder pb(Collective::kGather, q.nranks, q.root, q.segments,
                    q.only_rank);
-    emit_gather(pb, q, collect_edges(q));
+    emit_gather(pb, q, collect_edges(q, q.root, false));
     return pb.take(describe(name, q));
-}
-
-Plan build_hier_allgather(const Request &req, std::string_view name)
-{
-    Request q = req;
-    q.root = 0;
-    PlanBuilder pb(Collective::kAllgather, q.nranks, 0, q.segments,
-                   q.only_rank);
-    emit_gather(pb, q, collect_edges(q));
-    const auto teams = level_teams(q.levels, 0);
-    const PlaceFn all = [&q](int) {
-        return Place{Buffer::kOutput, 0, q.nranks};
-    };
-    for (int k = 0; k < q.segments; ++k) {
-        for (std::size_t l = teams.size(); l-- > 0;) {
-            for (const Team &t : teams[l]) {
-                level_bcast(pb, t, level_choice(q, l),
-                            static_cast<int>(teams.size() + l), Span{k, 1},
-                            all);
-            }
-        }
-    }
-    return pb.take(describe(name, req));
 }
 
 Plan build_hier_scatter(const Request &q, std::string_view name)
 {
     const int nc = q.segments;
     PlanBuilder pb(Collective::kScatter, q.nranks, q.root, nc, q.only_rank);
-    const Collect c = collect_edges(q);
+    const Collect c = collect_edges(q, q.root, false);
     size_scratch(pb, q, c);
     for (auto it = c.edges.rbegin(); it != c.edges.rend(); ++it) {
         pb.xfer(it->parent, it->child, it->tag,

@@ -24,6 +24,11 @@ bool has_levels(const Request &q)
 {
     return !q.levels.empty();
 }
+// The multi-level exchanges walk every group (no pruned levels).
+bool has_full_levels(const Request &q)
+{
+    return levels_ok(q.levels, q.nranks);
+}
 
 struct Table {
     std::vector<Algorithm> v;
@@ -161,19 +166,27 @@ void add_exchanges(Table &t)
     t.add(ag, "ring", "ring, P-1 steps", always, build_ring);
     t.add(ag, "bruck", "Bruck, ceil(log2 P) steps", always, build_bruck);
     t.add(ag, "hierarchical",
-          "multi-level gather to rank 0, multi-level bcast of all blocks",
-          has_levels, build_hier_allgather);
+          "gather to the top leaders, allgather among them (top: ring, "
+          "bruck, linear, else recursive doubling), bcast down",
+          has_full_levels, build_hier_allgather);
     t.add(aa, "linear", "every rank sends every block at once", always,
           build_direct);
     t.add(aa, "pairwise", "P-1 steps, step t exchanges with r+t and r-t",
           always, build_pairwise_alltoall);
     t.add(aa, "bruck", "Bruck, ceil(log2 P) steps", always, build_bruck);
+    t.add(aa, "hierarchical",
+          "gather to the top leaders, direct exchange among them, scatter",
+          has_full_levels, build_hier_alltoall);
     t.add(rs, "linear", "every rank sends block b to rank b", always,
           build_direct);
     t.add(rs, "ring", "ring, P-1 steps", always, build_ring);
     t.add(rs, "recursive_halving",
           "recursive halving with folding, log2 P steps", always,
           build_halving_reduce_scatter);
+    t.add(rs, "hierarchical",
+          "reduce to the top leaders, reduce_scatter among them (top: "
+          "linear, else ring), scatter down",
+          has_full_levels, build_hier_reduce_scatter);
 }
 
 Table make_table()

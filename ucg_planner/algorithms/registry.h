@@ -55,7 +55,9 @@ struct Request {
     // Hierarchical allreduce/barrier among the top group: "recursive_doubling"
     // or "recursive_k" (radix), anything else: reduce then bcast with the
     // top group's LevelChoice (per_level at its level index, else the
-    // last entry).
+    // last entry). Hierarchical allgather among the top leaders: "ring",
+    // "bruck", "linear", anything else recursive doubling; reduce_scatter:
+    // "linear", anything else ring (hier_exchange.cpp).
     std::string top = "recursive_doubling";
 };
 

@@ -10,8 +10,9 @@
 // test_registry_properties.cpp.
 //
 // Timings (2 cores shared with other builds, `ctest -j2`), which set the
-// split: this sweep, RelWithDebInfo: 81 s wall, 98 s CPU (bcast at 100
-// ranks is the longest, hence even and odd roots apart). The sample,
+// split: this sweep, RelWithDebInfo, with the hierarchical exchanges:
+// 68 s wall (bcast at 100 ranks, 34 s per half, is the longest, hence even
+// and odd roots apart; one test it was 88 s). The sample,
 // test_algorithms: RelWithDebInfo 2.7 s CPU, Debug 33 s CPU, Debug with
 // ASan/UBSan 58 s CPU (62 s wall). Debug runs the checks about 12 times
 // slower than RelWithDebInfo, so this sweep would take about 20 minutes

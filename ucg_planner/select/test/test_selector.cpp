@@ -235,3 +235,54 @@ TEST_CASE("selection by simulation takes the fastest simulated plan",
     REQUIRE(big.ok());
     CHECK_THAT(big->chosen.reason, Catch::Contains("too many ranks"));
 }
+
+TEST_CASE("selection considers the hierarchical exchanges", "[select][sim]")
+{
+    // Strided nodes (roundrobin): levels not numbered in order.
+    auto t = synth("racks=2,nodes=2,ppn=3,sockets=1,order=roundrobin");
+    for (Collective c : {Collective::kAllgather, Collective::kAlltoall,
+                         Collective::kReduceScatter}) {
+        INFO(plan::to_string(c));
+        const std::string rule =
+            std::string(plan::to_string(c)) + ":0-inf:hierarchical";
+        const Decision forced = pick(t, rule.c_str(), c, 4096);
+        CHECK(forced.chosen.algorithm == "hierarchical");
+        check_plan(t, forced);
+        // Under the cost model (the built-in rules pick flat exchanges):
+        // the hierarchical plan is a simulated candidate.
+        auto set = parse_rules(std::string(plan::to_string(c)) + ":0-inf:auto",
+                               "UCG_TUNE");
+        REQUIRE(set.ok());
+        Selector sel(t, std::move(set).value());
+        SelectOptions so{c, 4096, 0};
+        so.simulate = true;
+        auto d = sel.select(so);
+        REQUIRE(d.ok());
+        CHECK(d->hierarchical.simulated_ns > 0);
+    }
+}
+
+TEST_CASE("hierarchical allgather beats the flat ones across nodes",
+          "[select][sim]")
+{
+    // 8 nodes of 16 ranks, small blocks: the flat exchanges cross the
+    // NICs log2(128) or 127 times, the leaders only log2(8) times.
+    auto t = synth("racks=2,nodes=4,ppn=16,sockets=2");
+    cost::SimConfig cfg;
+    cfg.count = 64;
+    cfg.critical_path = false;
+    auto simulated = [&](const char *alg) {
+        const std::string rule = std::string("allgather:0-inf:") + alg;
+        const Decision d = pick(t, rule.c_str(), Collective::kAllgather, 64);
+        auto p = Selector(t, {}).build(d, std::nullopt);
+        REQUIRE(p.ok());
+        auto r = cost::simulate(*p, cost::Fabric{&t, {}}, cfg);
+        REQUIRE(r.ok());
+        return r->makespan_ns;
+    };
+    const double hier = simulated("hierarchical");
+    for (const char *flat : {"bruck", "recursive_doubling", "ring", "linear"}) {
+        INFO(flat);
+        CHECK(hier < 0.6 * simulated(flat));
+    }
+}
