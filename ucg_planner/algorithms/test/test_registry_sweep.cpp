@@ -10,13 +10,15 @@
 // test_registry_properties.cpp.
 //
 // Timings (2 cores shared with other builds, `ctest -j2`), which set the
-// split: this sweep, RelWithDebInfo, with the hierarchical exchanges:
-// 68 s wall (bcast at 100 ranks, 34 s per half, is the longest, hence even
-// and odd roots apart; one test it was 88 s). The sample,
-// test_algorithms: RelWithDebInfo 2.7 s CPU, Debug 33 s CPU, Debug with
-// ASan/UBSan 58 s CPU (62 s wall). Debug runs the checks about 12 times
-// slower than RelWithDebInfo, so this sweep would take about 20 minutes
-// of CPU there and longer under ASan: past the unit suite's minute.
+// split: this sweep, RelWithDebInfo: 68 s wall (bcast at 100 ranks, 34 s
+// per half, is the longest, hence even and odd roots apart; as one test it
+// took 88 s). The sample in test_algorithms: RelWithDebInfo 2.7 s CPU,
+// Debug 16 s CPU, ASan/UBSan 97 s CPU with 100 ranks, 73 s without (the
+// sanitized sample stops at 64 ranks; the planner's ASan suite then takes
+// 43 s wall). Debug runs the checks about 6 times slower than
+// RelWithDebInfo and ASan 6 times slower than Debug, so this sweep would
+// take about 10 minutes of CPU in Debug and an hour under ASan: far past
+// the unit suite's minute.
 // Nothing is left out here: every combination of the sweep is checked.
 #include "algorithms/test/properties.h"
 
