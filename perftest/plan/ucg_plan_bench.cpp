@@ -176,7 +176,8 @@ void bench_gather_gain(int reps, const char *spec, double uplink,
         q.radix = 2;
         auto reg_r = algorithms::build("knomial", q);
         if (!reg_r) {
-            std::fprintf(stderr, "registry: %s\n", reg_r.error().c_str());
+            std::fprintf(stderr, "registry: %s\n",
+                         reg_r.error().message.c_str());
             std::exit(1);
         }
         plan::Plan reg = std::move(reg_r.value());

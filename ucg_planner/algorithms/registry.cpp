@@ -216,22 +216,21 @@ const Algorithm *find_algorithm(plan::Collective c, std::string_view name)
     return nullptr;
 }
 
-plan::Result<plan::Plan> build(std::string_view name, const Request &req)
+Result<plan::Plan> build(std::string_view name, const Request &req)
 {
     const Algorithm *a = find_algorithm(req.collective, name);
     if (!a) {
-        return plan::Error{"no algorithm '" + std::string(name) + "' for " +
-                           std::string(plan::to_string(req.collective))};
+        return fail("no algorithm '" + std::string(name) + "' for " +
+                    std::string(plan::to_string(req.collective)));
     }
     if (req.nranks < 1 || req.root < 0 || req.root >= req.nranks ||
         req.radix < 2 || req.segments < 1 ||
         (req.only_rank &&
          (*req.only_rank < 0 || *req.only_rank >= req.nranks))) {
-        return plan::Error{"bad request (ranks, root, radix, segments)"};
+        return fail("bad request (ranks, root, radix, segments)");
     }
     if (!a->applicable(req)) {
-        return plan::Error{"algorithm '" + std::string(name) +
-                           "' does not apply"};
+        return fail("algorithm '" + std::string(name) + "' does not apply");
     }
     return a->build(req);
 }

@@ -76,7 +76,7 @@ const std::vector<Algorithm> &registry();
 const Algorithm *find_algorithm(plan::Collective c, std::string_view name);
 
 /* Checks applicability and builds. */
-plan::Result<plan::Plan> build(std::string_view name, const Request &req);
+Result<plan::Plan> build(std::string_view name, const Request &req);
 
 /* Whether `levels` is a valid chain of partitions for `nranks` ranks. */
 bool levels_ok(const Levels &levels, int nranks);

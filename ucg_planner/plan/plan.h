@@ -5,6 +5,8 @@
 // speak this vocabulary.
 #pragma once
 
+#include "ucg/result.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -14,7 +16,6 @@
 #include <tuple>
 #include <unordered_map>
 #include <utility>
-#include <variant>
 #include <vector>
 
 namespace ucg::plan {
@@ -138,24 +139,6 @@ struct Plan {
     int nchunks = 1;
     std::vector<RankProgram> ranks; // size nranks; empty for unbuilt ranks
     friend bool operator==(const Plan &, const Plan &) = default;
-};
-
-/* A small result type (no std::expected on clang 14). */
-struct Error {
-    std::string message;
-};
-template <class T> class Result {
-  public:
-    Result(T value) : v_(std::move(value)) {}
-    Result(Error e) : v_(std::move(e)) {}
-    bool ok() const { return v_.index() == 0; }
-    explicit operator bool() const { return ok(); }
-    const T &value() const { return std::get<0>(v_); }
-    T &value() { return std::get<0>(v_); }
-    const std::string &error() const { return std::get<1>(v_).message; }
-
-  private:
-    std::variant<T, Error> v_;
 };
 
 /* Names used by the text form and in messages. */

@@ -240,11 +240,7 @@ Result<plan::Plan> Selector::build(const Decision &d,
     if (only_rank && d.chosen.algorithm == "hierarchical") {
         q.levels = prune_levels(q.levels, *only_rank);
     }
-    auto p = algorithms::build(d.chosen.algorithm, q);
-    if (!p) {
-        return fail(p.error());
-    }
-    return std::move(p.value());
+    return algorithms::build(d.chosen.algorithm, q);
 }
 
 std::string format_decision(const Decision &d)

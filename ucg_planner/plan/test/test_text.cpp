@@ -4,7 +4,15 @@
 
 #include <catch2/catch.hpp>
 
+#include <type_traits>
+
 using namespace ucg::plan;
+
+// One result type across the planner: the parser and the registry return
+// ucg::Result (its error() is a ucg::Error).
+static_assert(std::is_same_v<decltype(parse("")), ucg::Result<Plan>>);
+static_assert(std::is_same_v<decltype(ucg::algorithms::build("", {})),
+                             ucg::Result<Plan>>);
 
 TEST_CASE("print then parse gives the same plan", "[plan][text]")
 {
@@ -38,7 +46,7 @@ TEST_CASE("parser rejects malformed text and names the line", "[plan][text]")
     bad.replace(bad.find("send"), 4, "snd");
     const auto r = parse(bad);
     REQUIRE_FALSE(r.ok());
-    CHECK(r.error().find("line ") == 0);
+    CHECK(r.error().message.find("line ") == 0);
     std::string bad_range = good;
     bad_range.replace(bad_range.find("in:0+1"), 6, "in:0+x");
     CHECK_FALSE(parse(bad_range).ok());
