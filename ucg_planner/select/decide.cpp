@@ -182,6 +182,25 @@ Result<void> decide_leader_gather(const std::vector<LevelInfo> &infos,
     return {};
 }
 
+/// The exchange among the top leaders of hierarchical allgather and
+/// reduce_scatter (algorithms/hier_exchange.cpp). With n leaders and
+/// pieces of b bytes, ring costs (n-1)(alpha + b beta), Bruck and recursive
+/// doubling ceil(log2 n) alpha + (n-1) b beta, and recursive doubling two
+/// more steps when n is not a power of two: recursive doubling for powers
+/// of two, else Bruck; reduce_scatter has only ring and linear.
+std::string exchange_top(Collective c, const std::vector<LevelInfo> &infos,
+                         std::string top)
+{
+    if (c == Collective::kReduceScatter) {
+        return "ring";
+    }
+    if (c != Collective::kAllgather || infos.empty()) {
+        return top;
+    }
+    const int n = infos.back().max_group;
+    return (n & (n - 1)) == 0 ? "recursive_doubling" : "bruck";
+}
+
 /// The hierarchical plan: per-level shapes and a segment count for
 /// bcast/reduce/allreduce/barrier; leader gather/scatter otherwise.
 Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
@@ -254,6 +273,7 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
     }
     d.chosen.segments = d.request.segments;
     d.chosen.predicted_ns = best;
+    d.request.top = exchange_top(c, infos, d.request.top);
     return {};
 }
 

@@ -33,6 +33,12 @@ const Rule *find_rule(const RuleSet &user, plan::Collective c,
                       std::optional<topology::LevelKind> l, uint64_t bytes,
                       int n, std::string *reason);
 
+/// The top leaders' exchange (Request::top) of a hierarchical allgather
+/// (recursive doubling for a power-of-two top group, else Bruck) or
+/// reduce_scatter (ring); `top` unchanged for the other collectives.
+std::string exchange_top(plan::Collective c,
+                         const std::vector<LevelInfo> &infos, std::string top);
+
 /// Fills d.levels, d.request (per_level, top, segments) and the predicted
 /// time; `whole` is the rule that asked for hierarchical (may be null).
 Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,

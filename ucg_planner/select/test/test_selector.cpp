@@ -286,3 +286,26 @@ TEST_CASE("hierarchical allgather beats the flat ones across nodes",
         CHECK(hier < 0.6 * simulated(flat));
     }
 }
+
+TEST_CASE("the top leaders' exchange follows the top group's size", "[select]")
+{
+    struct Case {
+        const char *topo;
+        Collective c;
+        const char *top;
+    };
+    const Case cases[] = {
+        {"racks=1,nodes=4,ppn=2", Collective::kAllgather, "recursive_doubling"},
+        {"racks=1,nodes=3,ppn=2", Collective::kAllgather, "bruck"},
+        {"racks=1,nodes=3,ppn=2", Collective::kReduceScatter, "ring"},
+    };
+    for (const Case &k : cases) {
+        INFO(k.topo << " " << plan::to_string(k.c));
+        auto t = synth(k.topo);
+        const std::string rule =
+            std::string(plan::to_string(k.c)) + ":0-inf:hierarchical";
+        const Decision d = pick(t, rule.c_str(), k.c, 64);
+        CHECK(d.request.top == k.top);
+        check_plan(t, d);
+    }
+}
