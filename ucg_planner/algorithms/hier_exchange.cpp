@@ -86,69 +86,96 @@ std::vector<int> pieces_from(const Top &t, int i, int count)
     return out;
 }
 
-// Allgather of the pieces among the top leaders, output to output.
-void leaders_allgather(PlanBuilder &pb, const Request &q, const Top &t, Span s)
+// Moves pieces between top leaders (by index), output to output.
+struct Mover {
+    PlanBuilder &pb;
+    const Top &t;
+    Span s;
+    void operator()(int from, int to, int tag,
+                    const std::vector<int> &blocks) const
+    {
+        const auto r = runs(blocks, Buffer::kOutput, s);
+        pb.xfer(t.team.ranks[ix(from)], t.team.ranks[ix(to)], tag, r, r);
+    }
+};
+
+// Ring: step k passes piece i-k+1 to i+1; linear: step k sends the own
+// piece to i+k.
+void ring_or_linear(const Mover &move, const Top &t, bool ring)
 {
     const int n = t.team.size();
-    auto move = [&](int from, int to, int tag, const std::vector<int> &b) {
-        const auto r = runs(b, Buffer::kOutput, s);
-        pb.xfer(t.team.ranks[ix(from)], t.team.ranks[ix(to)], tag, r, r);
+    for (int k = 1; k < n; ++k) {
+        for (int i = 0; i < n; ++i) {
+            const int piece = ring ? mod(i - k + 1, n) : i;
+            move(i, mod(i + (ring ? 1 : k), n), t.tag + k, t.pieces[ix(piece)]);
+        }
+    }
+}
+
+// Bruck: leader i holds pieces i .. i+d-1 before the step of distance d
+// and sends the first min(d, n-d) of them to i-d.
+void bruck(const Mover &move, const Top &t)
+{
+    const int n = t.team.size();
+    for (int d = 1, step = 0; d < n; d *= 2, ++step) {
+        for (int i = 0; i < n; ++i) {
+            move(i, mod(i - d, n), t.tag + step,
+                 pieces_from(t, i, std::min(d, n - d)));
+        }
+    }
+}
+
+// Recursive doubling over the largest power of two m <= n; leaders m..n-1
+// fold their piece into leader i - m first and get all pieces last.
+void recursive_doubling(const Mover &move, const Top &t)
+{
+    const int n = t.team.size();
+    int m = 1;
+    while (m * 2 <= n) {
+        m *= 2;
+    }
+    for (int i = m; i < n; ++i) {
+        move(i, i - m, t.tag, t.pieces[ix(i)]);
+    }
+    auto held = [&](int i, int d) { // pieces of [base, base + d), folded too
+        std::vector<int> b;
+        for (int j = i / d * d; j < i / d * d + d; ++j) {
+            for (int f : {j, j + m}) {
+                if (f < n) {
+                    const auto one = pieces_from(t, f, 1);
+                    b.insert(b.end(), one.begin(), one.end());
+                }
+            }
+        }
+        return b;
     };
-    if (q.top == "ring" || q.top == "linear") {
-        const bool ring = q.top == "ring";
-        for (int k = 1; k < n; ++k) {
-            for (int i = 0; i < n; ++i) {
-                const int piece = ring ? mod(i - k + 1, n) : i;
-                move(i, mod(i + (ring ? 1 : k), n), t.tag + k,
-                     t.pieces[ix(piece)]);
-            }
+    for (int d = 1, step = 1; d < m; d *= 2, ++step) {
+        for (int i = 0; i < m; ++i) {
+            move(i, i ^ d, t.tag + step, held(i, d));
         }
-    } else if (q.top == "bruck") {
-        // Leader i holds pieces i .. i+d-1 before the step of distance d.
-        for (int d = 1, step = 0; d < n; d *= 2, ++step) {
-            for (int i = 0; i < n; ++i) {
-                move(i, mod(i - d, n), t.tag + step,
-                     pieces_from(t, i, std::min(d, n - d)));
-            }
-        }
-    } else {
-        // Recursive doubling over the largest power of two m <= n; leaders
-        // m.. fold their piece into leader i - m first and get all last.
-        int m = 1;
-        while (m * 2 <= n) {
-            m *= 2;
-        }
-        for (int i = m; i < n; ++i) {
-            move(i, i - m, t.tag, t.pieces[ix(i)]);
-        }
-        auto held = [&](int i, int d) { // pieces of [base, base + d)
-            std::vector<int> b;
-            const int base = i / d * d;
-            for (int j = base; j < base + d; ++j) {
+    }
+    for (int i = m; i < n; ++i) {
+        std::vector<int> rest;
+        for (int j = 0; j < n; ++j) {
+            if (j != i) {
                 const auto one = pieces_from(t, j, 1);
-                b.insert(b.end(), one.begin(), one.end());
-                if (j + m < n) {
-                    const auto f = pieces_from(t, j + m, 1);
-                    b.insert(b.end(), f.begin(), f.end());
-                }
-            }
-            return b;
-        };
-        for (int d = 1, step = 1; d < m; d *= 2, ++step) {
-            for (int i = 0; i < m; ++i) {
-                move(i, i ^ d, t.tag + step, held(i, d));
+                rest.insert(rest.end(), one.begin(), one.end());
             }
         }
-        for (int i = m; i < n; ++i) {
-            std::vector<int> rest;
-            for (int j = 0; j < n; ++j) {
-                if (j != i) {
-                    const auto one = pieces_from(t, j, 1);
-                    rest.insert(rest.end(), one.begin(), one.end());
-                }
-            }
-            move(i - m, i, t.tag + n, rest);
-        }
+        move(i - m, i, t.tag + n, rest);
+    }
+}
+
+// Allgather of the pieces among the top leaders (Request::top).
+void leaders_allgather(PlanBuilder &pb, const Request &q, const Top &t, Span s)
+{
+    const Mover move{pb, t, s};
+    if (q.top == "ring" || q.top == "linear") {
+        ring_or_linear(move, t, q.top == "ring");
+    } else if (q.top == "bruck") {
+        bruck(move, t);
+    } else {
+        recursive_doubling(move, t);
     }
 }
 
