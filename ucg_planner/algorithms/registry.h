@@ -87,7 +87,8 @@ bool levels_ok(const Levels &levels, int nranks);
  * -1 for allreduce and barrier). A one-rank build (only_rank = rank)
  * of a hierarchical bcast, reduce, allreduce or barrier gives the same
  * program from these levels as from the full ones, in O(levels x group)
- * instead of O(P). Gather, scatter and allgather need the full levels. */
+ * instead of O(P). Gather, scatter, allgather, alltoall and reduce_scatter
+ * need the full levels. */
 Levels levels_for_rank(const Levels &levels, int rank, int root);
 
 /* `levels` with `root` (when >= 0) leading every group holding it. */
