@@ -281,11 +281,12 @@ Result<RuleSet> parse_rules(std::string_view text, std::string origin)
 
 const char *builtin_rules_text()
 {
-    // Collectives the hierarchical builder covers are left to the cost
-    // model; the others get the usual size-based picks.
-    return "gather:0-inf:hierarchical;"
-           "scatter:0-inf:hierarchical;"
-           "allgather:0-64k:bruck;"
+    // Collectives whose hierarchical and flat costs the model predicts
+    // (bcast, reduce, allreduce, gather, scatter, barrier) are left to it:
+    // it picks the cheaper, and a flat binomial gather over host-ordered
+    // ranks can beat leaders that store and forward. The others get the
+    // usual size-based picks (their hierarchical cost has no formula yet).
+    return "allgather:0-64k:bruck;"
            "allgather:64k-inf:ring;"
            "alltoall:0-1k:bruck;"
            "alltoall:1k-inf:pairwise;"

@@ -309,3 +309,55 @@ TEST_CASE("the top leaders' exchange follows the top group's size", "[select]")
         check_plan(t, d);
     }
 }
+
+TEST_CASE("gather and scatter go flat where leaders would store and forward",
+          "[select][sim]")
+{
+    // Seed 000's machine: switch A with 4 hosts of 16 ranks, switch B with
+    // 29 hosts of 8, ranks numbered host by host and the root's host in A.
+    // A flat binomial then keeps its first rounds inside hosts, while the
+    // switch leader of B would receive 232 blocks before forwarding them:
+    // from 1 KB the model predicts, and the simulator confirms, flat.
+    std::vector<topology::Locality> ranks;
+    topology::SwitchMap switches;
+    std::vector<std::string> hosts = {"a0"};
+    for (int i = 0; i < 29; ++i) {
+        hosts.push_back("b" + std::to_string(i));
+    }
+    for (const char *h : {"a1", "a2", "a3"}) {
+        hosts.push_back(h);
+    }
+    for (const std::string &h : hosts) {
+        const bool in_a = h[0] == 'a';
+        switches[h] = in_a ? "A" : "B";
+        const int ppn = in_a ? 16 : 8;
+        for (int r = 0; r < ppn; ++r) {
+            ranks.push_back({h, 2 * r / ppn, 0, ""});
+        }
+    }
+    auto made = topology::Topology::from_localities(ranks, &switches);
+    REQUIRE(made.ok());
+    topology::Topology t = std::move(made).value();
+    t.set_link_cost(LevelKind::kHost, {400, 100, 80, 0.15});
+    t.set_link_cost(LevelKind::kSwitch, {1440, 300, 300, 0.5});
+    t.set_link_cost(LevelKind::kWorld, {1850, 300, 300, 0.5});
+    cost::SimConfig cfg;
+    cfg.count = 16384;
+    cfg.critical_path = false;
+    auto simulated = [&](const Decision &d) {
+        auto p = Selector(t, {}).build(d, std::nullopt);
+        REQUIRE(p.ok());
+        auto r = cost::simulate(*p, cost::Fabric{&t, {}}, cfg);
+        REQUIRE(r.ok());
+        return r->makespan_ns;
+    };
+    for (Collective c : {Collective::kGather, Collective::kScatter}) {
+        INFO(plan::to_string(c));
+        const Decision chosen = pick(t, "", c, 16384);
+        CHECK(chosen.chosen.algorithm == "knomial");
+        const std::string forced =
+            std::string(plan::to_string(c)) + ":0-inf:hierarchical";
+        const Decision hier = pick(t, forced.c_str(), c, 16384);
+        CHECK(simulated(chosen) < 0.7 * simulated(hier));
+    }
+}
