@@ -290,9 +290,17 @@ bool Mm::open(const Point &pt, int rank, uct_mm_incast_mode_t mode, int tag,
     v->complete = [this] {
         Spinner spin;
         std::size_t len;
+        std::size_t consumed = 0;
         ucs_status_t st;
         while ((st = g->recv(buf.data(), buf.size(), &len)) == UCS_INPROGRESS) {
-            spin.idle();
+            // A chunk consumed is progress, as a p2p fragment is.
+            const std::size_t now = g->consumed_bytes();
+            if (now != consumed) {
+                consumed = now;
+                spin.busy();
+            } else {
+                spin.idle();
+            }
         }
         if (st != UCS_OK) {
             _exit(6);

@@ -23,6 +23,15 @@ inline bool is_slot_mode(uct_mm_incast_mode_t mode)
            (mode == UCT_MM_INCAST_MODE_CENTRALIZED);
 }
 
+/// Test-only observation points (tests/; unset: no cost but a null check
+/// per chunk).
+struct GroupHooks {
+    /// Sender: after each chunk but the last is published, with the payload
+    /// bytes published so far. May block (the root sees what is published).
+    void (*chunk_published)(void *arg, std::size_t bytes) = nullptr;
+    void *arg = nullptr;
+};
+
 struct GroupConfig {
     std::string name;        ///< segment name, "/..." unique on the host
     uint32_t group_size = 0; ///< members, root included
@@ -34,6 +43,7 @@ struct GroupConfig {
     std::size_t max_bytes = 8192; ///< largest contribution, bytes
     uint32_t elements = 8;        ///< ring depth
     double timeout_sec = 10.0;    ///< attach and absent-member timeout
+    GroupHooks hooks;             ///< tests only
 };
 
 /// Validates a configuration (no side effects). Sets *why to a short
@@ -79,8 +89,14 @@ class Group {
 
     /// Sender: UCS_OK, UCS_ERR_NO_RESOURCE (ring full), or an error.
     ucs_status_t send(const void *data, std::size_t length);
-    /// Root: UCS_OK with *length_p, UCS_INPROGRESS, or an error.
+    /// Root: UCS_OK with *length_p, UCS_INPROGRESS, or an error. Slot modes
+    /// over kChunkBytes write `out` as chunks arrive, before UCS_OK; a later
+    /// call with another buffer or capacity starts the copy again (the
+    /// slots stay until UCS_OK).
     ucs_status_t recv(void *out, std::size_t capacity, std::size_t *length_p);
+    /// Root: payload bytes of its next incast consumed so far (copied or
+    /// reduced into the result), summed over senders; 0 between incasts.
+    std::size_t consumed_bytes() const;
 
     uct_mm_incast_mode_t mode() const { return mode_; }
     std::size_t max_bytes() const { return max_bytes_; }
@@ -98,12 +114,23 @@ class Group {
     std::byte *element(uint64_t k) const;
     std::byte *slot(std::byte *el, uint32_t s) const;
     SlotTrailer *trailer(std::byte *slot_base) const;
+    SlotProgress *progress(std::byte *slot_base) const;
+    std::byte *payload(std::byte *slot_base, std::size_t len) const;
     ucs_status_t send_slot(std::byte *el, const void *data, std::size_t len,
                            uint64_t k);
+    void send_chunks(std::byte *s, const std::byte *src, std::size_t len,
+                     uint64_t k);
     ucs_status_t send_reduce(std::byte *el, const void *data, std::size_t len);
     bool element_complete(std::byte *el, uint64_t k);
     ucs_status_t deliver(std::byte *el, void *out, std::size_t capacity,
                          std::size_t *length_p);
+    ucs_status_t recv_chunks(std::byte *el, uint64_t k, void *out,
+                             std::size_t capacity, std::size_t *length_p);
+    ucs_status_t sweep(std::byte *el, uint64_t k, std::byte *target,
+                       std::size_t capacity, bool *moved);
+    bool visible(std::byte *el, uint32_t s, uint64_t k);
+    void apply(std::byte *el, uint32_t s, std::byte *to, std::size_t begin,
+               std::size_t end);
     void release(std::byte *el, std::size_t reduced_len);
     ucs_status_t on_wait(); ///< amortized liveness probe while waiting
     ucs_status_t probe_members();
@@ -130,8 +157,22 @@ class Group {
     std::size_t elements_offset_ = 0;
     ReduceFn reduce_ = nullptr;
     AtomicReduceFn atomic_reduce_ = nullptr;
-    uint64_t seq_ = 0;    ///< next incast of this member
-    uint32_t cursor_ = 0; ///< root, CENTRALIZED: slots seen
+    uint64_t seq_ = 0;           ///< next incast of this member
+    uint64_t released_seen_ = 0; ///< sender: last `released` it read
+    uint32_t cursor_ = 0;        ///< root, CENTRALIZED or chunks: slots done
+    /// Root, chunked slot modes: what it knows of each slot of incast seq_.
+    struct SlotSeen {
+        uint32_t length = 0;  ///< payload bytes (valid once `started`)
+        uint32_t visible = 0; ///< bytes published by the sender
+        uint32_t applied = 0; ///< bytes consumed into the result
+        bool started = false;
+    };
+    std::vector<SlotSeen> seen_;
+    bool chunked_ = false;        ///< slot mode and max_bytes > kChunkBytes
+    void *stream_out_ = nullptr;  ///< root: the buffer being filled
+    std::size_t stream_cap_ = 0;  ///< its capacity, bytes
+    std::size_t done_offset_ = 0; ///< gather: output bytes of done slots
+    GroupHooks hooks_;
     bool joined_ = false;
     bool unlinked_ = false;
     uint32_t idle_polls_ = 0;

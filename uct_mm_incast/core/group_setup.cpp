@@ -118,6 +118,7 @@ ucs_status_t Group::create(const GroupConfig &cfg, std::unique_ptr<Group> *out)
     g->name_ = cfg.name;
     g->member_ = cfg.member;
     g->timeout_sec_ = cfg.timeout_sec;
+    g->hooks_ = cfg.hooks;
     g->created_at_ = Clock::now();
     g->last_probe_ = g->created_at_;
     status = (cfg.member == cfg.root) ? g->init_as_root(cfg) : g->attach(cfg);
@@ -179,6 +180,7 @@ ucs_status_t Group::init_as_root(const GroupConfig &cfg)
                           op_, dtype_);
         } else if (is_slot_mode(mode_)) {
             for (uint32_t s = 0; s < num_senders(); ++s) {
+                new (progress(slot(el, s))) SlotProgress{};
                 new (trailer(slot(el, s))) SlotTrailer{};
             }
         }
@@ -267,6 +269,10 @@ ucs_status_t Group::adopt_header(const GroupConfig &cfg)
     atomic_reduce_ = atomic_reduce_fn(op_, dtype_);
     if ((member_ == root_) && (op_ != UCT_MM_INCAST_OP_GATHER)) {
         scratch_.resize(max_bytes_ / sizeof(uint64_t) + 1);
+    }
+    chunked_ = is_slot_mode(mode_) && (max_bytes_ > kChunkBytes);
+    if ((member_ == root_) && chunked_) {
+        seen_.resize(num_senders());
     }
     return UCS_OK;
 }

@@ -16,9 +16,14 @@
 //               |   data:                                              |
 //               |   BATCHED/CENTRALIZED: Slot[num_senders], each       |
 //               |     slot_stride bytes, owner: that sender:           |
-//               |     [ ...... | payload (right-aligned) | Trailer ]   |
-//               |     so a small payload shares the line with its      |
-//               |     length and sequence word (the polled "flag").    |
+//               |     [ SlotProgress | .......... | SlotTrailer ]      |
+//               |     up to kChunkBytes: [ ... | payload | Trailer ]   |
+//               |       (right-aligned: a small payload shares the     |
+//               |       line with its length and sequence word, the    |
+//               |       polled "flag"; SlotProgress unused);           |
+//               |     over kChunkBytes: [ Progress | payload | ... ]   |
+//               |       (left-aligned at 64 B, published a chunk at a  |
+//               |       time through SlotProgress, then the Trailer).  |
 //               |   LOCKED/ATOMIC: one reduce buffer of max_bytes,     |
 //               |     written by senders (the deliberate shared data). |
 //               +------------------------------------------------------+
@@ -26,6 +31,13 @@
 // Incast k (counted from 0 by every member) uses element k % elements. A
 // sender may write incast k once released > k - elements (flow control);
 // the root marks incast k consumed by storing released = k + 1.
+//
+// Chunks (slot modes, contributions over kChunkBytes): the sender copies
+// kChunkBytes at a time and release-stores SlotProgress::word = (k + 1) << 32
+// | bytes copied after each chunk but the last; the last is published by
+// the Trailer's seq as for a small contribution. The root consumes each
+// chunk as soon as it sees it, so its copy or reduction of chunk c overlaps
+// the sender's copy of chunk c + 1 (as a p2p root does with fragments).
 #pragma once
 
 #include "backoff.h"
@@ -39,8 +51,12 @@
 namespace uct_mm_incast {
 
 inline constexpr uint64_t kSegmentMagic = 0x7473616369'6d6d01ULL;
-inline constexpr uint32_t kLayoutVersion = 1;
+inline constexpr uint32_t kLayoutVersion = 2;
 inline constexpr std::size_t kTrailerBytes = 16;
+/// Granule of a slot contribution's publication (bytes, a multiple of every
+/// datatype size). Measured with ucg_mm_perftest (perftest/mm/RESULTS.md):
+/// 8 KiB is the posix p2p fragment the root overlaps with.
+inline constexpr std::size_t kChunkBytes = 8192;
 
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
@@ -102,7 +118,18 @@ struct alignas(kCacheLine) ElementLock {
 };
 static_assert(sizeof(ElementLock) == UCS_LOCK_SIZE);
 
-/// The last 16 bytes of a slot; the payload ends where it starts.
+/// The first line of a slot: a chunked contribution's progress.
+struct alignas(kCacheLine) SlotProgress {
+    std::atomic<uint64_t> word; ///< sender, release: (incast number + 1)
+                                ///< << 32 | payload bytes published
+    uint32_t length;            ///< sender, before the first word: payload
+                                ///< bytes of the whole contribution
+};
+static_assert(sizeof(SlotProgress) == kCacheLine);
+static_assert(offsetof(SlotProgress, length) == 8);
+static_assert(kChunkBytes % sizeof(uint64_t) == 0);
+
+/// The last 16 bytes of a slot; a small payload ends where it starts.
 struct SlotTrailer {
     uint32_t length;           ///< sender: payload bytes
     uint32_t member;           ///< sender: its member index
@@ -131,7 +158,8 @@ inline LayoutSizes compute_layout(uint32_t group_size, uint32_t elements,
 {
     LayoutSizes s;
     const std::size_t senders = (group_size > 0) ? group_size - 1 : 0;
-    s.slot_stride = align_up(max_bytes + kTrailerBytes, kCacheLine);
+    s.slot_stride =
+        sizeof(SlotProgress) + align_up(max_bytes + kTrailerBytes, kCacheLine);
     s.element_bytes =
         kElementDataOffset +
         (slots ? senders * s.slot_stride : align_up(max_bytes, kCacheLine));

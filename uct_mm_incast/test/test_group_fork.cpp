@@ -192,6 +192,65 @@ TEST_CASE("a member killed mid-incast makes the others fail in bounded time",
     CHECK(sweeper.leftovers().empty());
 }
 
+namespace {
+
+void die_after_first_chunk(void *, std::size_t bytes)
+{
+    if (bytes == kChunkBytes) {
+        raise(SIGKILL);
+    }
+}
+
+} // namespace
+
+TEST_CASE("a sender killed between two chunks makes the root fail in "
+          "bounded time",
+          "[mm_incast][fork]")
+{
+    const auto mode = static_cast<uct_mm_incast_mode_t>(GENERATE(
+        int(UCT_MM_INCAST_MODE_BATCHED), int(UCT_MM_INCAST_MODE_CENTRALIZED)));
+    ucg_test::ShmSweeper sweeper(own_shm_prefix());
+    auto c = make("ckil", 3, 0, mode, 4 * kChunkBytes);
+    c.op = UCT_MM_INCAST_OP_SUM;
+    c.dtype = UCT_MM_INCAST_DTYPE_DOUBLE;
+    ucg_test::ForkOptions opts;
+    opts.num_ranks = 3;
+    opts.timeout = std::chrono::milliseconds(15000);
+    opts.may_be_killed = {1};
+    auto res = ucg_test::run_fork_ranks(opts, [&](int r) {
+        GroupConfig mine = c;
+        mine.member = static_cast<uint32_t>(r);
+        if (r == 1) {
+            mine.hooks.chunk_published = die_after_first_chunk;
+        }
+        std::unique_ptr<Group> g;
+        UCG_CHECK_EQ(static_cast<int>(Group::create(mine, &g)), 0);
+        std::vector<double> buf(c.max_bytes / sizeof(double), 1.0);
+        if (r != 0) {
+            UCG_CHECK_EQ(static_cast<int>(g->send(buf.data(), c.max_bytes)),
+                         0); // rank 1 dies inside
+            return;
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        std::size_t len = 0;
+        Backoff backoff;
+        ucs_status_t st;
+        while ((st = g->recv(buf.data(), c.max_bytes, &len)) ==
+               UCS_INPROGRESS) {
+            backoff.pause();
+            UCG_CHECK(std::chrono::steady_clock::now() - t0 <
+                      std::chrono::seconds(5));
+        }
+        UCG_CHECK_EQ(static_cast<int>(st),
+                     static_cast<int>(UCS_ERR_CONNECTION_RESET));
+        UCG_CHECK(std::chrono::steady_clock::now() - t0 <
+                  std::chrono::seconds(3));
+    });
+    INFO(res.summary());
+    CHECK(res.ok);
+    CHECK(sweeper.leftovers().empty());
+}
+
 TEST_CASE("segments are 0600 and unlinked once every member attached",
           "[mm_incast][fork]")
 {
