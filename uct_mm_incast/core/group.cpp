@@ -33,7 +33,7 @@ using Clock = std::chrono::steady_clock;
 
 std::byte *Group::element(uint64_t k) const
 {
-    return base_ + elements_offset_ + (k % elements_) * element_bytes_;
+    return base_ + elements_offset_ + (k % buffers_) * element_bytes_;
 }
 
 std::byte *Group::slot(std::byte *el, uint32_t s) const

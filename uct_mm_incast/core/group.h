@@ -146,6 +146,7 @@ class Group {
     uint32_t member_ = 0;
     uint32_t root_ = 0;
     uint32_t elements_ = 0;
+    uint32_t buffers_ = 0; ///< element buffers: incast k uses k % buffers_
     uint32_t my_slot_ = 0;
     uct_mm_incast_mode_t mode_ = UCT_MM_INCAST_MODE_AUTO;
     uct_mm_incast_op_t op_ = UCT_MM_INCAST_OP_GATHER;

@@ -9,7 +9,7 @@
 //               |   its liveness ucs_lock while attached; others       |
 //               |   try-acquire it to probe for its death)             |
 //  elements_off +------------------------------------------------------+
-//               | Element[0] .. Element[elements-1], each:             |
+//               | Element[0] .. Element[buffers-1], each:              |
 //               |   ElementCtrl (senders: pending++, length; root:     |
 //               |                reset) -- the deliberate shared line  |
 //               |   ElementLock (LOCKED: a ucs_lock, 512 B)            |
@@ -28,9 +28,13 @@
 //               |     written by senders (the deliberate shared data). |
 //               +------------------------------------------------------+
 //
-// Incast k (counted from 0 by every member) uses element k % elements. A
-// sender may write incast k once released > k - elements (flow control);
-// the root marks incast k consumed by storing released = k + 1.
+// Incast k (counted from 0 by every member) uses element k % buffers. A
+// sender may write incast k once released > k - elements (flow control;
+// buffers >= elements, so element k % buffers is free by then); the root
+// marks incast k consumed by storing released = k + 1. Slot modes from
+// kDeepRingMinBytes have more buffers than elements, enough to span
+// kRingMinBytes: a slot is then rewritten only after the root's cache has
+// let go of it (measured, see kRingMinBytes).
 //
 // Chunks (slot modes, contributions over kChunkBytes): the sender copies
 // kChunkBytes at a time and release-stores SlotProgress::word = (k + 1) << 32
@@ -44,6 +48,7 @@
 
 #include <ucs_lock/ucs_lock.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -51,12 +56,22 @@
 namespace uct_mm_incast {
 
 inline constexpr uint64_t kSegmentMagic = 0x7473616369'6d6d01ULL;
-inline constexpr uint32_t kLayoutVersion = 2;
+inline constexpr uint32_t kLayoutVersion = 3;
 inline constexpr std::size_t kTrailerBytes = 16;
 /// Granule of a slot contribution's publication (bytes, a multiple of every
-/// datatype size). Measured with ucg_mm_perftest (perftest/mm/RESULTS.md):
-/// 8 KiB is the posix p2p fragment the root overlaps with.
+/// datatype size): the posix p2p fragment. 4, 8 and 16 KiB measured alike
+/// within this 2-core VM's noise (ucg_mm_perftest, N = 2, 4..64 KiB,
+/// perftest/mm/RESULTS.md); smaller chunks cost more progress-line misses.
 inline constexpr std::size_t kChunkBytes = 8192;
+/// Slot modes with max_bytes from kDeepRingMinBytes get element buffers for
+/// at least kRingMinBytes (at most kMaxBuffers), whatever `elements` (the
+/// incasts in flight) is. ucg_mm_perftest, N = 2, 4 KiB..64 KiB: a sender
+/// rewriting a slot the root read 8 incasts ago ran at 0.9-1.5x p2p, with
+/// 64 buffers (2 MiB) or 256 at 0.3-0.9x (perftest/mm/RESULTS.md). Costs
+/// up to 4 MiB of segment per such group, faulted in at create.
+inline constexpr std::size_t kDeepRingMinBytes = 4096;
+inline constexpr std::size_t kRingMinBytes = std::size_t{4} << 20;
+inline constexpr uint32_t kMaxBuffers = 256;
 
 static_assert(std::atomic<uint32_t>::is_always_lock_free);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
@@ -70,7 +85,7 @@ struct alignas(kCacheLine) SegmentHeader {
     uint32_t mode;               ///< root: resolved uct_mm_incast_mode_t
     uint32_t op;                 ///< root: uct_mm_incast_op_t
     uint32_t dtype;              ///< root: uct_mm_incast_dtype_t
-    uint32_t reserved;           ///< zero
+    uint32_t buffers;            ///< root: element buffers, >= elements
     uint64_t max_bytes;          ///< root: largest contribution, bytes
     uint64_t slot_stride;        ///< root: bytes per slot (gather modes)
     uint64_t element_bytes;      ///< root: bytes per element, 64-aligned
@@ -147,6 +162,7 @@ inline constexpr std::size_t kElementDataOffset =
 
 /// Sizes of a segment for given parameters (all bytes, 64-aligned).
 struct LayoutSizes {
+    uint32_t buffers = 0; ///< element buffers (>= elements)
     std::size_t slot_stride = 0;
     std::size_t element_bytes = 0;
     std::size_t elements_offset = 0;
@@ -164,7 +180,14 @@ inline LayoutSizes compute_layout(uint32_t group_size, uint32_t elements,
         kElementDataOffset +
         (slots ? senders * s.slot_stride : align_up(max_bytes, kCacheLine));
     s.elements_offset = kMembersOffset + group_size * sizeof(MemberLine);
-    s.total_bytes = s.elements_offset + elements * s.element_bytes;
+    s.buffers = elements;
+    if (slots && (max_bytes >= kDeepRingMinBytes) && (elements < kMaxBuffers)) {
+        const std::size_t want =
+            (kRingMinBytes + s.element_bytes - 1) / s.element_bytes;
+        s.buffers = static_cast<uint32_t>(std::max<std::size_t>(
+            elements, std::min<std::size_t>(want, kMaxBuffers)));
+    }
+    s.total_bytes = s.elements_offset + s.buffers * s.element_bytes;
     return s;
 }
 

@@ -397,3 +397,63 @@ TEST_CASE("chunked float sums equal the member-order reference bit for bit "
     });
     CHECK(sweeper.leftovers().empty());
 }
+
+TEST_CASE("slot rings from 4 KiB span kRingMinBytes of buffers; flow control "
+          "still counts elements",
+          "[mm_incast][threads]")
+{
+    // Small contributions and buffer modes keep one buffer per element.
+    CHECK(compute_layout(3, 8, kDeepRingMinBytes - 8, true).buffers == 8);
+    CHECK(compute_layout(3, 8, 1 << 16, false).buffers == 8);
+    for (std::size_t bytes :
+         {kDeepRingMinBytes, std::size_t{1} << 16, std::size_t{1} << 20}) {
+        const LayoutSizes s = compute_layout(3, 8, bytes, true);
+        INFO("bytes " << bytes);
+        CHECK(s.buffers >= 8);
+        CHECK(s.buffers <= kMaxBuffers);
+        CHECK(((s.buffers == kMaxBuffers) || (s.buffers == 8) ||
+               (s.buffers * s.element_bytes >= kRingMinBytes)));
+    }
+    ucg_test::ShmSweeper sweeper(own_shm_prefix());
+    GroupConfig c;
+    c.name = ucg_test::unique_shm_name("deep");
+    c.group_size = 2;
+    c.root = 1;
+    c.mode = UCT_MM_INCAST_MODE_CENTRALIZED;
+    c.elements = 2;
+    c.max_bytes = 2 * kChunkBytes;
+    GroupConfig r = c;
+    r.member = 1;
+    std::unique_ptr<Group> root, sender;
+    REQUIRE(Group::create(r, &root) == UCS_OK);
+    REQUIRE(Group::create(c, &sender) == UCS_OK);
+    std::vector<std::byte> buf(c.max_bytes);
+    CHECK(sender->send(buf.data(), buf.size()) == UCS_OK);
+    CHECK(sender->send(buf.data(), buf.size()) == UCS_OK);
+    CHECK(sender->send(buf.data(), buf.size()) == UCS_ERR_NO_RESOURCE);
+    std::size_t len = 0;
+    CHECK(root->recv(buf.data(), buf.size(), &len) == UCS_OK);
+    CHECK(sender->send(buf.data(), buf.size()) == UCS_OK);
+    CHECK(sweeper.leftovers().empty());
+}
+
+TEST_CASE("back-to-back incasts wrap a deep buffer ring (threads)",
+          "[mm_incast][threads]")
+{
+    const auto mode = static_cast<uct_mm_incast_mode_t>(GENERATE(
+        int(UCT_MM_INCAST_MODE_BATCHED), int(UCT_MM_INCAST_MODE_CENTRALIZED)));
+    ucg_test::ShmSweeper sweeper(own_shm_prefix());
+    GroupConfig c;
+    c.name = ucg_test::unique_shm_name("wrap");
+    c.group_size = 3;
+    c.root = 1;
+    c.mode = mode;
+    c.op = UCT_MM_INCAST_OP_SUM;
+    c.dtype = UCT_MM_INCAST_DTYPE_INT32;
+    c.elements = 2;
+    c.max_bytes = kDeepRingMinBytes;
+    const uint32_t buffers = compute_layout(3, 2, c.max_bytes, true).buffers;
+    REQUIRE(buffers > c.elements);
+    run_threads(c, 2 * buffers + 3, c.max_bytes);
+    CHECK(sweeper.leftovers().empty());
+}
