@@ -23,6 +23,7 @@ constexpr unsigned kMessages = 3000;
 
 struct Shared {
     std::atomic<int> ready;
+    std::atomic<int> blocked; ///< the sender's FIFO filled: it queued
     std::atomic<int> done;
     unsigned char addr[64];
     uint64_t dev;
@@ -115,8 +116,9 @@ void run_sender(UctRank &r, Shared *sh)
         const ucs_status_t st = uct_ep_pending_add(s.ep, &s.req, 0);
         UCG_CHECK(st == UCS_OK || st == UCS_ERR_BUSY);
         s.queued = st == UCS_OK;
+        sh->blocked.store(1);
     }
-    UCG_CHECK(s.pending > 0); // 3000 messages cannot fit a 64-slot ring
+    UCG_CHECK(s.pending > 0); // the receiver waited for the ring to fill
     // Zero-copy: completion once the receiver has copied; flush waits too.
     std::vector<unsigned char> big(200000, 0x33);
     uct_completion_t comp{comp_cb, 1, UCS_OK};
@@ -159,6 +161,10 @@ TEST_CASE("uct p2p: pending queue, order, zcopy completion and flush",
             uct_iface_get_device_address(
                 r.iface, reinterpret_cast<uct_device_addr_t *>(&sh->dev));
             sh->ready.store(1);
+            // Let the sender fill the FIFO first, so that it must queue.
+            while (sh->blocked.load() == 0) {
+                backoff.pause();
+            }
             while (rx.expect < kMessages || rx.zcopy_bytes == 0) {
                 if (uct_worker_progress(r.worker) == 0) {
                     backoff.pause();
