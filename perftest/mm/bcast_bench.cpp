@@ -21,7 +21,6 @@
 #include <new>
 #include <sched.h>
 #include <string>
-#include <sys/mman.h>
 
 namespace ucg_mm_bench {
 namespace {
@@ -313,17 +312,14 @@ void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
 
 int bench_bcast(const Options &opts)
 {
-    const std::size_t map_bytes = sizeof(Board) + sizeof(BcastResult);
-    void *mem = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE,
-                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    auto *board = new (mem) Board{};
-    auto *res = new (static_cast<char *>(mem) + sizeof(Board)) BcastResult{};
+    SharedBoard<BcastResult> shared;
+    Board *board = shared.board();
+    BcastResult *res = shared.result();
     int rc = 0;
     for (int n : opts.group_sizes) {
         for (std::size_t bytes : opts.msg_bytes) {
             bytes = bytes < 8 ? 8 : bytes;
-            new (board) Board{};
-            new (res) BcastResult{};
+            shared.reset();
             int iters =
                 static_cast<int>(iterations_for(bytes) * opts.iter_scale);
             iters = iters < 3 ? 3 : iters;
@@ -347,7 +343,6 @@ int bench_bcast(const Options &opts)
             }
         }
     }
-    munmap(mem, map_bytes);
     return rc;
 }
 

@@ -6,8 +6,10 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -213,6 +215,22 @@ void print_row(const Row &r)
 int iterations_for(std::size_t bytes)
 {
     return bytes >= (1u << 20) ? 60 : bytes >= (32u << 10) ? 200 : 1000;
+}
+
+void *map_shared(std::size_t bytes)
+{
+    void *mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) {
+        std::perror("ucg_mm_perftest: mmap of the shared board");
+        std::exit(1);
+    }
+    return mem;
+}
+
+void unmap_shared(void *mem, std::size_t bytes)
+{
+    munmap(mem, bytes);
 }
 
 } // namespace ucg_mm_bench

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <new>
 #include <sched.h>
 #include <string>
 #include <uct/api/uct.h>
@@ -28,6 +29,36 @@ struct Board {
     alignas(64) unsigned char addr[2][kMaxRanks][kAddrBytes]; ///< per iface
     double samples_us[kMaxSamples]; ///< root: per-iteration latency
     int num_samples;
+};
+
+/// Anonymous MAP_SHARED memory for `bytes` (seen by the forked ranks);
+/// exits with a message if it cannot be mapped.
+void *map_shared(std::size_t bytes);
+void unmap_shared(void *mem, std::size_t bytes);
+
+/// A Board and a benchmark's result record R in one shared mapping: the
+/// root rank writes R, the parent prints it. reset() before every point.
+template <class R> class SharedBoard {
+  public:
+    SharedBoard() : mem_(map_shared(kBytes)) { reset(); }
+    ~SharedBoard() { unmap_shared(mem_, kBytes); }
+    SharedBoard(const SharedBoard &) = delete;
+    SharedBoard &operator=(const SharedBoard &) = delete;
+
+    void reset()
+    {
+        new (mem_) Board{};
+        new (static_cast<char *>(mem_) + sizeof(Board)) R{};
+    }
+    Board *board() const { return static_cast<Board *>(mem_); }
+    R *result() const
+    {
+        return reinterpret_cast<R *>(static_cast<char *>(mem_) + sizeof(Board));
+    }
+
+  private:
+    static constexpr std::size_t kBytes = sizeof(Board) + sizeof(R);
+    void *mem_;
 };
 
 /// Runs body(rank, board) in `n` forked ranks, rank r pinned to the r-th

@@ -22,7 +22,6 @@
 #include <memory>
 #include <new>
 #include <string>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
 
@@ -389,11 +388,9 @@ void print_point(const Point &pt, const IncastResult &res)
 
 int bench_incast(const Options &opts)
 {
-    const std::size_t map_bytes = sizeof(Board) + sizeof(IncastResult);
-    void *mem = mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE,
-                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    auto *board = new (mem) Board{};
-    auto *res = new (static_cast<char *>(mem) + sizeof(Board)) IncastResult{};
+    SharedBoard<IncastResult> shared;
+    Board *board = shared.board();
+    IncastResult *res = shared.result();
     int rc = 0;
     int seq = 0;
     for (int n : opts.group_sizes) {
@@ -404,8 +401,7 @@ int bench_incast(const Options &opts)
                     static_cast<int>(iterations_for(bytes) * opts.iter_scale);
                 const Point pt{n,        &coll, bytes, iters < 3 ? 3 : iters,
                                getpid(), seq++};
-                new (board) Board{};
-                new (res) IncastResult{};
+                shared.reset();
                 const bool ok = run_ranks(n, board, [&](int rank, Board *b) {
                     rank_body(pt, rank, b, rank == 0 ? res : nullptr);
                 });
@@ -418,7 +414,6 @@ int bench_incast(const Options &opts)
             }
         }
     }
-    munmap(mem, map_bytes);
     return rc;
 }
 

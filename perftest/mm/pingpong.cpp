@@ -6,7 +6,6 @@
 
 #include <new>
 #include <sched.h>
-#include <sys/mman.h>
 
 namespace ucg_mm_bench {
 namespace {
@@ -33,10 +32,9 @@ void wait_for(const std::atomic<std::uint64_t> &flag, std::uint64_t value)
 int bench_pingpong(const Options &opts)
 {
     const int iters = static_cast<int>(20000 * opts.iter_scale) + 1;
-    void *mem = mmap(nullptr, sizeof(PingPong) + sizeof(Board),
-                     PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    auto *pp = new (mem) PingPong{};
-    auto *board = new (static_cast<char *>(mem) + sizeof(PingPong)) Board{};
+    SharedBoard<PingPong> shared;
+    Board *board = shared.board();
+    PingPong *pp = shared.result();
     const bool ok = run_ranks(2, board, [&](int rank, Board *b) {
         constexpr int kBatch = 100; // time batches: clock cost is ~20 ns
         int n = 0;
@@ -63,7 +61,6 @@ int bench_pingpong(const Options &opts)
     const Stats one_way{rtt.median_us / 2, rtt.min_us / 2, rtt.max_us / 2};
     print_row({"pingpong", 2, 8, "round-trip", rtt, 0, rtt.median_us});
     print_row({"pingpong", 2, 8, "one-way", one_way, 0, rtt.median_us});
-    munmap(mem, sizeof(PingPong) + sizeof(Board));
     return ok ? 0 : 1;
 }
 

@@ -15,6 +15,22 @@ using namespace incast_test;
 
 namespace {
 
+// Calls fn(config, op index, dtype index) for every operator x datatype
+// pair the transport supports, with config.op and config.dtype set.
+template <class F> void for_each_op_dtype(F &&fn)
+{
+    for (int o = UCT_MM_INCAST_OP_SUM; o < UCT_MM_INCAST_OP_LAST; ++o) {
+        for (int d = 0; d < UCT_MM_INCAST_DTYPE_LAST; ++d) {
+            GroupConfig c;
+            c.op = static_cast<uct_mm_incast_op_t>(o);
+            c.dtype = static_cast<uct_mm_incast_dtype_t>(d);
+            if (check_op(c.op, c.dtype) == UCS_OK) {
+                fn(c, o, d);
+            }
+        }
+    }
+}
+
 void run_threads(GroupConfig c, uint64_t iters, std::size_t bytes)
 {
     ucg_test::run_thread_ranks(static_cast<int>(c.group_size), [&](int r) {
@@ -33,24 +49,16 @@ TEST_CASE("every mode x operator x datatype reduces (threads)",
         int(UCT_MM_INCAST_MODE_BATCHED), int(UCT_MM_INCAST_MODE_CENTRALIZED),
         int(UCT_MM_INCAST_MODE_LOCKED), int(UCT_MM_INCAST_MODE_ATOMIC)));
     ucg_test::ShmSweeper sweeper(own_shm_prefix());
-    for (int o = UCT_MM_INCAST_OP_SUM; o < UCT_MM_INCAST_OP_LAST; ++o) {
-        for (int d = 0; d < UCT_MM_INCAST_DTYPE_LAST; ++d) {
-            GroupConfig c;
-            c.op = static_cast<uct_mm_incast_op_t>(o);
-            c.dtype = static_cast<uct_mm_incast_dtype_t>(d);
-            if (check_op(c.op, c.dtype) != UCS_OK) {
-                continue;
-            }
-            c.name = ucg_test::unique_shm_name("red");
-            c.group_size = 4;
-            c.root = static_cast<uint32_t>((o + d) % 4);
-            c.mode = mode;
-            c.elements = 4;
-            c.max_bytes = 40 * dtype_size(c.dtype);
-            INFO("mode " << mode_str(mode) << " op " << o << " dtype " << d);
-            run_threads(c, 20, 37 * dtype_size(c.dtype));
-        }
-    }
+    for_each_op_dtype([&](GroupConfig c, int o, int d) {
+        c.name = ucg_test::unique_shm_name("red");
+        c.group_size = 4;
+        c.root = static_cast<uint32_t>((o + d) % 4);
+        c.mode = mode;
+        c.elements = 4;
+        c.max_bytes = 40 * dtype_size(c.dtype);
+        INFO("mode " << mode_str(mode) << " op " << o << " dtype " << d);
+        run_threads(c, 20, 37 * dtype_size(c.dtype));
+    });
     CHECK(sweeper.leftovers().empty());
 }
 
@@ -258,29 +266,21 @@ TEST_CASE("chunked contributions: every slot mode x operator x datatype "
         int(UCT_MM_INCAST_MODE_BATCHED), int(UCT_MM_INCAST_MODE_CENTRALIZED),
         int(UCT_MM_INCAST_MODE_LOCKED), int(UCT_MM_INCAST_MODE_ATOMIC)));
     ucg_test::ShmSweeper sweeper(own_shm_prefix());
-    for (int o = UCT_MM_INCAST_OP_SUM; o < UCT_MM_INCAST_OP_LAST; ++o) {
-        for (int d = 0; d < UCT_MM_INCAST_DTYPE_LAST; ++d) {
-            GroupConfig c;
-            c.op = static_cast<uct_mm_incast_op_t>(o);
-            c.dtype = static_cast<uct_mm_incast_dtype_t>(d);
-            if (check_op(c.op, c.dtype) != UCS_OK) {
-                continue;
-            }
-            const std::size_t t = dtype_size(c.dtype);
-            c.group_size = 3;
-            c.root = static_cast<uint32_t>((o + d) % 3);
-            c.mode = mode;
-            c.elements = 2;
-            c.max_bytes = 3 * kChunkBytes;
-            for (std::size_t bytes : {kChunkBytes - t, kChunkBytes,
-                                      kChunkBytes + t, 5 * kChunkBytes / 2}) {
-                c.name = ucg_test::unique_shm_name("cred");
-                INFO("mode " << mode_str(mode) << " op " << o << " dtype " << d
-                             << " bytes " << bytes);
-                run_threads(c, 4, bytes);
-            }
+    for_each_op_dtype([&](GroupConfig c, int o, int d) {
+        const std::size_t t = dtype_size(c.dtype);
+        c.group_size = 3;
+        c.root = static_cast<uint32_t>((o + d) % 3);
+        c.mode = mode;
+        c.elements = 2;
+        c.max_bytes = 3 * kChunkBytes;
+        for (std::size_t bytes : {kChunkBytes - t, kChunkBytes, kChunkBytes + t,
+                                  5 * kChunkBytes / 2}) {
+            c.name = ucg_test::unique_shm_name("cred");
+            INFO("mode " << mode_str(mode) << " op " << o << " dtype " << d
+                         << " bytes " << bytes);
+            run_threads(c, 4, bytes);
         }
-    }
+    });
     CHECK(sweeper.leftovers().empty());
 }
 
