@@ -139,28 +139,24 @@ Status Ring::claim(std::uint64_t *pos_p) noexcept
         [this](std::uint64_t pos) -> std::atomic<std::uint64_t> & {
             return slot(pos)->seq;
         },
-        [this](std::uint64_t pos) {
-            if (pos - cached_min_ < geo_.num_slots) {
-                return true;
-            }
-            // Looks full: rescan the cursors (O(members), only here).
-            const std::uint64_t min = min_cursor();
-            cached_min_ = min > pos ? pos : min;
-            return pos - cached_min_ < geo_.num_slots;
-        },
-        pos_p);
+        [this](std::uint64_t pos) { return room_for(pos); }, pos_p);
     return ok ? Status::kOk : Status::kNoResource;
+}
+
+bool Ring::room_for(std::uint64_t pos) noexcept
+{
+    if (pos - cached_min_ < geo_.num_slots) {
+        return true;
+    }
+    // Looks full: rescan the cursors (O(members), only here).
+    const std::uint64_t min = min_cursor();
+    cached_min_ = min > pos ? pos : min;
+    return pos - cached_min_ < geo_.num_slots;
 }
 
 bool Ring::has_space() noexcept
 {
-    const std::uint64_t head = head_->head.load(std::memory_order_relaxed);
-    if (head - cached_min_ < geo_.num_slots) {
-        return true;
-    }
-    const std::uint64_t min = min_cursor();
-    cached_min_ = min > head ? head : min;
-    return head - cached_min_ < geo_.num_slots;
+    return room_for(head_->head.load(std::memory_order_relaxed));
 }
 
 std::uint8_t *Ring::payload(std::uint64_t pos) const noexcept

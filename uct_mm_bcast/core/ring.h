@@ -71,6 +71,9 @@ class Ring {
     SlotHeader *slot(std::uint64_t pos) const noexcept;
     MemberLine *member(std::uint32_t i) const noexcept;
     std::uint64_t min_cursor() const noexcept;
+    /// Whether every member has read the slot's previous position (pos -
+    /// num_slots); rescans the cursors only when the cache says no.
+    bool room_for(std::uint64_t pos) noexcept;
 
     std::uint8_t *base_ = nullptr;
     RingGeometry geo_{};

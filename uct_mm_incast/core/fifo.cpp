@@ -72,14 +72,18 @@ ucs_status_t FifoSender::attach(int pid, int fd, std::size_t bytes)
     return UCS_OK;
 }
 
-bool FifoSender::full()
+bool FifoSender::room_for(uint64_t index)
 {
-    const uint64_t h = head_->head.load(std::memory_order_relaxed);
-    if (h < cached_tail_ + elements_) {
-        return false;
+    if (index < cached_tail_ + elements_) {
+        return true;
     }
     cached_tail_ = tail_line_->tail.load(std::memory_order_acquire);
-    return h >= cached_tail_ + elements_;
+    return index < cached_tail_ + elements_;
+}
+
+bool FifoSender::full()
+{
+    return !room_for(head_->head.load(std::memory_order_relaxed));
 }
 
 std::byte *FifoSender::claim(uint64_t *index_p)
@@ -89,14 +93,7 @@ std::byte *FifoSender::claim(uint64_t *index_p)
     const bool ok = uct_mm_common::claim_slot(
         head_->head, elements_, self_pid_,
         [this](uint64_t i) -> std::atomic<uint64_t> & { return elem(i)->seq; },
-        [this](uint64_t i) {
-            if (i < cached_tail_ + elements_) {
-                return true;
-            }
-            cached_tail_ = tail_line_->tail.load(std::memory_order_acquire);
-            return i < cached_tail_ + elements_;
-        },
-        index_p);
+        [this](uint64_t i) { return room_for(i); }, index_p);
     return ok ? reinterpret_cast<std::byte *>(elem(*index_p) + 1) : nullptr;
 }
 

@@ -124,6 +124,10 @@ class FifoSender {
         return reinterpret_cast<FifoElem *>(base_ + kFifoElemsOffset +
                                             (i % elements_) * stride_);
     }
+    /// Whether the receiver has consumed element index - elements (rereads
+    /// the tail only when the cached one says no).
+    bool room_for(uint64_t index);
+
     Mapping map_;
     std::byte *base_ = nullptr;
     FifoHead *head_ = nullptr;
