@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// ucg_reduce_perftest: throughput of the ucg_reduce kernels against a
+// plain memcpy of the same bytes, measured in the same run.
+//
+//   ucg_reduce_perftest [--reps R] [--sizes 64,4k,256k,16m] [--sample BYTES]
+//
+// Cases: sum int32, sum float, sum double, max int64 (dst op= src) and a
+// 4-source ucg_reduce_multi (dst = s0 + s1 + s2 + s3, double). GB/s counts
+// the bytes of dst per second (1 GB = 1e9 B); one sample repeats the call
+// until about --sample bytes of dst went through, timed in the thread's CPU
+// time so preemption on a shared host is not counted. Each repetition
+// times memcpy and every case at one size in turn; `x_memcpy` is the
+// median over repetitions of (case GB/s / memcpy GB/s of that repetition).
+#include <ucg/reduce.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Options {
+    int reps = 11;
+    std::vector<std::size_t> sizes = {64, 4096, 256 << 10, 16 << 20};
+    std::size_t sample_bytes = 64 << 20;
+};
+
+struct Case {
+    const char *name;
+    ucg_op_t op;
+    ucg_dtype_t dtype;
+    unsigned nsrcs; // 0: ucg_reduce(dst, src); else ucg_reduce_multi
+};
+
+constexpr Case kCases[] = {
+    {"sum int32", UCG_OP_SUM, UCG_DTYPE_INT32, 0},
+    {"sum float", UCG_OP_SUM, UCG_DTYPE_FLOAT, 0},
+    {"sum double", UCG_OP_SUM, UCG_DTYPE_DOUBLE, 0},
+    {"max int64", UCG_OP_MAX, UCG_DTYPE_INT64, 0},
+    {"multi4 sum double", UCG_OP_SUM, UCG_DTYPE_DOUBLE, 4},
+};
+constexpr unsigned kMaxSources = 4;
+
+long cpu_ns()
+{
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/// Keeps the compiler from dropping or merging calls whose result it
+/// cannot see used.
+void clobber(void *p)
+{
+    asm volatile("" : : "r"(p) : "memory");
+}
+
+/// Buffers of one size: dst, the memcpy target and the sources.
+class Buffers {
+  public:
+    explicit Buffers(std::size_t bytes) : bytes_(bytes)
+    {
+        for (auto *&b : all_) {
+            b = static_cast<unsigned char *>(std::aligned_alloc(64, padded()));
+            std::memset(b, 0, padded());
+        }
+        // Sources of 1.0 (double) and small integers: no denormals, and
+        // repeated sums stay finite.
+        for (unsigned s = 0; s < kMaxSources; ++s) {
+            auto *d = reinterpret_cast<double *>(src(s));
+            std::fill(d, d + bytes / sizeof(double), 1.0);
+        }
+    }
+    ~Buffers()
+    {
+        for (auto *b : all_) {
+            std::free(b);
+        }
+    }
+    Buffers(const Buffers &) = delete;
+    Buffers &operator=(const Buffers &) = delete;
+
+    unsigned char *dst() const { return all_[0]; }
+    unsigned char *copy() const { return all_[1]; }
+    unsigned char *src(unsigned s) const { return all_[2 + s]; }
+
+  private:
+    std::size_t padded() const { return (bytes_ + 63) / 64 * 64; }
+    std::size_t bytes_;
+    unsigned char *all_[2 + kMaxSources] = {};
+};
+
+/// GB/s of one sample of `call` moving `bytes` of dst per call.
+template <typename F> double sample_gbs(std::size_t bytes, long iters, F call)
+{
+    const long start = cpu_ns();
+    for (long i = 0; i < iters; ++i) {
+        call();
+    }
+    const long ns = std::max(1L, cpu_ns() - start);
+    return static_cast<double>(bytes) * static_cast<double>(iters) /
+           static_cast<double>(ns);
+}
+
+void run_case(const Case &c, const Buffers &buf, std::size_t bytes)
+{
+    const std::size_t count = bytes / ucg_dtype_size(c.dtype);
+    if (c.nsrcs == 0) {
+        ucg_reduce(c.op, c.dtype, buf.dst(), buf.src(0), count);
+    } else {
+        const void *srcs[kMaxSources] = {buf.src(0), buf.src(1), buf.src(2),
+                                         buf.src(3)};
+        ucg_reduce_multi(c.op, c.dtype, buf.dst(), srcs, c.nsrcs, count, 0);
+    }
+    clobber(buf.dst());
+}
+
+double median_of(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return (n % 2) ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void print_row(const char *name, std::size_t bytes,
+               const std::vector<double> &gbs, double ratio)
+{
+    const auto [lo, hi] = std::minmax_element(gbs.begin(), gbs.end());
+    std::printf("%-18s %10zu %10.2f %10.2f %10.2f %9.2f\n", name, bytes,
+                median_of(gbs), *lo, *hi, ratio);
+}
+
+void run_size(const Options &opt, std::size_t bytes)
+{
+    constexpr std::size_t kNumCases = std::size(kCases);
+    const Buffers buf(bytes);
+    const long iters =
+        std::max(1L, static_cast<long>(opt.sample_bytes / bytes));
+    const auto copy = [&] {
+        std::memcpy(buf.copy(), buf.src(0), bytes);
+        clobber(buf.copy());
+    };
+    copy(); // warm up: first touch, caches
+    for (const Case &c : kCases) {
+        run_case(c, buf, bytes);
+    }
+    std::vector<double> copy_gbs;
+    std::vector<std::vector<double>> gbs(kNumCases), ratio(kNumCases);
+    for (int r = 0; r < opt.reps; ++r) {
+        copy_gbs.push_back(sample_gbs(bytes, iters, copy));
+        for (std::size_t k = 0; k < kNumCases; ++k) {
+            gbs[k].push_back(sample_gbs(
+                bytes, iters, [&] { run_case(kCases[k], buf, bytes); }));
+            ratio[k].push_back(gbs[k].back() / copy_gbs.back());
+        }
+    }
+    print_row("memcpy", bytes, copy_gbs, 1.0);
+    for (std::size_t k = 0; k < kNumCases; ++k) {
+        print_row(kCases[k].name, bytes, gbs[k], median_of(ratio[k]));
+    }
+}
+
+void usage(FILE *out)
+{
+    std::fprintf(out,
+                 "usage: ucg_reduce_perftest [--reps R] [--sizes LIST] "
+                 "[--sample BYTES]\n"
+                 "  --reps R        repetitions per size (default 11)\n"
+                 "  --sizes LIST    dst bytes, comma separated, k/m suffixes "
+                 "(default 64,4k,256k,16m)\n"
+                 "  --sample BYTES  dst bytes per timed sample (default 64m)\n"
+                 "Prints GB/s of dst (median, min, max over repetitions) "
+                 "and x_memcpy,\nthe median ratio to memcpy of the same "
+                 "bytes in the same repetition.\n");
+}
+
+/// "64", "4k", "16m" -> bytes; 0 when malformed.
+std::size_t parse_bytes(const std::string &text)
+{
+    char *end = nullptr;
+    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+    if ((end == text.c_str()) || (text[0] == '-')) {
+        return 0;
+    }
+    const std::string suffix = end;
+    if (suffix.empty()) {
+        return v;
+    }
+    if (suffix == "k" || suffix == "K") {
+        return v << 10;
+    }
+    if (suffix == "m" || suffix == "M") {
+        return v << 20;
+    }
+    return 0;
+}
+
+/// Parses argv into opt; returns -1 to go on, else the exit status.
+int parse_args(int argc, char **argv, Options &opt)
+{
+    for (int i = 1; i < argc; ++i) {
+        const std::string flag = argv[i];
+        if ((flag == "--help") || (flag == "-h")) {
+            usage(stdout);
+            return 0;
+        }
+        if ((flag != "--reps") && (flag != "--sizes") && (flag != "--sample")) {
+            std::fprintf(stderr, "ucg_reduce_perftest: unknown option '%s'\n",
+                         argv[i]);
+            usage(stderr);
+            return 2;
+        }
+        if (i + 1 >= argc) {
+            std::fprintf(stderr, "ucg_reduce_perftest: %s needs a value\n",
+                         argv[i]);
+            return 2;
+        }
+        const std::string value = argv[++i];
+        bool ok = true;
+        if (flag == "--reps") {
+            opt.reps = std::atoi(value.c_str());
+            ok = (opt.reps >= 1) && (opt.reps <= 1000);
+        } else if (flag == "--sample") {
+            opt.sample_bytes = parse_bytes(value);
+            ok = opt.sample_bytes > 0;
+        } else {
+            opt.sizes.clear();
+            for (std::size_t at = 0; ok && (at <= value.size());) {
+                const std::size_t comma = value.find(',', at);
+                const std::size_t bytes =
+                    parse_bytes(value.substr(at, comma - at));
+                ok = (bytes >= 8) && (bytes % 8 == 0);
+                opt.sizes.push_back(bytes);
+                at =
+                    (comma == std::string::npos) ? value.size() + 1 : comma + 1;
+            }
+        }
+        if (!ok) {
+            std::fprintf(stderr,
+                         "ucg_reduce_perftest: %s: bad value '%s' (sizes: "
+                         "multiples of 8 bytes)\n",
+                         flag.c_str(), value.c_str());
+            return 2;
+        }
+    }
+    return -1;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    Options opt;
+    if (const int status = parse_args(argc, argv, opt); status >= 0) {
+        return status;
+    }
+    std::printf("ucg_reduce_perftest: %d reps, %zu dst bytes per sample; "
+                "GB/s of dst bytes (thread CPU time)\n",
+                opt.reps, opt.sample_bytes);
+    std::printf("%-18s %10s %10s %10s %10s %9s\n", "case", "bytes", "median",
+                "min", "max", "x_memcpy");
+    for (std::size_t bytes : opt.sizes) {
+        run_size(opt, bytes);
+    }
+    return 0;
+}
