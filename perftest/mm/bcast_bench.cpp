@@ -1,20 +1,27 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Broadcast fan-out latency: rank 0 sends one message to the N-1 others.
-//  - mm_bcast: one send on a group endpoint (short, bcopy, or zcopy with
-//    the receivers copying through CMA; the root waits for completion);
+//  - mm_bcast: a group (uct_group.h); the root posts a send, every other
+//    rank posts a receive into its own buffer. `auto=ring`: the default
+//    path (the root copies fragments into the group ring, receivers copy
+//    them out); `cma` (UCX_MM_BCAST_CMA_THRESH=1, over the fragment size):
+//    receivers read the root's buffer with process_vm_readv straight into
+//    theirs, and the send completes once all have;
 //  - p2p: N-1 sends over UCX's posix transport, messages over max_bcopy in
-//    max_bcopy fragments (posix has no am_zcopy).
-// mm_bcast goes the way its caps choose (`auto=<path>`: zcopy from the
-// advertised min_zcopy, else max_bcopy fragments); over max_bcopy the other
-// path is timed too. Each iteration ends when every receiver has all the
-// bytes (a shared counter, the same for both) and the root may reuse its
-// buffer: one hop out and one back, like the cache-line round trip timed
-// in the same ranks and rounds (floor-rtt). Printed: median/min/max in us,
-// ratios to the p2p median and to the floor of the same point.
+//    max_bcopy fragments (posix has no am_zcopy); its receivers' AM handler
+//    counts the bytes in place, copying nothing (`p2p-posix`, as before),
+//    or copies them into a receive buffer as UCP does with eager data
+//    (`p2p-copy`: what mm_bcast's receivers do now).
+// Each iteration ends when every receiver has all the bytes (a shared
+// counter, the same for both) and the root may reuse its buffer: one hop
+// out and one back, like the cache-line round trip timed in the same ranks
+// and rounds (floor-rtt). Printed: median/min/max in us, ratios to the p2p
+// median and to the floor of the same point.
 #include "bench_common.h"
 #include "benches.h"
 
 #include "uct_mm_bcast.h"
+
+#include <uct_group.h>
 
 #include <cstdio>
 #include <cstring>
@@ -31,11 +38,17 @@ struct RxState {
     std::size_t msg_bytes;
     std::size_t got = 0; ///< bytes of the current message
     std::uint64_t messages = 0;
+    unsigned char *sink = nullptr; ///< p2p-copy: the receive buffer
 };
 
-ucs_status_t on_am(void *arg, void *, size_t length, unsigned)
+ucs_status_t on_am(void *arg, void *data, size_t length, unsigned)
 {
     auto *rx = static_cast<RxState *>(arg);
+    if (rx->sink != nullptr) {
+        const std::size_t n =
+            length < rx->msg_bytes - rx->got ? length : rx->msg_bytes - rx->got;
+        std::memcpy(rx->sink + rx->got, data, n);
+    }
     rx->got += length;
     if (rx->got >= rx->msg_bytes) {
         rx->got = 0;
@@ -57,9 +70,7 @@ size_t pack(void *dest, void *arg)
     return p->length;
 }
 
-void comp_noop(uct_completion_t *) {}
-
-// One send of `len` bytes at `data` on `ep`, retried while no resource.
+// One p2p send of `len` bytes at `data` on `ep`, retried while no resource.
 void send_one(UctIface &u, uct_ep_h ep, const unsigned char *data,
               std::size_t len)
 {
@@ -71,24 +82,10 @@ void send_one(UctIface &u, uct_ep_h ep, const unsigned char *data,
             std::memcpy(&hdr, data, len < 8 ? len : 8);
             st = uct_ep_am_short(ep, kAmId, hdr, data + 8,
                                  static_cast<unsigned>(len - 8));
-        } else if (len <= u.attr.cap.am.max_bcopy) {
+        } else {
             PackArg arg{data, len};
             const ssize_t n = uct_ep_am_bcopy(ep, kAmId, pack, &arg, 0);
             st = n < 0 ? static_cast<ucs_status_t>(n) : UCS_OK;
-        } else {
-            uct_completion_t comp{comp_noop, 1, UCS_OK};
-            uct_iov_t iov{const_cast<unsigned char *>(data), len, nullptr, 0,
-                          1};
-            st = uct_ep_am_zcopy(ep, kAmId, nullptr, 0, &iov, 1, 0, &comp);
-            if (st == UCS_INPROGRESS) {
-                Spinner spin;
-                while (comp.count != 0) {
-                    if (uct_worker_progress(u.worker) == 0) {
-                        spin.idle(); // the receivers need the CPU
-                    }
-                }
-                return;
-            }
         }
         if (st == UCS_OK) {
             return;
@@ -102,15 +99,14 @@ void send_one(UctIface &u, uct_ep_h ep, const unsigned char *data,
     }
 }
 
-// Root side of one transport: one untimed, then `iters` timed iterations
-// of send + wait for all done.
-void root_loop(UctIface &u, const std::vector<uct_ep_h> &eps, bool fragment,
-               std::size_t bytes, int iters, Board *b, int n,
-               std::vector<double> *samples)
+// p2p root: one untimed, then `iters` timed iterations of N-1 sends (in
+// max_bcopy fragments) + wait for all receivers.
+void p2p_root_loop(UctIface &u, const std::vector<uct_ep_h> &eps,
+                   std::size_t bytes, int iters, Board *b, int n,
+                   std::vector<double> *samples)
 {
     std::vector<unsigned char> buf(bytes, 0x5a);
-    const std::size_t frag =
-        fragment ? u.attr.cap.am.max_bcopy : bytes; // posix: no zcopy
+    const std::size_t frag = u.attr.cap.am.max_bcopy;
     std::uint64_t target = 0;
     for (int it = 0; it <= iters; ++it) {
         const double t0 = now_us();
@@ -132,7 +128,7 @@ void root_loop(UctIface &u, const std::vector<uct_ep_h> &eps, bool fragment,
     }
 }
 
-void rx_loop(UctIface &u, RxState *rx, std::uint64_t expect)
+void p2p_rx_loop(UctIface &u, RxState *rx, std::uint64_t expect)
 {
     Spinner spin;
     while (rx->messages < expect) {
@@ -144,54 +140,101 @@ void rx_loop(UctIface &u, RxState *rx, std::uint64_t expect)
     }
 }
 
-/// The path mm_bcast's caps choose for a message: short, bcopy, then zcopy
-/// from the advertised min_zcopy (within max_zcopy), else max_bcopy
-/// fragments. What UCP would do with the same caps.
-const char *chosen_path(const uct_iface_attr_t &a, std::size_t bytes)
+void comp_noop(uct_completion_t *) {}
+
+// Posts one group message and progresses until it completes.
+void group_post_wait(UctIface &u, uct_group_h g, bool send, void *buf,
+                     std::size_t bytes)
 {
-    if (bytes <= a.cap.am.max_short) {
-        return "short";
+    uct_group_msg_t m{};
+    m.coll = UCT_GROUP_COLL_BCAST;
+    m.root = 0;
+    m.buffer = buf;
+    m.length = bytes;
+    uct_completion_t comp{comp_noop, 1, UCS_OK};
+    const ucs_status_t st =
+        send ? uct_group_send(g, &m, &comp) : uct_group_recv(g, &m, &comp);
+    if (st == UCS_INPROGRESS) {
+        Spinner spin;
+        while (comp.count != 0) {
+            if (uct_worker_progress(u.worker) == 0) {
+                spin.idle();
+            } else {
+                spin.busy();
+            }
+        }
     }
-    if (bytes <= a.cap.am.max_bcopy) {
-        return "bcopy";
+    if ((st != UCS_OK && st != UCS_INPROGRESS) || comp.status != UCS_OK) {
+        std::fprintf(
+            stderr, "group %s failed: %s\n", send ? "send" : "recv",
+            ucs_status_string(st != UCS_INPROGRESS ? st : comp.status));
+        _exit(2);
     }
-    if (bytes >= a.cap.am.min_zcopy && bytes <= a.cap.am.max_zcopy) {
-        return "zcopy";
+}
+
+// mm root: one untimed, then `iters` timed iterations of one group send
+// + wait for all receivers.
+void mm_root_loop(UctIface &u, uct_group_h g, std::size_t bytes, int iters,
+                  Board *b, int n, std::vector<double> *samples)
+{
+    std::vector<unsigned char> buf(bytes, 0x5a);
+    std::uint64_t target = 0;
+    for (int it = 0; it <= iters; ++it) {
+        const double t0 = now_us();
+        group_post_wait(u, g, true, buf.data(), bytes);
+        target += static_cast<std::uint64_t>(n - 1);
+        Spinner spin;
+        while (b->done.load(std::memory_order_acquire) < target) {
+            if (uct_worker_progress(u.worker) == 0) {
+                spin.idle();
+            }
+        }
+        if (it > 0) {
+            samples->push_back(now_us() - t0);
+        }
     }
-    return "frag";
+}
+
+void mm_rx_loop(UctIface &u, uct_group_h g, std::size_t bytes, int iters,
+                Board *b)
+{
+    std::vector<unsigned char> buf(bytes);
+    for (int it = 0; it <= iters; ++it) {
+        group_post_wait(u, g, false, buf.data(), bytes);
+        b->done.fetch_add(1, std::memory_order_release);
+    }
 }
 
 struct BcastResult {
     Stats floor; ///< ping-pong round trip inside this point
-    Stats chosen, alt, p2p;
-    char path[8];     ///< chosen path
-    char alt_path[8]; ///< the other path over max_bcopy, "" if none
+    Stats ring, cma, p2p, p2p_copy;
+    bool has_cma; ///< timed: over the group's fragment size
 };
 
-uct_ep_h create_group(UctIface &mm, Board *b, int rank, int n, std::size_t key)
+uct_group_h create_group(UctIface &mm, Board *b, int which, int rank, int n)
 {
     std::vector<const uct_iface_addr_t *> addrs(n);
     for (int i = 0; i < n; ++i) {
-        addrs[i] = reinterpret_cast<const uct_iface_addr_t *>(b->addr[0][i]);
+        addrs[i] =
+            reinterpret_cast<const uct_iface_addr_t *>(b->addr[which][i]);
     }
-    uct_mm_bcast_group_params_t gp{};
-    gp.field_mask = UCT_MM_BCAST_GROUP_PARAM_FIELD_KEY |
-                    UCT_MM_BCAST_GROUP_PARAM_FIELD_MEMBER_INDEX |
-                    UCT_MM_BCAST_GROUP_PARAM_FIELD_GROUP_SIZE |
-                    UCT_MM_BCAST_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-    gp.group_key = key;
+    uct_group_params_t gp{};
+    gp.field_mask =
+        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
+        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
+    gp.group_key = 1;
     gp.member_index = static_cast<unsigned>(rank);
     gp.group_size = static_cast<unsigned>(n);
     gp.member_addrs = addrs.data();
-    uct_ep_h group;
-    if (uct_mm_bcast_group_ep_create(mm.iface, &gp, &group) != UCS_OK) {
+    uct_group_h group;
+    if (uct_mm_bcast_group_create(mm.iface, &gp, &group) != UCS_OK) {
         _exit(4);
     }
     return group;
 }
 
-// Root: one posix ep to every other rank.
-std::vector<uct_ep_h> create_p2p(UctIface &px, Board *b, int n)
+// Root: one posix ep to every other rank (their addresses in b->addr[which]).
+std::vector<uct_ep_h> create_p2p(UctIface &px, Board *b, int which, int n)
 {
     std::vector<uct_ep_h> eps;
     uint64_t dev = 0;
@@ -205,7 +248,7 @@ std::vector<uct_ep_h> create_p2p(UctIface &px, Board *b, int n)
         ep_params.iface = px.iface;
         ep_params.dev_addr = reinterpret_cast<uct_device_addr_t *>(&dev);
         ep_params.iface_addr =
-            reinterpret_cast<const uct_iface_addr_t *>(b->addr[1][i]);
+            reinterpret_cast<const uct_iface_addr_t *>(b->addr[which][i]);
         uct_ep_h ep;
         if (uct_ep_create(&ep_params, &ep) != UCS_OK) {
             _exit(5);
@@ -219,9 +262,9 @@ std::vector<uct_ep_h> create_p2p(UctIface &px, Board *b, int n)
 // receive.
 struct Phase {
     UctIface *iface;
-    std::vector<uct_ep_h> eps;
-    bool fragment;
-    RxState *rx;
+    std::vector<uct_ep_h> eps; ///< p2p: the root's eps
+    uct_group_h group;         ///< mm: the group (eps unused)
+    RxState *rx;               ///< p2p receivers
     std::vector<double> samples;
 };
 
@@ -231,12 +274,18 @@ void run_phase(Phase *ph, int rank, Board *b, int n, std::size_t bytes,
     barrier(b, n);
     b->done.store(0);
     barrier(b, n);
-    if (rank == 0) {
-        root_loop(*ph->iface, ph->eps, ph->fragment, bytes, iters, b, n,
-                  &ph->samples);
+    if (ph->group != nullptr) {
+        if (rank == 0) {
+            mm_root_loop(*ph->iface, ph->group, bytes, iters, b, n,
+                         &ph->samples);
+        } else {
+            mm_rx_loop(*ph->iface, ph->group, bytes, iters, b);
+        }
+    } else if (rank == 0) {
+        p2p_root_loop(*ph->iface, ph->eps, bytes, iters, b, n, &ph->samples);
     } else {
         ph->rx->messages = 0;
-        rx_loop(*ph->iface, ph->rx, static_cast<std::uint64_t>(iters + 1));
+        p2p_rx_loop(*ph->iface, ph->rx, static_cast<std::uint64_t>(iters + 1));
     }
     barrier(b, n);
 }
@@ -249,37 +298,44 @@ Stats stats_of(const Phase &ph)
 void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
                BcastResult *out)
 {
-    UctIface mm, px;
-    if (!mm.open("mm_bcast", "mm_bcast") || !px.open("posix", "posix")) {
+    UctIface mm, mmc, px, pxc;
+    if (!mm.open("mm_bcast", "mm_bcast") ||
+        !mmc.open("mm_bcast", "mm_bcast", {{"CMA_THRESH", "1"}}) ||
+        !px.open("posix", "posix") || !pxc.open("posix", "posix")) {
         _exit(3);
     }
-    RxState rx_mm{b, bytes}, rx_px{b, bytes};
-    uct_iface_set_am_handler(mm.iface, kAmId, on_am, &rx_mm, 0);
+    RxState rx_px{b, bytes};
+    std::vector<unsigned char> sink(bytes);
+    RxState rx_pxc{b, bytes};
+    rx_pxc.sink = sink.data();
     uct_iface_set_am_handler(px.iface, kAmId, on_am, &rx_px, 0);
+    uct_iface_set_am_handler(pxc.iface, kAmId, on_am, &rx_pxc, 0);
+    uct_iface_get_address(
+        pxc.iface, reinterpret_cast<uct_iface_addr_t *>(b->addr[3][rank]));
     uct_iface_get_address(
         mm.iface, reinterpret_cast<uct_iface_addr_t *>(b->addr[0][rank]));
     uct_iface_get_address(
         px.iface, reinterpret_cast<uct_iface_addr_t *>(b->addr[1][rank]));
+    uct_iface_get_address(
+        mmc.iface, reinterpret_cast<uct_iface_addr_t *>(b->addr[2][rank]));
     barrier(b, n);
-    uct_ep_h group = create_group(mm, b, rank, n, bytes);
-    std::vector<uct_ep_h> p2p;
+    uct_group_h ring = create_group(mm, b, 0, rank, n);
+    uct_group_h cma = create_group(mmc, b, 2, rank, n);
+    std::vector<uct_ep_h> p2p, p2pc;
     if (rank == 0) {
-        p2p = create_p2p(px, b, n);
+        p2p = create_p2p(px, b, 1, n);
+        p2pc = create_p2p(pxc, b, 3, n);
     }
+    uct_group_attr_t attr{};
+    uct_mm_bcast_group_iface_query(mm.iface, &attr);
     BcastResult res{};
-    std::snprintf(res.path, sizeof(res.path), "%s",
-                  chosen_path(mm.attr, bytes));
-    const bool frag = std::strcmp(res.path, "frag") == 0;
+    res.has_cma = bytes > 8192; // over one fragment (GROUP_SEG_SIZE)
     std::vector<Phase> phases;
-    phases.push_back({&px, p2p, true, &rx_px, {}});
-    phases.push_back({&mm, {group}, frag, &rx_mm, {}});
-    if (bytes > mm.attr.cap.am.max_bcopy &&
-        (!frag || bytes <= mm.attr.cap.am.max_zcopy)) {
-        // The path not chosen, for the record: zcopy (receivers copy with
-        // CMA) or fragments (the root copies once for all receivers).
-        std::snprintf(res.alt_path, sizeof(res.alt_path), "%s",
-                      frag ? "zcopy" : "frag");
-        phases.push_back({&mm, {group}, !frag, &rx_mm, {}});
+    phases.push_back({&px, p2p, nullptr, &rx_px, {}});
+    phases.push_back({&pxc, p2pc, nullptr, &rx_pxc, {}});
+    phases.push_back({&mm, {}, ring, nullptr, {}});
+    if (res.has_cma) {
+        phases.push_back({&mmc, {}, cma, nullptr, {}});
     }
     // Interleaved rounds: a change of load hits every variant alike.
     constexpr int kRounds = 5;
@@ -291,21 +347,29 @@ void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
             run_phase(&ph, rank, b, n, bytes, per_round);
         }
     }
+    barrier(b, n); // nobody leaves a group while another still uses it
     if (rank == 0) {
         res.floor = summarize(floor.data(), static_cast<int>(floor.size()));
         res.p2p = stats_of(phases[0]);
-        res.chosen = stats_of(phases[1]);
-        if (phases.size() > 2) {
-            res.alt = stats_of(phases[2]);
+        res.p2p_copy = stats_of(phases[1]);
+        res.ring = stats_of(phases[2]);
+        if (res.has_cma) {
+            res.cma = stats_of(phases[3]);
         }
         *out = res;
     }
     for (uct_ep_h ep : p2p) {
         uct_ep_destroy(ep);
     }
-    uct_ep_destroy(group);
+    for (uct_ep_h ep : p2pc) {
+        uct_ep_destroy(ep);
+    }
+    uct_group_destroy(ring);
+    uct_group_destroy(cma);
     mm.close();
+    mmc.close();
     px.close();
+    pxc.close();
 }
 
 } // namespace
@@ -335,11 +399,10 @@ int bench_bcast(const Options &opts)
             const double fl = res->floor.median_us;
             print_row({"bcast", n, bytes, "floor-rtt", res->floor, base, fl});
             print_row({"bcast", n, bytes, "p2p-posix", res->p2p, base, fl});
-            print_row({"bcast", n, bytes, std::string("auto=") + res->path,
-                       res->chosen, base, fl});
-            if (res->alt_path[0] != '\0') {
-                print_row(
-                    {"bcast", n, bytes, res->alt_path, res->alt, base, fl});
+            print_row({"bcast", n, bytes, "p2p-copy", res->p2p_copy, base, fl});
+            print_row({"bcast", n, bytes, "auto=ring", res->ring, base, fl});
+            if (res->has_cma) {
+                print_row({"bcast", n, bytes, "cma", res->cma, base, fl});
             }
         }
     }

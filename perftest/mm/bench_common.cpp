@@ -77,7 +77,9 @@ void barrier(Board *b, int n)
     }
 }
 
-bool UctIface::open(const char *component, const char *tl)
+bool UctIface::open(
+    const char *component, const char *tl,
+    const std::vector<std::pair<std::string, std::string>> &config)
 {
     uct_component_h *comps;
     unsigned num;
@@ -108,6 +110,10 @@ bool UctIface::open(const char *component, const char *tl)
     uct_iface_config_t *cfg = nullptr;
     ok = ok &&
          uct_md_iface_config_read(md, tl, nullptr, nullptr, &cfg) == UCS_OK;
+    for (const auto &[name, value] : config) {
+        ok =
+            ok && uct_config_modify(cfg, name.c_str(), value.c_str()) == UCS_OK;
+    }
     if (ok) {
         uct_iface_params_t params{};
         params.field_mask =
@@ -117,6 +123,8 @@ bool UctIface::open(const char *component, const char *tl)
         params.mode.device.dev_name = "memory";
         ok = uct_iface_open(md, worker, &params, cfg, &iface) == UCS_OK &&
              uct_iface_query(iface, &attr) == UCS_OK;
+    }
+    if (cfg != nullptr) {
         uct_config_release(cfg);
     }
     if (ok) {

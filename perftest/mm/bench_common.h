@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <string>
 #include <uct/api/uct.h>
+#include <utility>
 #include <vector>
 
 namespace ucg_mm_bench {
@@ -26,7 +27,7 @@ struct Board {
     alignas(64) std::atomic<std::uint64_t> done; ///< receivers: messages got
     alignas(64) std::atomic<std::uint64_t> go;   ///< root: iterations started
     alignas(64) std::atomic<std::uint64_t> pong; ///< rank 1: floor replies
-    alignas(64) unsigned char addr[2][kMaxRanks][kAddrBytes]; ///< per iface
+    alignas(64) unsigned char addr[4][kMaxRanks][kAddrBytes]; ///< per iface
     double samples_us[kMaxSamples]; ///< root: per-iteration latency
     int num_samples;
 };
@@ -76,7 +77,11 @@ struct UctIface {
     uct_md_h md = nullptr;
     uct_iface_h iface = nullptr;
     uct_iface_attr_t attr{};
-    bool open(const char *component, const char *tl);
+    /// Opens it; `config` overrides transport settings (name without the
+    /// UCX_<TL>_ prefix, value), as UCX_<TL>_<name>=<value> would.
+    bool
+    open(const char *component, const char *tl,
+         const std::vector<std::pair<std::string, std::string>> &config = {});
     void close();
 };
 

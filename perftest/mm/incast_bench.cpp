@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Incast (fan-in) latency: the N-1 other ranks send one contribution each
 // to rank 0, which gathers them or reduces them (int32 sum, double sum).
-//  - mm_incast: one group per mode (batched, centralized, locked, atomic)
-//    and one in auto mode (`auto=<mode it resolved to>`);
+//  - mm_incast: one group (uct_group.h) per configured mode
+//    (UCX_MM_INCAST_MODE = batched, centralized, locked, atomic) and one in
+//    auto mode (`auto=<mode the message ran in>`); the root posts a receive
+//    into its buffer (no accumulate), each sender posts its send; gather
+//    always runs a slot mode (configured locked/atomic print what ran);
 //  - p2p: N-1 senders, each with AM short/bcopy fragments over UCX's posix
 //    transport to the root, whose handler copies (gather) or reduces (the
 //    same kernels as mm_incast) each fragment into the user buffer.
@@ -14,8 +17,10 @@
 #include "bench_common.h"
 #include "benches.h"
 
-#include "group.h"
-#include "reduce.h"
+#include "policy.h"
+#include "reduce_ops.h"
+
+#include <uct_mm_incast.h>
 
 #include <cstdio>
 #include <cstring>
@@ -28,21 +33,18 @@
 namespace ucg_mm_bench {
 namespace {
 
-using uct_mm_incast::Group;
-using uct_mm_incast::GroupConfig;
-
 constexpr uint8_t kAmId = 9;
 constexpr unsigned kOffsetBits = 56; ///< p2p header: slot << 56 | offset
 
 struct Coll {
     const char *name;
-    uct_mm_incast_op_t op;
-    uct_mm_incast_dtype_t dtype;
+    bool gather;
+    ucg_op_t op;
+    ucg_dtype_t dtype;
 };
-constexpr Coll kColls[] = {
-    {"gather", UCT_MM_INCAST_OP_GATHER, UCT_MM_INCAST_DTYPE_UINT8},
-    {"sum_i32", UCT_MM_INCAST_OP_SUM, UCT_MM_INCAST_DTYPE_INT32},
-    {"sum_f64", UCT_MM_INCAST_OP_SUM, UCT_MM_INCAST_DTYPE_DOUBLE}};
+constexpr Coll kColls[] = {{"gather", true, UCG_OP_SUM, UCG_DTYPE_UINT8},
+                           {"sum_i32", false, UCG_OP_SUM, UCG_DTYPE_INT32},
+                           {"sum_f64", false, UCG_OP_SUM, UCG_DTYPE_DOUBLE}};
 
 constexpr uct_mm_incast_mode_t kModes[] = {
     UCT_MM_INCAST_MODE_BATCHED, UCT_MM_INCAST_MODE_CENTRALIZED,
@@ -52,9 +54,7 @@ constexpr int kNumModes = sizeof(kModes) / sizeof(kModes[0]);
 
 const char *mode_name(uct_mm_incast_mode_t mode)
 {
-    static const char *const names[] = {"auto", "batched", "centralized",
-                                        "locked", "atomic"};
-    return names[mode];
+    return uct_mm_incast_mode_name(mode);
 }
 
 /// Root of the p2p baseline: where arriving fragments go.
@@ -62,8 +62,10 @@ struct P2pRx {
     std::byte *out = nullptr;
     std::size_t msg_bytes = 0; ///< one sender's contribution
     std::size_t elem_bytes = 1;
-    uct_mm_incast::ReduceFn reduce = nullptr; ///< nullptr: gather
-    std::size_t got = 0;                      ///< bytes of this incast
+    bool reduce = false; ///< false: gather
+    ucg_op_t op = UCG_OP_SUM;
+    ucg_dtype_t dtype = UCG_DTYPE_UINT8;
+    std::size_t got = 0; ///< bytes of this incast
 };
 
 ucs_status_t on_frag(void *arg, void *data, size_t length, unsigned)
@@ -75,10 +77,12 @@ ucs_status_t on_frag(void *arg, void *data, size_t length, unsigned)
     const std::size_t off = hdr & ((uint64_t{1} << kOffsetBits) - 1);
     const auto *src = static_cast<const std::byte *>(data) + sizeof(hdr);
     const std::size_t n = length - sizeof(hdr);
-    if (rx->reduce == nullptr) {
+    if (!rx->reduce) {
         std::memcpy(rx->out + slot * rx->msg_bytes + off, src, n);
     } else {
-        rx->reduce(rx->out + off, src, n / rx->elem_bytes);
+        const void *one = src; // the same kernels as mm_incast's root
+        uct_mm_incast::reduce_multi(rx->op, rx->dtype, rx->out + off, &one, 1,
+                                    n / rx->elem_bytes, true);
     }
     rx->got += n;
     return UCS_OK;
@@ -146,8 +150,6 @@ struct Point {
     const Coll *coll;
     std::size_t msg_bytes;
     int iters;
-    pid_t parent; ///< with `seq`, names the group segments
-    int seq;      ///< this point's number in the run
 };
 
 /// One variant: how the root starts and finishes an incast, and how a
@@ -206,15 +208,16 @@ void P2p::open(const Point &pt, int rank, Board *b, Variant *v)
     if (!px.open("posix", "posix")) {
         _exit(3);
     }
-    const std::size_t elem = uct_mm_incast::dtype_size(pt.coll->dtype);
+    const std::size_t elem = uct_mm_incast::dtype_bytes(pt.coll->dtype);
     const std::size_t senders = static_cast<std::size_t>(pt.n - 1);
-    const bool gather = pt.coll->op == UCT_MM_INCAST_OP_GATHER;
+    const bool gather = pt.coll->gather;
     buf.assign(pt.msg_bytes * senders, std::byte{1});
     rx.out = buf.data();
     rx.msg_bytes = pt.msg_bytes;
     rx.elem_bytes = gather ? 1 : elem;
-    rx.reduce = gather ? nullptr
-                       : uct_mm_incast::reduce_fn(pt.coll->op, pt.coll->dtype);
+    rx.reduce = !gather;
+    rx.op = pt.coll->op;
+    rx.dtype = pt.coll->dtype;
     uct_iface_set_am_handler(px.iface, kAmId, on_frag, &rx, 0);
     uct_iface_get_address(
         px.iface, reinterpret_cast<uct_iface_addr_t *>(b->addr[1][rank]));
@@ -235,11 +238,10 @@ void P2p::open(const Point &pt, int rank, Board *b, Variant *v)
             _exit(5);
         }
     }
-    v->prepare = [this, pt, gather, elem] { // posting the receive buffer
+    v->prepare = [this, pt, gather] { // posting the receive buffer
         rx.got = 0;
         if (!gather) {
-            uct_mm_incast::fill_identity(buf.data(), pt.msg_bytes / elem,
-                                         pt.coll->op, pt.coll->dtype);
+            std::memset(buf.data(), 0, pt.msg_bytes); // the sum's identity
         }
     };
     v->complete = [this, pt, senders] {
@@ -258,65 +260,90 @@ void P2p::open(const Point &pt, int rank, Board *b, Variant *v)
     };
 }
 
-/// One mm_incast group of one rank, in one mode.
+/// One mm_incast iface and group of one rank, in one configured mode.
 struct Mm {
-    std::unique_ptr<Group> g;
+    UctIface mm;
+    uct_group_h g = nullptr;
     std::vector<std::byte> buf;
+    uct_group_msg_t msg{};
 
-    bool open(const Point &pt, int rank, uct_mm_incast_mode_t mode, int tag,
+    void open(const Point &pt, int rank, uct_mm_incast_mode_t mode, Board *b,
               Variant *v);
+    void close()
+    {
+        if (g != nullptr) {
+            uct_group_destroy(g);
+        }
+        mm.close();
+    }
 };
 
-bool Mm::open(const Point &pt, int rank, uct_mm_incast_mode_t mode, int tag,
-              Variant *v)
+void comp_noop(uct_completion_t *) {}
+
+// Posts one group message and progresses until it completes.
+void group_post_wait(UctIface &u, uct_group_h g, bool send,
+                     const uct_group_msg_t &m)
 {
-    GroupConfig c;
-    c.name = "/ucg-mmbench-" + std::to_string(pt.parent) + "-" +
-             std::to_string(pt.seq * kNumModes + tag);
-    c.group_size = static_cast<uint32_t>(pt.n);
-    c.member = static_cast<uint32_t>(rank);
-    c.root = 0;
-    c.mode = mode;
-    c.op = pt.coll->op;
-    c.dtype = pt.coll->dtype;
-    c.max_bytes = pt.msg_bytes;
-    // Gather refuses locked/atomic: every rank skips those alike.
-    if (Group::create(c, &g) != UCS_OK) {
-        return false;
+    uct_completion_t comp{comp_noop, 1, UCS_OK};
+    Spinner spin;
+    ucs_status_t st;
+    while ((st = send ? uct_group_send(g, &m, &comp)
+                      : uct_group_recv(g, &m, &comp)) == UCS_ERR_NO_RESOURCE) {
+        uct_worker_progress(u.worker);
+        spin.idle();
     }
-    buf.assign(pt.msg_bytes * static_cast<std::size_t>(pt.n), std::byte{1});
-    v->prepare = [] {};
-    v->complete = [this] {
-        Spinner spin;
-        std::size_t len;
-        std::size_t consumed = 0;
-        ucs_status_t st;
-        while ((st = g->recv(buf.data(), buf.size(), &len)) == UCS_INPROGRESS) {
-            // A chunk consumed is progress, as a p2p fragment is.
-            const std::size_t now = g->consumed_bytes();
-            if (now != consumed) {
-                consumed = now;
-                spin.busy();
-            } else {
+    if (st == UCS_INPROGRESS) {
+        while (comp.count != 0) {
+            if (uct_worker_progress(u.worker) == 0) {
                 spin.idle();
+            } else {
+                spin.busy(); // a chunk consumed is progress
             }
         }
-        if (st != UCS_OK) {
-            _exit(6);
-        }
-    };
-    v->contribute = [this, pt] {
-        Spinner spin;
-        ucs_status_t st;
-        while ((st = g->send(buf.data(), pt.msg_bytes)) ==
-               UCS_ERR_NO_RESOURCE) {
-            spin.idle();
-        }
-        if (st != UCS_OK) {
-            _exit(7);
-        }
-    };
-    return true;
+        st = comp.status;
+    }
+    if (st != UCS_OK) {
+        std::fprintf(stderr, "incast %s: %s\n", send ? "send" : "recv",
+                     ucs_status_string(st));
+        _exit(6);
+    }
+}
+
+void Mm::open(const Point &pt, int rank, uct_mm_incast_mode_t mode, Board *b,
+              Variant *v)
+{
+    if (!mm.open("mm_incast", "mm_incast", {{"MODE", mode_name(mode)}})) {
+        _exit(3);
+    }
+    uct_iface_get_address(
+        mm.iface, reinterpret_cast<uct_iface_addr_t *>(b->addr[0][rank]));
+    barrier(b, pt.n);
+    std::vector<const uct_iface_addr_t *> addrs(pt.n);
+    for (int i = 0; i < pt.n; ++i) {
+        addrs[i] = reinterpret_cast<const uct_iface_addr_t *>(b->addr[0][i]);
+    }
+    uct_group_params_t gp{};
+    gp.field_mask =
+        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
+        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
+    gp.group_key = 1;
+    gp.member_index = static_cast<unsigned>(rank);
+    gp.group_size = static_cast<unsigned>(pt.n);
+    gp.member_addrs = addrs.data();
+    if (uct_mm_incast_group_create(mm.iface, &gp, &g) != UCS_OK) {
+        _exit(4);
+    }
+    barrier(b, pt.n); // every rank read the addresses before the next open
+    buf.assign(pt.msg_bytes * static_cast<std::size_t>(pt.n), std::byte{1});
+    msg.coll = pt.coll->gather ? UCT_GROUP_COLL_GATHER : UCT_GROUP_COLL_REDUCE;
+    msg.root = 0;
+    msg.op = pt.coll->op;
+    msg.dtype = pt.coll->dtype;
+    msg.length = pt.msg_bytes;
+    msg.buffer = buf.data();
+    v->prepare = [] {};
+    v->complete = [this] { group_post_wait(mm, g, false, msg); };
+    v->contribute = [this] { group_post_wait(mm, g, true, msg); };
 }
 
 // Every variant of one point, interleaved: kRounds rounds, each running
@@ -332,11 +359,8 @@ void rank_body(const Point &pt, int rank, Board *b, IncastResult *out)
     p2p.open(pt, rank, b, &vars[kNumModes]);
     std::vector<Variant *> active{&vars[kNumModes]};
     for (int m = 0; m < kNumModes; ++m) {
-        res.ok[m] = mm[m].open(pt, rank, kModes[m], m, &vars[m]);
-        if (res.ok[m]) {
-            res.resolved[m] = mm[m].g->mode();
-            active.push_back(&vars[m]);
-        }
+        mm[m].open(pt, rank, kModes[m], b, &vars[m]);
+        active.push_back(&vars[m]);
     }
     const int per_round = (pt.iters + kRounds - 1) / kRounds;
     std::vector<double> floor;
@@ -347,6 +371,11 @@ void rank_body(const Point &pt, int rank, Board *b, IncastResult *out)
         }
     }
     barrier(b, pt.n); // nobody leaves while another still polls
+    for (int m = 0; m < kNumModes; ++m) {
+        // What ran: known once the group has connected (it has).
+        res.resolved[m] = uct_mm_incast_group_msg_mode(mm[m].g, &mm[m].msg);
+        res.ok[m] = true;
+    }
     if (rank == 0) {
         auto stats = [](const Variant &v) {
             return summarize(v.samples.data(),
@@ -360,6 +389,9 @@ void rank_body(const Point &pt, int rank, Board *b, IncastResult *out)
         *out = res;
     }
     p2p.close();
+    for (Mm &m : mm) {
+        m.close();
+    }
 }
 
 void print_point(const Point &pt, const IncastResult &res)
@@ -372,7 +404,7 @@ void print_point(const Point &pt, const IncastResult &res)
                floor_us});
     for (int m = 0; m < kNumModes; ++m) {
         if (!res.ok[m]) {
-            continue; // gather with locked/atomic: refused by design
+            continue;
         }
         std::string variant = mode_name(kModes[m]);
         if (kModes[m] == UCT_MM_INCAST_MODE_AUTO ||
@@ -392,15 +424,13 @@ int bench_incast(const Options &opts)
     Board *board = shared.board();
     IncastResult *res = shared.result();
     int rc = 0;
-    int seq = 0;
     for (int n : opts.group_sizes) {
         for (const Coll &coll : kColls) {
             for (std::size_t bytes : opts.msg_bytes) {
                 bytes = bytes < 8 ? 8 : bytes / 8 * 8; // whole doubles
                 int iters =
                     static_cast<int>(iterations_for(bytes) * opts.iter_scale);
-                const Point pt{n,        &coll, bytes, iters < 3 ? 3 : iters,
-                               getpid(), seq++};
+                const Point pt{n, &coll, bytes, iters < 3 ? 3 : iters};
                 shared.reset();
                 const bool ok = run_ranks(n, board, [&](int rank, Board *b) {
                     rank_body(pt, rank, b, rank == 0 ? res : nullptr);

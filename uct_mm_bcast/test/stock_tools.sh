@@ -23,6 +23,7 @@ echo "$devices" | grep -q "connection: to iface" || fail "connection cap"
 
 config=$(LD_PRELOAD=$lib ucx_info -c)
 for var in FIFO_SIZE=64 SEG_SIZE=8256 MAX_SHORT=256 MAX_GROUP_SIZE=64 \
+           MAX_OUTSTANDING=16 GROUP_RING_SIZE=64 \
            MIN_ZCOPY=32M MAX_ZCOPY=64M; do
     echo "$config" | grep -q "^UCX_MM_BCAST_$var$" || fail "UCX_MM_BCAST_$var"
 done

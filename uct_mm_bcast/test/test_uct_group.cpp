@@ -1,273 +1,540 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// mm_bcast through the UCT API in forked ranks: group endpoints broadcast
-// am_short/am_bcopy/am_zcopy from every root; bad input gets named errors;
-// a killed member fails the others' endpoints in bounded time.
+// mm_bcast groups through uct_group.h in forked ranks: every group size and
+// root, lengths around the fragment size and 4 MiB (ring and CMA), posts
+// back to back with completions, max_outstanding, a killed member, a member
+// that never joins, a segment of another user, bad input, and an idle
+// group costing no progress callback however many groups there are.
 #include "uct_fixture.h"
 
-#include <cstring>
+#include "group_test_util.h"
+#include "uct_group_test_util.h"
+
+#include "uct_mm_common/names.h"
 
 #include "ucg_test/fork_ranks.h"
 #include "ucg_test/shm_names.h"
 #include "ucg_test/thread_ranks.h"
 
-#include "uct_mm_common/backoff.h"
-
-#include <atomic>
 #include <catch2/catch.hpp>
 #include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
-#include <vector>
 
 using namespace uct_mm_bcast::test;
+using namespace uct_group_test;
+using uct_mm_common::test::first_mismatch;
+using uct_mm_common::test::make_bytes;
 
 namespace {
 
-constexpr unsigned kMaxRanks = 8;
-constexpr std::size_t kAddrBytes = 64;
+constexpr std::size_t kSeg = 1024;
 
-// Address exchange and a barrier between forked ranks.
-struct Board {
-    std::atomic<unsigned> arrived[4];
-    unsigned char addr[kMaxRanks][kAddrBytes];
-};
-
-void barrier(Board *b, int phase, unsigned n)
+Config small_ring()
 {
-    b->arrived[phase].fetch_add(1);
-    uct_mm_common::Backoff backoff;
-    while (b->arrived[phase].load() < n) {
-        backoff.pause();
-    }
+    return {{"GROUP_SEG_SIZE", "1k"},
+            {"GROUP_RING_SIZE", "8"},
+            {"TIMEOUT", "200ms"},
+            {"ATTACH_TIMEOUT", "10s"},
+            {"MAX_OUTSTANDING", "4"}};
 }
 
-struct Inbox {
-    std::vector<std::vector<unsigned char>> msgs;
-};
-
-ucs_status_t on_am(void *arg, void *data, size_t length, unsigned)
+uct_group_msg_t bcast(unsigned root, void *buf, std::size_t len,
+                      std::uint32_t tag)
 {
-    auto *in = static_cast<Inbox *>(arg);
-    auto *p = static_cast<unsigned char *>(data);
-    in->msgs.emplace_back(p, p + length);
-    return UCS_OK;
-}
-
-size_t pack_bytes(void *dest, void *arg)
-{
-    auto *m = static_cast<std::vector<unsigned char> *>(arg);
-    std::memcpy(dest, m->data(), m->size());
-    return m->size();
-}
-
-uct_ep_h make_group(UctRank &r, Board *b, int rank, unsigned n)
-{
-    UCG_CHECK(r.attr.iface_addr_len <= kAddrBytes);
-    uct_iface_get_address(r.iface,
-                          reinterpret_cast<uct_iface_addr_t *>(b->addr[rank]));
-    barrier(b, 0, n);
-    std::vector<const uct_iface_addr_t *> addrs(n);
-    for (unsigned i = 0; i < n; ++i) {
-        addrs[i] = reinterpret_cast<const uct_iface_addr_t *>(b->addr[i]);
-    }
-    uct_mm_bcast_group_params_t gp{};
-    gp.field_mask = UCT_MM_BCAST_GROUP_PARAM_FIELD_KEY |
-                    UCT_MM_BCAST_GROUP_PARAM_FIELD_MEMBER_INDEX |
-                    UCT_MM_BCAST_GROUP_PARAM_FIELD_GROUP_SIZE |
-                    UCT_MM_BCAST_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-    gp.group_key = 42;
-    gp.member_index = static_cast<unsigned>(rank);
-    gp.group_size = n;
-    gp.member_addrs = addrs.data();
-    uct_ep_h ep;
-    UCG_CHECK(uct_mm_bcast_group_ep_create(r.iface, &gp, &ep) == UCS_OK);
-    return ep;
-}
-
-std::vector<unsigned char> message(unsigned root, std::size_t size)
-{
-    std::vector<unsigned char> m(size);
-    for (std::size_t i = 0; i < size; ++i) {
-        m[i] = static_cast<unsigned char>(root * 31 + i * 7);
-    }
+    uct_group_msg_t m{};
+    m.coll = UCT_GROUP_COLL_BCAST;
+    m.root = root;
+    m.buffer = buf;
+    m.length = len;
+    m.tag = tag;
     return m;
 }
 
-void comp_cb(uct_completion_t *comp)
+// Every root broadcasts every length; the others check every byte.
+void sweep(UctRank &r, uct_group_h g, int rank, unsigned n,
+           const std::vector<std::size_t> &lengths)
 {
-    (void)comp;
+    unsigned msg = 0;
+    for (unsigned root = 0; root < n; ++root) {
+        for (std::size_t len : lengths) {
+            ++msg;
+            const bool send = static_cast<unsigned>(rank) == root;
+            auto buf = send ? make_bytes(root, msg, len)
+                            : std::vector<std::uint8_t>(len);
+            UCG_CHECK(post_wait(r.worker, g, send,
+                                bcast(root, buf.data(), len, msg)) == UCS_OK);
+            UCG_CHECK_EQ(first_mismatch(buf.data(), root, msg, len), len);
+        }
+    }
 }
 
-// Sends `m` from the root with the given kind; waits for zcopy completion.
-void root_send(UctRank &r, uct_ep_h ep, const std::vector<unsigned char> &m,
-               int kind)
+ucg_test::ForkOptions opts(unsigned n)
 {
-    uct_mm_common::Backoff backoff;
-    ucs_status_t st;
-    for (;;) {
-        if (kind == 0) {
-            uint64_t hdr;
-            std::memcpy(&hdr, m.data(), 8);
-            st = uct_ep_am_short(ep, 5, hdr, m.data() + 8,
-                                 static_cast<unsigned>(m.size() - 8));
-        } else if (kind == 1) {
-            auto copy = m;
-            ssize_t len = uct_ep_am_bcopy(ep, 5, pack_bytes, &copy, 0);
-            st = len < 0 ? static_cast<ucs_status_t>(len) : UCS_OK;
-        } else {
-            uct_completion_t comp{comp_cb, 1, UCS_OK};
-            uct_iov_t iov{const_cast<unsigned char *>(m.data()) + 16,
-                          m.size() - 16, nullptr, 0, 1};
-            st = uct_ep_am_zcopy(ep, 5, m.data(), 16, &iov, 1, 0, &comp);
-            if (st == UCS_INPROGRESS) {
-                while (comp.count != 0) {
-                    uct_worker_progress(r.worker);
-                }
-                UCG_CHECK(comp.status == UCS_OK);
-                return;
+    ucg_test::ForkOptions o(static_cast<int>(n));
+    o.timeout = std::chrono::milliseconds(60000);
+    return o;
+}
+
+struct SharedBoard {
+    ucg_test::SharedMapping mem{sizeof(Board)};
+    Board *board = new (mem.data()) Board{};
+
+    /// Whether the segment of group `key` (member 0's secret is in its
+    /// address on the board) is still in /dev/shm; unlinks it if so. Only
+    /// this test's own name: other tests' groups run beside it.
+    bool left_behind(std::uint64_t key) const
+    {
+        std::uint64_t secret[2];
+        std::memcpy(secret, board->addr[0], sizeof(secret));
+        const std::string name = uct_mm_common::group_segment_name(
+            "ucg-mmbg", {secret[0], secret[1]}, key);
+        return shm_unlink(name.c_str()) == 0;
+    }
+};
+
+} // namespace
+
+TEST_CASE("uct bcast group: every size and root, lengths around a fragment",
+          "[mm][bcast][ucx][fork]")
+{
+    const unsigned n = GENERATE(1u, 2u, 3u, 4u, 5u, 7u, 8u);
+    SharedBoard sb;
+    auto result = ucg_test::run_fork_ranks(opts(n), [&](int rank) {
+        UctRank r(small_ring());
+        uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface, sb.board,
+                                   rank, n, 7);
+        sweep(r, g, rank, n,
+              {0, 1, kSeg - 1, kSeg, kSeg + 1, 5 * kSeg + 3, 20 * kSeg});
+        UCG_CHECK(uct_group_status(g) == UCS_OK);
+        barrier(sb.board, 1, n);
+        uct_group_destroy(g);
+    });
+    INFO(result.summary());
+    REQUIRE(result.ok);
+    CHECK(!sb.left_behind(7));
+}
+
+TEST_CASE("uct bcast group: 4 MiB from every root, ring and CMA",
+          "[mm][bcast][ucx][fork]")
+{
+    const unsigned n = GENERATE(2u, 3u);
+    const char *cma = GENERATE("inf", "64k");
+    SharedBoard sb;
+    auto result = ucg_test::run_fork_ranks(opts(n), [&](int rank) {
+        UctRank r(Config{{"CMA_THRESH", cma}});
+        uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface, sb.board,
+                                   rank, n, 9);
+        sweep(r, g, rank, n, {std::size_t{4} << 20, 100000});
+        barrier(sb.board, 1, n);
+        uct_group_destroy(g);
+    });
+    INFO(result.summary());
+    REQUIRE(result.ok);
+}
+
+TEST_CASE("uct bcast group: max_outstanding posts, then UCS_ERR_NO_RESOURCE",
+          "[mm][bcast][ucx][fork]")
+{
+    SharedBoard sb;
+    auto result = ucg_test::run_fork_ranks(opts(2), [&](int rank) {
+        UctRank r(small_ring());
+        uct_group_attr_t attr{};
+        UCG_CHECK(uct_mm_bcast_group_iface_query(r.iface, &attr) == UCS_OK);
+        UCG_CHECK_EQ(attr.max_outstanding, 4U);
+        UCG_CHECK(attr.cap_flags ==
+                  (UCT_GROUP_CAP_BCAST | UCT_GROUP_CAP_HOST_LOCAL));
+        UCG_CHECK_EQ(attr.seg_length, 4 * kSeg);
+        uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface, sb.board,
+                                   rank, 2, 3);
+        std::vector<std::uint8_t> bufs[4];
+        Done d[4];
+        if (rank == 1) {
+            // Nothing sent yet: four receives stay posted, a fifth is
+            // refused and posts nothing.
+            for (unsigned i = 0; i < 4; ++i) {
+                bufs[i].resize(64);
+                const auto m = bcast(0, bufs[i].data(), 64, i);
+                UCG_CHECK(uct_group_recv(g, &m, &d[i].comp) == UCS_INPROGRESS);
+            }
+            std::uint8_t extra[64];
+            const auto m = bcast(0, extra, 64, 4);
+            Done refused;
+            UCG_CHECK(uct_group_recv(g, &m, &refused.comp) ==
+                      UCS_ERR_NO_RESOURCE);
+        }
+        barrier(sb.board, 1, 2);
+        for (unsigned i = 0; i < 4; ++i) {
+            if (rank == 0) {
+                auto data = make_bytes(0, i, 64);
+                UCG_CHECK(post_wait(r.worker, g, true,
+                                    bcast(0, data.data(), 64, i)) == UCS_OK);
+            } else {
+                UCG_CHECK(wait(r.worker, &d[i]) == UCS_OK);
+                UCG_CHECK_EQ(first_mismatch(bufs[i].data(), 0, i, 64),
+                             std::size_t{64});
             }
         }
-        if (st != UCS_ERR_NO_RESOURCE) {
-            break;
-        }
-        uct_worker_progress(r.worker);
-        backoff.pause();
-    }
-    UCG_CHECK(st == UCS_OK);
+        barrier(sb.board, 2, 2);
+        uct_group_destroy(g);
+    });
+    INFO(result.summary());
+    REQUIRE(result.ok);
 }
 
-ucg_test::ForkOptions fork_opts(unsigned n)
+TEST_CASE("uct bcast group: back-to-back posts with changing roots complete",
+          "[mm][bcast][ucx][fork]")
 {
-    ucg_test::ForkOptions o;
-    o.num_ranks = static_cast<int>(n);
-    o.timeout = std::chrono::milliseconds(20000);
-    return o;
+    const unsigned n = GENERATE(3u, 5u);
+    constexpr unsigned kWindow = 4;
+    constexpr unsigned kMessages = 400;
+    SharedBoard sb;
+    auto result = ucg_test::run_fork_ranks(opts(n), [&](int rank) {
+        UctRank r(small_ring());
+        uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface, sb.board,
+                                   rank, n, 11);
+        std::vector<std::uint8_t> bufs[kWindow];
+        Done d[kWindow];
+        for (unsigned base = 0; base < kMessages; base += kWindow) {
+            for (unsigned i = 0; i < kWindow; ++i) {
+                const unsigned msg = base + i;
+                const unsigned root = (msg * 7) % n;
+                const std::size_t len = (msg * 331) % (6 * kSeg);
+                const bool send = static_cast<unsigned>(rank) == root;
+                bufs[i] = send ? make_bytes(root, msg, len)
+                               : std::vector<std::uint8_t>(len);
+                d[i] = Done();
+                post(r.worker, g, send, bcast(root, bufs[i].data(), len, msg),
+                     &d[i]);
+            }
+            for (unsigned i = 0; i < kWindow; ++i) {
+                const unsigned msg = base + i;
+                UCG_CHECK(wait(r.worker, &d[i]) == UCS_OK);
+                UCG_CHECK_EQ(first_mismatch(bufs[i].data(), (msg * 7) % n, msg,
+                                            bufs[i].size()),
+                             bufs[i].size());
+            }
+        }
+        barrier(sb.board, 1, n);
+        uct_group_destroy(g);
+    });
+    INFO(result.summary());
+    REQUIRE(result.ok);
+}
+
+TEST_CASE("uct bcast group: a killed member resets the others' connection",
+          "[mm][bcast][ucx][fork]")
+{
+    constexpr unsigned n = 3;
+    SharedBoard sb;
+    auto o = opts(n);
+    o.may_be_killed = {2};
+    auto result = ucg_test::run_fork_ranks(o, [&](int rank) {
+        UctRank r(small_ring());
+        uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface, sb.board,
+                                   rank, n, 5);
+        // One message so every member has joined, then the victim dies
+        // while the root sends a message of 30 fragments (8-slot ring).
+        std::vector<std::uint8_t> buf(30 * kSeg);
+        UCG_CHECK(post_wait(r.worker, g, rank == 0,
+                            bcast(0, buf.data(), 64, 0)) == UCS_OK);
+        barrier(sb.board, 1, n);
+        if (rank == 2) {
+            raise(SIGKILL);
+        }
+        const ucs_status_t st = post_wait(r.worker, g, rank == 0,
+                                          bcast(0, buf.data(), buf.size(), 1));
+        UCG_CHECK(st == UCS_ERR_CONNECTION_RESET);
+        UCG_CHECK(uct_group_status(g) == UCS_ERR_CONNECTION_RESET);
+        uct_group_destroy(g);
+    });
+    INFO(result.summary());
+    REQUIRE(result.ok);
+    CHECK(!sb.left_behind(5));
+}
+
+TEST_CASE("uct bcast group: a member that never joins times out",
+          "[mm][bcast][ucx][fork]")
+{
+    SharedBoard sb;
+    // Two ranks create a group of three: member 2 never comes.
+    auto result = ucg_test::run_fork_ranks(opts(2), [&](int rank) {
+        Config c = small_ring();
+        c.push_back({"ATTACH_TIMEOUT", "100ms"});
+        UctRank r(c);
+        UCG_CHECK(uct_iface_get_address(r.iface,
+                                        reinterpret_cast<uct_iface_addr_t *>(
+                                            sb.board->addr[rank])) == UCS_OK);
+        barrier(sb.board, 0, 2);
+        const uct_iface_addr_t *addrs[3];
+        for (int i = 0; i < 3; ++i) {
+            addrs[i] =
+                reinterpret_cast<const uct_iface_addr_t *>(sb.board->addr[0]);
+        }
+        addrs[1] =
+            reinterpret_cast<const uct_iface_addr_t *>(sb.board->addr[1]);
+        uct_group_params_t p{};
+        p.field_mask = UCT_GROUP_PARAM_FIELD_KEY |
+                       UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
+                       UCT_GROUP_PARAM_FIELD_GROUP_SIZE |
+                       UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
+        p.group_key = 13;
+        p.member_index = static_cast<unsigned>(rank);
+        p.group_size = 3;
+        p.member_addrs = addrs;
+        uct_group_h g;
+        UCG_CHECK(uct_mm_bcast_group_create(r.iface, &p, &g) == UCS_OK);
+        std::vector<std::uint8_t> buf(4 * kSeg);
+        ucs_status_t st = UCS_OK;
+        for (unsigned i = 0; st == UCS_OK; ++i) {
+            st = post_wait(r.worker, g, rank == 0,
+                           bcast(0, buf.data(), buf.size(), i));
+        }
+        UCG_CHECK(st == UCS_ERR_ENDPOINT_TIMEOUT);
+        uct_group_destroy(g);
+    });
+    INFO(result.summary());
+    REQUIRE(result.ok);
+    CHECK(!sb.left_behind(13));
+}
+
+TEST_CASE("uct bcast group: a segment of another user is refused",
+          "[mm][bcast][ucx][fork][trust]")
+{
+    if (geteuid() != 0) {
+        SUCCEED("needs root to give a segment to another user");
+        return;
+    }
+    SharedBoard sb;
+    auto result = ucg_test::run_fork_ranks(opts(2), [&](int rank) {
+        UctRank r(small_ring());
+        UCG_CHECK(uct_iface_get_address(r.iface,
+                                        reinterpret_cast<uct_iface_addr_t *>(
+                                            sb.board->addr[rank])) == UCS_OK);
+        barrier(sb.board, 0, 2);
+        if (rank == 0) {
+            // The name member 0's group will take, pre-created by "nobody"
+            // (as if the secret had leaked), mode 0666.
+            std::uint64_t secret[2];
+            std::memcpy(secret, sb.board->addr[0], sizeof(secret));
+            const std::string name = uct_mm_common::group_segment_name(
+                "ucg-mmbg", {secret[0], secret[1]}, 21);
+            const int fd =
+                shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0666);
+            UCG_CHECK(fd >= 0);
+            UCG_CHECK(ftruncate(fd, 1 << 20) == 0);
+            UCG_CHECK(fchmod(fd, 0666) == 0);
+            const passwd *nobody = getpwnam("nobody");
+            UCG_CHECK(nobody != nullptr);
+            UCG_CHECK(fchown(fd, nobody->pw_uid, nobody->pw_gid) == 0);
+            close(fd);
+        }
+        barrier(sb.board, 1, 2);
+        const uct_iface_addr_t *addrs[2] = {
+            reinterpret_cast<const uct_iface_addr_t *>(sb.board->addr[0]),
+            reinterpret_cast<const uct_iface_addr_t *>(sb.board->addr[1])};
+        uct_group_params_t p{};
+        p.field_mask = UCT_GROUP_PARAM_FIELD_KEY |
+                       UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
+                       UCT_GROUP_PARAM_FIELD_GROUP_SIZE |
+                       UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
+        p.group_key = 21;
+        p.member_index = static_cast<unsigned>(rank);
+        p.group_size = 2;
+        p.member_addrs = addrs;
+        uct_group_h g;
+        const ucs_status_t st = uct_mm_bcast_group_create(r.iface, &p, &g);
+        if (rank == 0) {
+            UCG_CHECK(st == UCS_ERR_IO_ERROR); // its exclusive create fails
+        } else {
+            // The attacher finds the foreign segment and refuses it.
+            UCG_CHECK(st == UCS_OK);
+            uct_mm_common::Backoff backoff;
+            while (uct_group_status(g) == UCS_OK) {
+                uct_worker_progress(r.worker);
+                backoff.pause();
+            }
+            UCG_CHECK(uct_group_status(g) == UCS_ERR_REJECTED);
+            uct_group_destroy(g);
+        }
+        barrier(sb.board, 2, 2);
+        if (rank == 0) {
+            std::uint64_t secret[2];
+            std::memcpy(secret, sb.board->addr[0], sizeof(secret));
+            shm_unlink(uct_mm_common::group_segment_name(
+                           "ucg-mmbg", {secret[0], secret[1]}, 21)
+                           .c_str());
+        }
+    });
+    INFO(result.summary());
+    REQUIRE(result.ok);
+}
+
+TEST_CASE("uct bcast group: bad input gets a named status", "[mm][bcast][ucx]")
+{
+    UctRank r(small_ring());
+    unsigned char addr[kAddrBytes];
+    REQUIRE(uct_iface_get_address(
+                r.iface, reinterpret_cast<uct_iface_addr_t *>(addr)) == UCS_OK);
+    const uct_iface_addr_t *addrs[1] = {
+        reinterpret_cast<const uct_iface_addr_t *>(addr)};
+    uct_group_params_t p{};
+    p.field_mask =
+        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
+        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
+    p.group_key = 1;
+    p.group_size = 65;
+    p.member_addrs = addrs;
+    uct_group_h g = nullptr;
+    CHECK(uct_mm_bcast_group_create(r.iface, &p, &g) == UCS_ERR_EXCEEDS_LIMIT);
+    p.group_size = 1;
+    p.member_index = 1;
+    CHECK(uct_mm_bcast_group_create(r.iface, &p, &g) == UCS_ERR_INVALID_PARAM);
+    p.member_index = 0;
+    p.field_mask = UCT_GROUP_PARAM_FIELD_KEY;
+    CHECK(uct_mm_bcast_group_create(r.iface, &p, &g) == UCS_ERR_INVALID_PARAM);
+    CHECK(uct_mm_bcast_group_create(nullptr, &p, &g) == UCS_ERR_INVALID_PARAM);
+    uct_group_attr_t attr;
+    CHECK(uct_mm_bcast_group_iface_query(nullptr, &attr) ==
+          UCS_ERR_INVALID_PARAM);
+    CHECK(g == nullptr);
+    p.field_mask =
+        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
+        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
+    REQUIRE(uct_mm_bcast_group_create(r.iface, &p, &g) == UCS_OK);
+    std::uint8_t buf[64] = {};
+    Done d;
+    auto m = bcast(0, buf, 64, 0);
+    CHECK(uct_group_recv(g, &m, &d.comp) == UCS_ERR_INVALID_PARAM); // root
+    m.root = 1;
+    CHECK(uct_group_send(g, &m, &d.comp) == UCS_ERR_INVALID_PARAM);
+    m.root = 0;
+    m.coll = UCT_GROUP_COLL_REDUCE;
+    CHECK(uct_group_send(g, &m, &d.comp) == UCS_ERR_INVALID_PARAM);
+    const int bad_kind = 7; // as a C caller could store it
+    std::memcpy(&m.coll, &bad_kind, sizeof(bad_kind));
+    CHECK(uct_group_send(g, &m, &d.comp) == UCS_ERR_INVALID_PARAM);
+    m.coll = UCT_GROUP_COLL_BCAST;
+    m.length = SIZE_MAX;
+    CHECK(uct_group_send(g, &m, &d.comp) == UCS_ERR_INVALID_PARAM);
+    // A group of one: a broadcast with nobody to receive it is complete.
+    m.length = 64;
+    CHECK(uct_group_send(g, &m, &d.comp) == UCS_OK);
+    CHECK(uct_group_status(g) == UCS_OK);
+    uct_group_destroy(g);
+}
+
+TEST_CASE("uct bcast group: idle groups register no progress callback",
+          "[mm][bcast][ucx][fork]")
+{
+    const unsigned groups = GENERATE(1u, 16u);
+    SharedBoard sb;
+    auto result = ucg_test::run_fork_ranks(opts(2), [&](int rank) {
+        UctRank r(small_ring());
+        settle(r.worker, 10);
+        const int base = live_progress_callbacks();
+        std::vector<uct_group_h> gs;
+        for (unsigned k = 0; k < groups; ++k) {
+            gs.push_back(make_group(uct_mm_bcast_group_create, r.iface,
+                                    sb.board, rank, 2, 100 + k));
+        }
+        // Connecting: a callback per group until everyone has joined.
+        barrier(sb.board, 1, 2);
+        std::uint8_t buf[64];
+        for (uct_group_h g : gs) {
+            UCG_CHECK(post_wait(r.worker, g, rank == 0,
+                                bcast(0, buf, sizeof(buf), 0)) == UCS_OK);
+        }
+        uct_mm_common::Backoff backoff;
+        while (live_progress_callbacks() != base) {
+            uct_worker_progress(r.worker);
+            backoff.pause();
+        }
+        barrier(sb.board, 2, 2);
+        // Idle: however many groups, no callback runs in worker progress.
+        settle(r.worker, 100);
+        UCG_CHECK_EQ(live_progress_callbacks(), base);
+        // A post that must wait registers exactly one, until it completes.
+        Done d;
+        if (rank == 1) {
+            const auto m = bcast(0, buf, sizeof(buf), 1);
+            UCG_CHECK(uct_group_recv(gs[0], &m, &d.comp) == UCS_INPROGRESS);
+            UCG_CHECK_EQ(live_progress_callbacks(), base + 1);
+        }
+        barrier(sb.board, 3, 2);
+        if (rank == 0) {
+            UCG_CHECK(post_wait(r.worker, gs[0], true,
+                                bcast(0, buf, sizeof(buf), 1)) == UCS_OK);
+        } else {
+            UCG_CHECK(wait(r.worker, &d) == UCS_OK);
+        }
+        UCG_CHECK_EQ(live_progress_callbacks(), base);
+        barrier(sb.board, 4, 2);
+        for (uct_group_h g : gs) {
+            uct_group_destroy(g);
+        }
+    });
+    INFO(result.summary());
+    REQUIRE(result.ok);
+}
+
+namespace {
+
+struct DestroyOnDone {
+    uct_completion_t comp;
+    uct_group_h group;
+    bool done = false;
+};
+
+void destroy_group(uct_completion_t *comp)
+{
+    auto *d = reinterpret_cast<DestroyOnDone *>(comp);
+    uct_group_destroy(d->group); // from inside uct_worker_progress
+    d->done = true;
 }
 
 } // namespace
 
-TEST_CASE("uct group ep broadcasts short, bcopy and zcopy from every root",
+TEST_CASE("uct bcast group: a completion callback may destroy its group",
           "[mm][bcast][ucx][fork]")
 {
-    const unsigned n = GENERATE(2u, 3u, 5u);
-    ucg_test::SharedMapping shared(sizeof(Board));
-    auto *board = new (shared.data()) Board{};
-    auto result = ucg_test::run_fork_ranks(fork_opts(n), [&](int rank) {
-        UctRank r;
-        Inbox inbox;
-        UCG_CHECK(uct_iface_set_am_handler(r.iface, 5, on_am, &inbox, 0) ==
-                  UCS_OK);
-        uct_ep_h ep = make_group(r, board, rank, n);
-        const std::size_t sizes[3] = {64, 4000, 200000};
-        std::size_t expect = 0;
-        for (unsigned root = 0; root < n; ++root) {
-            for (int kind = 0; kind < 3; ++kind) {
-                const auto m = message(root * 3 + kind, sizes[kind]);
-                if (static_cast<unsigned>(rank) == root) {
-                    root_send(r, ep, m, kind);
-                    continue;
-                }
-                ++expect;
-                while (inbox.msgs.size() < expect) {
-                    uct_worker_progress(r.worker);
-                    UCG_CHECK(uct_mm_bcast_ep_status(ep) == UCS_OK);
-                }
-                UCG_CHECK(inbox.msgs[expect - 1] == m);
+    SharedBoard sb;
+    auto result = ucg_test::run_fork_ranks(opts(2), [&](int rank) {
+        UctRank r(small_ring());
+        uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface, sb.board,
+                                   rank, 2, 17);
+        std::uint8_t buf[2][64] = {};
+        if (rank == 0) {
+            barrier(sb.board, 1, 2); // member 1 has posted both
+            for (int i = 0; i < 2; ++i) {
+                UCG_CHECK(post_wait(r.worker, g, true,
+                                    bcast(0, buf[i], 64, i)) == UCS_OK);
             }
+            barrier(sb.board, 2, 2);
+            uct_group_destroy(g);
+            return;
         }
-        barrier(board, 1, n); // nobody leaves while others still read
-        uct_ep_destroy(ep);
-    });
-    INFO(result.summary());
-    REQUIRE(result.ok);
-}
-
-TEST_CASE("uct bad input gets a named status", "[mm][bcast][ucx]")
-{
-    UctRank r;
-    // The receive FIFO is shared through /proc/<pid>/fd: never in /dev/shm.
-    // (Only the FIFO's prefix: group rings of tests running beside this one
-    // are in /dev/shm until their last member attaches.)
-    CHECK(ucg_test::list_shm("ucg-mmbf").empty());
-    CHECK(uct_mm_bcast_max_group_size(r.iface) == 64);
-    ucg_test::SharedMapping shared(sizeof(Board));
-    auto *board = new (shared.data()) Board{};
-    uct_iface_get_address(r.iface,
-                          reinterpret_cast<uct_iface_addr_t *>(board->addr[0]));
-    const uct_iface_addr_t *addrs[1] = {
-        reinterpret_cast<const uct_iface_addr_t *>(board->addr[0])};
-    uct_mm_bcast_group_params_t gp{};
-    gp.field_mask = UCT_MM_BCAST_GROUP_PARAM_FIELD_KEY |
-                    UCT_MM_BCAST_GROUP_PARAM_FIELD_MEMBER_INDEX |
-                    UCT_MM_BCAST_GROUP_PARAM_FIELD_GROUP_SIZE |
-                    UCT_MM_BCAST_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-    gp.group_key = 7;
-    gp.member_addrs = addrs;
-    gp.group_size = 65;
-    uct_ep_h ep;
-    CHECK(uct_mm_bcast_group_ep_create(r.iface, &gp, &ep) ==
-          UCS_ERR_EXCEEDS_LIMIT);
-    gp.group_size = 1;
-    gp.member_index = 1;
-    CHECK(uct_mm_bcast_group_ep_create(r.iface, &gp, &ep) ==
-          UCS_ERR_INVALID_PARAM);
-    gp.field_mask = 0;
-    CHECK(uct_mm_bcast_group_ep_create(r.iface, &gp, &ep) ==
-          UCS_ERR_INVALID_PARAM);
-    gp.field_mask = UCT_MM_BCAST_GROUP_PARAM_FIELD_KEY |
-                    UCT_MM_BCAST_GROUP_PARAM_FIELD_MEMBER_INDEX |
-                    UCT_MM_BCAST_GROUP_PARAM_FIELD_GROUP_SIZE |
-                    UCT_MM_BCAST_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-    gp.member_index = 0;
-    REQUIRE(uct_mm_bcast_group_ep_create(r.iface, &gp, &ep) == UCS_OK);
-    std::vector<unsigned char> big(r.attr.cap.am.max_short + 1);
-    CHECK(uct_ep_am_short(ep, 5, 0, big.data(),
-                          static_cast<unsigned>(big.size())) ==
-          UCS_ERR_INVALID_PARAM);
-    uct_iov_t iov{big.data(), 0, nullptr, 0, 1};
-    CHECK(uct_ep_am_zcopy(ep, 5, nullptr, 0, &iov, 1, 0, nullptr) ==
-          UCS_ERR_INVALID_PARAM);
-    iov.length = r.attr.cap.am.max_zcopy + 1;
-    CHECK(uct_ep_am_zcopy(ep, 5, nullptr, 0, &iov, 1, 0, nullptr) ==
-          UCS_ERR_EXCEEDS_LIMIT);
-    CHECK(uct_ep_am_short(ep, UCT_AM_ID_MAX, 0, nullptr, 0) ==
-          UCS_ERR_INVALID_PARAM);
-    uct_ep_destroy(ep);
-}
-
-TEST_CASE("uct group: a killed member fails the endpoints in bounded time",
-          "[mm][bcast][ucx][fork]")
-{
-    constexpr unsigned n = 3;
-    setenv("UCX_MM_BCAST_TIMEOUT", "200ms", 1);
-    ucg_test::SharedMapping shared(sizeof(Board));
-    auto *board = new (shared.data()) Board{};
-    auto opts = fork_opts(n);
-    opts.may_be_killed = {2};
-    const auto start = std::chrono::steady_clock::now();
-    auto result = ucg_test::run_fork_ranks(opts, [&](int rank) {
-        UctRank r;
-        Inbox inbox;
-        uct_iface_set_am_handler(r.iface, 5, on_am, &inbox, 0);
-        uct_ep_h ep = make_group(r, board, rank, n);
-        barrier(board, 1, n);
-        if (rank == 2) {
-            raise(SIGKILL);
-        }
-        uint64_t i = 0;
+        // Two receives; the first one's callback destroys the group: the
+        // second is dropped without a completion.
+        DestroyOnDone first{{destroy_group, 1, UCS_OK}, g};
+        Done second;
+        const auto m0 = bcast(0, buf[0], 64, 0);
+        const auto m1 = bcast(0, buf[1], 64, 1);
+        UCG_CHECK(uct_group_recv(g, &m0, &first.comp) == UCS_INPROGRESS);
+        UCG_CHECK(uct_group_recv(g, &m1, &second.comp) == UCS_INPROGRESS);
+        barrier(sb.board, 1, 2);
         uct_mm_common::Backoff backoff;
-        while (uct_mm_bcast_ep_status(ep) == UCS_OK) {
-            if (rank == 0) {
-                const ucs_status_t st = uct_ep_am_short(ep, 5, i, nullptr, 0);
-                i += st == UCS_OK;
-            }
+        while (!first.done) {
             uct_worker_progress(r.worker);
             backoff.pause();
         }
-        UCG_CHECK(uct_mm_bcast_ep_status(ep) == UCS_ERR_CONNECTION_RESET);
-        uct_ep_destroy(ep);
+        settle(r.worker, 100);
+        UCG_CHECK(!second.done());
+        barrier(sb.board, 2, 2);
     });
-    unsetenv("UCX_MM_BCAST_TIMEOUT");
     INFO(result.summary());
     REQUIRE(result.ok);
-    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(6));
 }

@@ -13,7 +13,7 @@ ucs_config_field_t g_iface_config_table[] = {
     {"", "", nullptr, ucs_offsetof(IfaceConfig, super),
      UCS_CONFIG_TYPE_TABLE(uct_iface_config_table)},
     {"FIFO_SIZE", "64",
-     "Slots of every ring (receive FIFO and group ring), a power of two.",
+     "Slots of the point-to-point receive FIFO, a power of two.",
      ucs_offsetof(IfaceConfig, fifo_size), UCS_CONFIG_TYPE_UINT},
     {"SEG_SIZE", "8256",
      "Bytes per ring slot: a 16-byte header and the payload (am_bcopy "
@@ -35,15 +35,35 @@ ucs_config_field_t g_iface_config_table[] = {
      ucs_offsetof(IfaceConfig, max_zcopy), UCS_CONFIG_TYPE_MEMUNITS},
     {"MAX_IOV", "8", "am_zcopy iov entries.",
      ucs_offsetof(IfaceConfig, max_iov), UCS_CONFIG_TYPE_UINT},
-    {"MAX_GROUP_SIZE", "64", "Largest group endpoint (at most 256 members).",
+    {"MAX_GROUP_SIZE", "64", "Largest group (members; at most 256).",
      ucs_offsetof(IfaceConfig, max_group_size), UCS_CONFIG_TYPE_UINT},
     {"TIMEOUT", "2s",
-     "Stall after which the members' processes are checked; a dead member "
-     "fails the endpoint with UCS_ERR_CONNECTION_RESET.",
+     "A group member whose process died is reported within this time "
+     "(UCS_ERR_CONNECTION_RESET to every member waiting for it).",
      ucs_offsetof(IfaceConfig, timeout), UCS_CONFIG_TYPE_TIME},
     {"ATTACH_TIMEOUT", "10s",
-     "How long a group member waits for member 0 to create the segment.",
+     "Time every member of a new group has to join it; later, the group "
+     "fails with UCS_ERR_ENDPOINT_TIMEOUT.",
      ucs_offsetof(IfaceConfig, attach_timeout), UCS_CONFIG_TYPE_TIME},
+    {"MAX_OUTSTANDING", "16",
+     "Group posts per member not yet complete; more return "
+     "UCS_ERR_NO_RESOURCE.",
+     ucs_offsetof(IfaceConfig, max_outstanding), UCS_CONFIG_TYPE_UINT},
+    {"GROUP_RING_SIZE", "64",
+     "Positions of a group's ring (a power of two): how many fragments "
+     "the root may be ahead of the slowest receiver. Member 0's is used.",
+     ucs_offsetof(IfaceConfig, group_ring_size), UCS_CONFIG_TYPE_UINT},
+    {"GROUP_SEG_SIZE", "8k",
+     "Payload bytes of a group ring position (a multiple of 64): larger "
+     "messages take consecutive positions. Member 0's is used.",
+     ucs_offsetof(IfaceConfig, group_seg_size), UCS_CONFIG_TYPE_MEMUNITS},
+    {"CMA_THRESH", "inf",
+     "Group messages from this size go by CMA: the root publishes its "
+     "buffer's address and every receiver reads it with process_vm_readv "
+     "straight into its posted buffer; the send completes once all have. "
+     "Below, the root copies ring fragments (perftest/mm/RESULTS.md). "
+     "Member 0's is used.",
+     ucs_offsetof(IfaceConfig, cma_thresh), UCS_CONFIG_TYPE_MEMUNITS},
     {nullptr}};
 
 uct_tl_t g_tl = {"mm_bcast",

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// mm_bcast endpoints: point-to-point (into the peer's FIFO) and group (a
-// shared ring), the AM sends, pending queue, flush, and the public API.
+// mm_bcast endpoints (point-to-point, into the peer's FIFO): the AM sends,
+// pending queue, flush; the list of endpoints that have work.
 #include "mm_bcast.h"
 
 #include "uct_mm_bcast.h"
 #include "ucx_glue.h"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 
 namespace uct_mm_bcast {
 namespace {
@@ -42,9 +40,8 @@ ucs_status_t ep_alloc(Iface *iface, Ep **ep_p)
 void ep_link(Ep *ep)
 {
     ep->iface->eps.push_back(ep);
-    if (ep->is_group) {
-        ep->iface->groups.push_back(ep);
-    }
+    // ep_mark_busy runs in send paths, which must not allocate.
+    ep->iface->busy.reserve(ep->iface->eps.size());
 }
 
 void unlink_from(std::vector<Ep *> *list, Ep *ep)
@@ -101,6 +98,20 @@ void zcopy_complete(void *arg, void *cookie, Status st)
 
 } // namespace
 
+bool ep_has_work(const Ep *ep) noexcept
+{
+    return ep->ch.outstanding() != 0 || !ep->flushes.empty() ||
+           !ucs_queue_is_empty(&ep->pending);
+}
+
+void ep_mark_busy(Ep *ep) noexcept
+{
+    if (!ep->in_busy) {
+        ep->in_busy = true;
+        ep->iface->busy.push_back(ep); // reserved: never allocates here
+    }
+}
+
 unsigned ep_progress(Ep *ep) noexcept
 {
     unsigned count = 0;
@@ -140,7 +151,7 @@ void ep_destroy(uct_ep_h tl_ep) noexcept
     Ep *ep = to_ep(tl_ep);
     ep_pending_purge(tl_ep, nullptr, nullptr);
     unlink_from(&ep->iface->eps, ep);
-    unlink_from(&ep->iface->groups, ep);
+    unlink_from(&ep->iface->busy, ep);
     ucs_class_call_cleanup_chain(&uct_base_ep_t_class, &ep->super, -1);
     delete ep;
 }
@@ -240,6 +251,7 @@ ucs_status_t ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
         return to_ucs_status(st);
     }
     ++ep->zcopy_posted;
+    ep_mark_busy(ep);
     return UCS_INPROGRESS;
 }
 
@@ -251,6 +263,7 @@ ucs_status_t ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
         return UCS_ERR_BUSY;
     }
     uct_pending_req_queue_push(&ep->pending, req);
+    ep_mark_busy(ep);
     return UCS_OK;
 }
 
@@ -290,84 +303,6 @@ ucs_status_t ep_flush(uct_ep_h tl_ep, unsigned, uct_completion_t *comp) noexcept
 } // namespace uct_mm_bcast
 
 using namespace uct_mm_bcast;
-
-namespace {
-
-ucs_status_t group_ep_create(uct_iface_h tl_iface,
-                             const uct_mm_bcast_group_params_t *params,
-                             uct_ep_h *ep_p)
-{
-    const uint64_t required = UCT_MM_BCAST_GROUP_PARAM_FIELD_KEY |
-                              UCT_MM_BCAST_GROUP_PARAM_FIELD_MEMBER_INDEX |
-                              UCT_MM_BCAST_GROUP_PARAM_FIELD_GROUP_SIZE |
-                              UCT_MM_BCAST_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-    if (!is_mm_bcast_iface(tl_iface) || params == nullptr || ep_p == nullptr ||
-        (params->field_mask & required) != required ||
-        params->member_addrs == nullptr) {
-        ucs_error("mm_bcast: group_ep_create needs an mm_bcast iface and all "
-                  "group parameters");
-        return UCS_ERR_INVALID_PARAM;
-    }
-    auto *iface = reinterpret_cast<Iface *>(tl_iface);
-    if (params->group_size == 0 || params->group_size > iface->max_group_size) {
-        ucs_error("mm_bcast: group of %u members: the limit is %u",
-                  params->group_size, iface->max_group_size);
-        return UCS_ERR_EXCEEDS_LIMIT;
-    }
-    if (params->member_index >= params->group_size ||
-        params->member_addrs[0] == nullptr) {
-        ucs_error("mm_bcast: member %u of a group of %u", params->member_index,
-                  params->group_size);
-        return UCS_ERR_INVALID_PARAM;
-    }
-    IfaceAddr first;
-    std::memcpy(&first, params->member_addrs[0], sizeof(first));
-    char name[64];
-    std::snprintf(name, sizeof(name), "/ucg-mmbg-%016" PRIx64 "-%016" PRIx64,
-                  first.id, params->group_key);
-    GroupParams gp;
-    gp.name = name;
-    gp.my_index = params->member_index;
-    gp.size = params->group_size;
-    gp.num_slots = iface->geo.num_slots;
-    gp.slot_bytes = iface->geo.slot_bytes;
-    gp.attach_timeout_ms = iface->attach_timeout_ms;
-    Ep *ep;
-    ucs_status_t status = ep_alloc(iface, &ep);
-    if (status != UCS_OK) {
-        return status;
-    }
-    status = to_ucs_status(GroupSegment::open(gp, &ep->group));
-    if (status != UCS_OK) {
-        ucs_class_call_cleanup_chain(&uct_base_ep_t_class, &ep->super, -1);
-        delete ep;
-        return status;
-    }
-    ep->is_group = true;
-    ep->ch.init(ep->group.ring(), iface->chan_cfg);
-    ep_link(ep);
-    *ep_p = &ep->super.super;
-    return UCS_OK;
-}
-
-} // namespace
-
-extern "C" __attribute__((visibility("default"))) ucs_status_t
-uct_mm_bcast_group_ep_create(uct_iface_h iface,
-                             const uct_mm_bcast_group_params_t *params,
-                             uct_ep_h *ep_p)
-{
-    UCT_MM_GUARD("uct_mm_bcast_group_ep_create",
-                 group_ep_create(iface, params, ep_p));
-}
-
-extern "C" __attribute__((visibility("default"))) unsigned
-uct_mm_bcast_max_group_size(uct_iface_h iface)
-{
-    return is_mm_bcast_iface(iface)
-               ? reinterpret_cast<Iface *>(iface)->max_group_size
-               : 0;
-}
 
 extern "C" __attribute__((visibility("default"))) ucs_status_t
 uct_mm_bcast_ep_status(uct_ep_h ep)

@@ -61,7 +61,8 @@ ucs_status_t iface_get_address(uct_iface_h tl_iface,
 {
     Iface *iface = to_iface(tl_iface);
     IfaceAddr a{};
-    a.id = iface->id;
+    a.secret[0] = iface->secret.k0;
+    a.secret[1] = iface->secret.k1;
     a.pid = static_cast<int32_t>(getpid());
     a.fifo_fd = iface->fifo.fd();
     a.fifo_bytes = iface->fifo.bytes();
@@ -87,17 +88,27 @@ int iface_is_reachable(uct_iface_h tl_iface, const uct_device_addr_t *dev_addr,
     return system_id == to_iface(tl_iface)->system_id;
 }
 
+// O(1) when idle, whatever the number of endpoints and groups: the FIFO's
+// next slot, and only the endpoints with pending or zcopy work (groups run
+// from their own worker callback while they have work).
 unsigned iface_progress(uct_iface_h tl_iface) noexcept
 {
     Iface *iface = to_iface(tl_iface);
     unsigned count = iface->rx.poll(kMaxPoll, deliver, iface);
-    // Indexes, not iterators: a handler may create endpoints (UCP wireup),
-    // which grows these vectors.
-    for (size_t i = 0; i < iface->groups.size(); ++i) {
-        count += iface->groups[i]->ch.poll(kMaxPoll, deliver, iface);
-    }
-    for (size_t i = 0; i < iface->eps.size(); ++i) {
-        count += ep_progress(iface->eps[i]);
+    // Indexes, not iterators: a callback may list or destroy endpoints.
+    for (size_t i = 0; i < iface->busy.size();) {
+        Ep *ep = iface->busy[i];
+        count += ep_progress(ep);
+        if (i >= iface->busy.size() || iface->busy[i] != ep) {
+            continue; // the list changed under us: look at slot i again
+        }
+        if (ep_has_work(ep)) {
+            ++i;
+            continue;
+        }
+        ep->in_busy = false;
+        iface->busy[i] = iface->busy.back();
+        iface->busy.pop_back();
     }
     return count;
 }
@@ -108,7 +119,7 @@ ucs_status_t iface_flush(uct_iface_h tl_iface, unsigned,
     if (comp != nullptr) {
         return UCS_ERR_UNSUPPORTED;
     }
-    for (Ep *ep : to_iface(tl_iface)->eps) {
+    for (Ep *ep : to_iface(tl_iface)->busy) {
         if (ep->ch.outstanding() != 0) {
             return UCS_INPROGRESS;
         }
@@ -136,17 +147,33 @@ ucs_status_t configure(Iface *iface, const IfaceConfig *cfg)
     if (Ring::validate(iface->geo) != Status::kOk) {
         return UCS_ERR_INVALID_PARAM; // validate() logged why
     }
-    if (cfg->max_group_size < 1 || cfg->max_group_size > kMaxMembers) {
-        ucs_error("UCX_MM_BCAST_MAX_GROUP_SIZE=%u: must be 1..%u",
-                  cfg->max_group_size, kMaxMembers);
+    if (cfg->max_group_size < 1 ||
+        cfg->max_group_size > uct_mm_common::kMaxGroupMembers ||
+        cfg->max_outstanding < 1 || cfg->group_ring_size < 2 ||
+        !uct_mm_common::is_pow2(cfg->group_ring_size) ||
+        cfg->group_ring_size > kMaxSlots || cfg->group_seg_size < kCacheLine ||
+        cfg->group_seg_size % kCacheLine != 0 ||
+        cfg->group_seg_size > kMaxSegBytes) {
+        ucs_error("UCX_MM_BCAST_MAX_GROUP_SIZE=%u (1..%u), MAX_OUTSTANDING=%u "
+                  "(>= 1), GROUP_RING_SIZE=%u (a power of two, 2..%u) or "
+                  "GROUP_SEG_SIZE=%zu (a multiple of 64 up to %u) out of range",
+                  cfg->max_group_size, uct_mm_common::kMaxGroupMembers,
+                  cfg->max_outstanding, cfg->group_ring_size, kMaxSlots,
+                  cfg->group_seg_size, kMaxSegBytes);
         return UCS_ERR_INVALID_PARAM;
     }
     iface->chan_cfg.timeout_ms = static_cast<uint32_t>(cfg->timeout * 1e3);
     iface->chan_cfg.max_zcopy = cfg->max_zcopy;
     iface->min_zcopy = cfg->min_zcopy < 1 ? 1 : cfg->min_zcopy;
     iface->chan_cfg.max_iov = cfg->max_iov;
-    iface->max_group_size = cfg->max_group_size;
-    iface->attach_timeout_ms = static_cast<unsigned>(cfg->attach_timeout * 1e3);
+    GroupSettings &g = iface->group;
+    g.max_group_size = cfg->max_group_size;
+    g.ring_size = cfg->group_ring_size;
+    g.seg_size = static_cast<unsigned>(cfg->group_seg_size);
+    g.cma_thresh = cfg->cma_thresh;
+    g.max_outstanding = cfg->max_outstanding;
+    g.timeout_ms = static_cast<unsigned>(cfg->timeout * 1e3);
+    g.attach_timeout_ms = static_cast<unsigned>(cfg->attach_timeout * 1e3);
     const size_t capacity = iface->geo.payload_capacity();
     iface->max_short = cfg->max_short < capacity ? cfg->max_short : capacity;
     if (sizeof(CmaDescriptor) + cfg->max_iov * sizeof(RemoteIov) >= capacity) {
@@ -191,7 +218,7 @@ ucs_status_t iface_open_impl(uct_md_h md, uct_worker_h worker,
         return status;
     }
     iface->rx.init(iface->fifo.ring(), iface->chan_cfg);
-    iface->id = ucs_generate_uuid(reinterpret_cast<uintptr_t>(iface));
+    iface->secret = uct_mm_common::random_secret();
     iface->system_id = ucs_get_system_id();
     *iface_p = &iface->super.super;
     return UCS_OK;

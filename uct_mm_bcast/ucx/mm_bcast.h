@@ -4,7 +4,11 @@
 #pragma once
 
 #include "channel.h"
-#include "group.h"
+#include "fifo_segment.h"
+#include "seq_layout.h"
+
+#include "uct_mm_common/group_link.h"
+#include "uct_mm_common/names.h"
 
 // UCX's private headers carry no extern "C" guards of their own.
 extern "C" {
@@ -27,51 +31,66 @@ inline constexpr const char *kTlName = "mm_bcast";
 /// UCX_MM_BCAST_* transport settings.
 struct IfaceConfig {
     uct_iface_config_t super;
-    unsigned fifo_size;      ///< slots per ring (power of two)
-    size_t seg_size;         ///< bytes per slot (header + payload)
-    size_t max_short;        ///< am_short limit, header included
-    size_t min_zcopy;        ///< advertised am_zcopy threshold
-    size_t max_zcopy;        ///< am_zcopy limit
-    unsigned max_iov;        ///< am_zcopy iov entries
-    unsigned max_group_size; ///< group endpoint limit
-    double timeout;          ///< seconds of stall before a liveness scan
-    double attach_timeout;   ///< seconds a member waits for member 0
+    unsigned fifo_size;       ///< slots per ring (power of two)
+    size_t seg_size;          ///< bytes per slot (header + payload)
+    size_t max_short;         ///< am_short limit, header included
+    size_t min_zcopy;         ///< advertised am_zcopy threshold
+    size_t max_zcopy;         ///< am_zcopy limit
+    unsigned max_iov;         ///< am_zcopy iov entries
+    unsigned max_group_size;  ///< group limit (members)
+    double timeout;           ///< seconds: a dead member is reported within
+    double attach_timeout;    ///< seconds every member has to join
+    unsigned group_ring_size; ///< positions of a group's ring
+    size_t group_seg_size;    ///< payload bytes of a group ring position
+    size_t cma_thresh;        ///< group messages from this size go by CMA
+    unsigned max_outstanding; ///< group posts per member not complete
 };
 
-/// Iface address: where senders find this iface's receive FIFO.
+/// Iface address: where senders find this iface's receive FIFO, and the
+/// secret that names the groups whose member 0 this iface is.
 struct IfaceAddr {
-    uint64_t id;         ///< unique iface id (names group segments)
+    uint64_t secret[2];  ///< random, per iface (uct_mm_common/names.h)
     int32_t pid;         ///< owner process
     int32_t fifo_fd;     ///< FIFO segment fd in the owner (proc-link)
     uint64_t fifo_bytes; ///< FIFO segment size
 } __attribute__((packed));
-static_assert(sizeof(IfaceAddr) == 24);
+static_assert(sizeof(IfaceAddr) == 32);
 
 struct Ep;
 
+/// Group settings of an iface (UCX_MM_BCAST_*): what uct_group_create uses.
+struct GroupSettings {
+    unsigned max_group_size = 0;
+    unsigned ring_size = 0;
+    unsigned seg_size = 0;
+    size_t cma_thresh = 0;
+    unsigned max_outstanding = 0;
+    unsigned timeout_ms = 0;
+    unsigned attach_timeout_ms = 0;
+};
+
 struct Iface {
-    uct_base_iface_t super;   ///< must stay first (UCX casts)
-    FifoSegment fifo;         ///< my point-to-point receive FIFO
-    Channel rx;               ///< reader of `fifo`
-    std::vector<Ep *> eps;    ///< every endpoint (group and p2p)
-    std::vector<Ep *> groups; ///< group endpoints, polled by progress
-    uint64_t id = 0;
+    uct_base_iface_t super;       ///< must stay first (UCX casts)
+    FifoSegment fifo;             ///< my point-to-point receive FIFO
+    Channel rx;                   ///< reader of `fifo`
+    std::vector<Ep *> eps;        ///< every endpoint
+    std::vector<Ep *> busy;       ///< endpoints with pending or zcopy work:
+                                  ///< the only ones progress visits
+    uct_mm_common::Secret secret; ///< names groups (IfaceAddr::secret)
     uint64_t system_id = 0;
     ChannelConfig chan_cfg;
     RingGeometry geo;
     size_t max_short = 0;
     size_t min_zcopy = 0; ///< cap.am.min_zcopy (UCX_MM_BCAST_MIN_ZCOPY)
-    unsigned max_group_size = 0;
-    unsigned attach_timeout_ms = 0;
+    GroupSettings group;
 };
 
 struct Ep {
     uct_base_ep_t super; ///< must stay first
     Iface *iface = nullptr;
-    bool is_group = false;
-    FifoSegment peer_fifo;    ///< p2p: the peer's FIFO (I produce into it)
-    GroupSegment group;       ///< group: the shared ring (I am a member)
-    Channel ch;               ///< sender (and, for groups, receiver)
+    bool in_busy = false;     ///< listed in iface->busy
+    FifoSegment peer_fifo;    ///< the peer's FIFO (I produce into it)
+    Channel ch;               ///< sender into peer_fifo
     ucs_queue_head_t pending; ///< uct_pending_req_t, in order
     uint64_t zcopy_posted = 0;
     uint64_t zcopy_done = 0;
@@ -110,5 +129,9 @@ ucs_status_t ep_flush(uct_ep_h tl_ep, unsigned flags,
                       uct_completion_t *comp) noexcept;
 /// Progress of one endpoint: zcopy completions, flushes, pending.
 unsigned ep_progress(Ep *ep) noexcept;
+/// Whether the endpoint has pending or zcopy work (belongs in iface->busy).
+bool ep_has_work(const Ep *ep) noexcept;
+/// Lists the endpoint in iface->busy (idempotent).
+void ep_mark_busy(Ep *ep) noexcept;
 
 } // namespace uct_mm_bcast

@@ -121,26 +121,97 @@ Status Segment::create(const std::string &name, std::size_t bytes,
     return Status::kOk;
 }
 
-Status Segment::attach(const std::string &name, std::size_t bytes,
-                       Segment *seg_p) noexcept
+Status Segment::check_trusted(int fd, const char *what) noexcept
+{
+    struct stat sb {};
+    if (fstat(fd, &sb) != 0) {
+        log(LogLevel::kError, "fstat of %s failed: %s", what,
+            std::strerror(errno));
+        return Status::kIoError;
+    }
+    if (sb.st_uid != geteuid() || (sb.st_mode & 07777) != 0600) {
+        log(LogLevel::kError,
+            "refusing shared memory %s: owner uid %u, mode %04o (need uid "
+            "%u, mode 0600)",
+            what, static_cast<unsigned>(sb.st_uid),
+            static_cast<unsigned>(sb.st_mode & 07777),
+            static_cast<unsigned>(geteuid()));
+        return Status::kNotTrusted;
+    }
+    return Status::kOk;
+}
+
+// Opens `name` read-write once it exists and passes check_trusted; its size
+// in *size_p (0 until the creator has sized it).
+Status Segment::open_named(const std::string &name, int *fd_p,
+                           std::size_t *size_p) noexcept
 {
     const int fd = shm_open(name.c_str(), O_RDWR, 0);
     if (fd < 0) {
         return errno == ENOENT ? Status::kNotFound : Status::kIoError;
     }
+    Status st = check_trusted(fd, name.c_str());
     struct stat sb {};
+    if (st == Status::kOk && fstat(fd, &sb) != 0) {
+        st = Status::kIoError;
+    }
+    if (st != Status::kOk) {
+        close(fd);
+        return st;
+    }
+    *fd_p = fd;
+    *size_p = static_cast<std::size_t>(sb.st_size);
+    return Status::kOk;
+}
+
+Status Segment::attach(const std::string &name, std::size_t bytes,
+                       Segment *seg_p) noexcept
+{
+    int fd = -1;
+    std::size_t size = 0;
+    const Status st = open_named(name, &fd, &size);
+    if (st != Status::kOk) {
+        return st;
+    }
     // The creator sizes the segment after creating it: not ready until then.
-    if (fstat(fd, &sb) != 0 || static_cast<std::size_t>(sb.st_size) < bytes) {
+    if (size < bytes) {
         close(fd);
         return Status::kNotFound;
     }
     Segment seg;
     seg.name_ = name;
-    const Status st = map_fd(fd, bytes, &seg);
-    if (st == Status::kOk) {
+    const Status mst = map_fd(fd, bytes, &seg);
+    if (mst == Status::kOk) {
         *seg_p = std::move(seg);
     }
-    return st;
+    return mst;
+}
+
+Status Segment::attach_whole(const std::string &name, std::size_t min_bytes,
+                             std::size_t max_bytes, Segment *seg_p) noexcept
+{
+    int fd = -1;
+    std::size_t size = 0;
+    const Status st = open_named(name, &fd, &size);
+    if (st != Status::kOk) {
+        return st;
+    }
+    if (size < min_bytes || size > max_bytes) {
+        close(fd);
+        if (size > max_bytes) {
+            log(LogLevel::kError, "shared memory %s: %zu bytes, over %zu",
+                name.c_str(), size, max_bytes);
+            return Status::kExceedsLimit;
+        }
+        return Status::kNotFound;
+    }
+    Segment seg;
+    seg.name_ = name;
+    const Status mst = map_fd(fd, size, &seg);
+    if (mst == Status::kOk) {
+        *seg_p = std::move(seg);
+    }
+    return mst;
 }
 
 Status Segment::create_unlinked(const std::string &prefix, std::size_t bytes,
@@ -164,12 +235,24 @@ Status Segment::attach_proc(pid_t pid, int fd, std::size_t bytes,
                   fd);
     const int my_fd = open(path, O_RDWR);
     if (my_fd < 0) {
-        log(LogLevel::kError, "open(%s) failed: %s", path,
-            std::strerror(errno));
-        return errno == ENOENT ? Status::kPeerDead : Status::kIoError;
+        const int err = errno;
+        log(LogLevel::kError, "open(%s) failed: %s", path, std::strerror(err));
+        return err == ENOENT ? Status::kPeerDead : Status::kIoError;
+    }
+    Status st = check_trusted(my_fd, path);
+    struct stat sb {};
+    if (st == Status::kOk && (fstat(my_fd, &sb) != 0 ||
+                              static_cast<std::size_t>(sb.st_size) < bytes)) {
+        log(LogLevel::kError, "%s is smaller than its address says (%zu)", path,
+            bytes);
+        st = Status::kInvalidParam;
+    }
+    if (st != Status::kOk) {
+        close(my_fd);
+        return st;
     }
     Segment seg;
-    const Status st = map_fd(my_fd, bytes, &seg);
+    st = map_fd(my_fd, bytes, &seg);
     if (st == Status::kOk) {
         *seg_p = std::move(seg);
     }

@@ -25,6 +25,10 @@ const char *status_name(Status s) noexcept
         return "i/o error";
     case Status::kNotFound:
         return "not found";
+    case Status::kInProgress:
+        return "in progress";
+    case Status::kNotTrusted:
+        return "not trusted";
     }
     return "unknown";
 }

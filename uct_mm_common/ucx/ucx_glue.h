@@ -31,6 +31,10 @@ inline ucs_status_t to_ucs_status(Status s) noexcept
         return UCS_ERR_IO_ERROR;
     case Status::kNotFound:
         return UCS_ERR_NO_ELEM;
+    case Status::kInProgress:
+        return UCS_INPROGRESS;
+    case Status::kNotTrusted:
+        return UCS_ERR_REJECTED;
     }
     return UCS_ERR_NO_MESSAGE;
 }

@@ -21,8 +21,8 @@
 // producer, it skips the element.
 #pragma once
 
-#include "backoff.h"
 #include "shm.h"
+#include "uct_mm_common/cacheline.h"
 #include "uct_mm_common/slot_claim.h"
 
 #include <atomic>
@@ -30,6 +30,9 @@
 #include <cstdint>
 
 namespace uct_mm_incast {
+
+using uct_mm_common::align_up;
+using uct_mm_common::kCacheLine;
 
 inline constexpr uint64_t kFifoMagic = 0x6f666966'6d6d01ULL;
 

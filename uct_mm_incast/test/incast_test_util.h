@@ -1,60 +1,56 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Test helpers for mm_incast: deterministic contributions, an independent
-// reference reduction (member order), and one member's run of many incasts.
+// Test helpers for mm_incast groups (core and UCT): deterministic
+// contributions, an independent member-order reference of every operator,
+// and one member's part of one message with the root's checks.
 #pragma once
 
-#include "group.h"
+#include "policy.h"
+#include "reduce_ops.h"
 
-#include <ucg_test/check.h>
+#include "ucg_test/check.h"
 
-#include <unistd.h>
-
-#include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <string>
+#include <functional>
 #include <type_traits>
 #include <vector>
 
 namespace incast_test {
 
-/// Prefix of the segments this test process names (ucg_test's
-/// "/ucgt-<pid>-..."), so a sweep never touches a concurrent test's.
-inline std::string own_shm_prefix()
-{
-    return "ucgt-" + std::to_string(getpid()) + "-";
-}
+using uct_mm_common::Coll;
+using uct_mm_common::Message;
 
-using namespace uct_mm_incast;
-
-template <typename F> auto with_dtype(uct_mm_incast_dtype_t d, F &&f)
+/// Calls f(T{}) with T the C++ type of a dtype these tests cover.
+template <typename F> auto with_dtype(ucg_dtype_t d, F &&f)
 {
     switch (d) {
-    case UCT_MM_INCAST_DTYPE_INT8:
+    case UCG_DTYPE_INT8:
         return f(int8_t{});
-    case UCT_MM_INCAST_DTYPE_INT16:
+    case UCG_DTYPE_INT16:
         return f(int16_t{});
-    case UCT_MM_INCAST_DTYPE_INT32:
+    case UCG_DTYPE_INT32:
         return f(int32_t{});
-    case UCT_MM_INCAST_DTYPE_INT64:
+    case UCG_DTYPE_INT64:
         return f(int64_t{});
-    case UCT_MM_INCAST_DTYPE_UINT8:
+    case UCG_DTYPE_UINT8:
         return f(uint8_t{});
-    case UCT_MM_INCAST_DTYPE_UINT16:
+    case UCG_DTYPE_UINT16:
         return f(uint16_t{});
-    case UCT_MM_INCAST_DTYPE_UINT32:
+    case UCG_DTYPE_UINT32:
         return f(uint32_t{});
-    case UCT_MM_INCAST_DTYPE_UINT64:
+    case UCG_DTYPE_UINT64:
         return f(uint64_t{});
-    case UCT_MM_INCAST_DTYPE_FLOAT:
+    case UCG_DTYPE_FLOAT:
         return f(float{});
     default:
         return f(double{});
     }
 }
 
-/// Contribution of member m to incast k, element i.
+/// Element i of member m's data in message k (also the root's buffer
+/// before an accumulating receive).
 template <typename T> T value(uint32_t m, uint64_t k, std::size_t i)
 {
     const auto v = static_cast<int>((m * 7 + k * 3 + i) % 13);
@@ -72,156 +68,185 @@ inline uint8_t byte_value(uint32_t m, uint64_t k, std::size_t i)
     return static_cast<uint8_t>(m * 31 + k * 7 + i * 13 + 1);
 }
 
-/// Independent reference of a op b (wrapping integer arithmetic).
-template <typename T> T ref_apply(uct_mm_incast_op_t op, T a, T b)
+/// Independent reference of a op b (integers wrap).
+template <typename T> T ref_apply(ucg_op_t op, T a, T b)
 {
     using W = std::conditional_t<std::is_integral_v<T>, uint64_t, T>;
     switch (op) {
-    case UCT_MM_INCAST_OP_SUM:
+    case UCG_OP_SUM:
         return static_cast<T>(W(a) + W(b));
-    case UCT_MM_INCAST_OP_PROD:
+    case UCG_OP_PROD:
         return static_cast<T>(W(a) * W(b));
-    case UCT_MM_INCAST_OP_MIN:
-        return std::min(a, b);
-    case UCT_MM_INCAST_OP_MAX:
-        return std::max(a, b);
-    case UCT_MM_INCAST_OP_LAND:
+    case UCG_OP_MIN:
+        return b < a ? b : a;
+    case UCG_OP_MAX:
+        return b > a ? b : a;
+    case UCG_OP_LAND:
         return T((a != T(0)) && (b != T(0)));
-    case UCT_MM_INCAST_OP_LOR:
+    case UCG_OP_LOR:
         return T((a != T(0)) || (b != T(0)));
+    case UCG_OP_LXOR:
+        return T((a != T(0)) != (b != T(0)));
     default:
         if constexpr (std::is_integral_v<T>) {
-            if (op == UCT_MM_INCAST_OP_BAND)
+            if (op == UCG_OP_BAND) {
                 return T(a & b);
-            if (op == UCT_MM_INCAST_OP_BOR)
+            }
+            if (op == UCG_OP_BOR) {
                 return T(a | b);
+            }
             return T(a ^ b);
         }
         return a;
     }
 }
 
-/// Whether the result must match the member-order reference exactly.
-inline bool exact(const GroupConfig &c, uct_mm_incast_mode_t mode)
+/// One message of a test: its kind and how the root receives it.
+struct Spec {
+    Coll coll = Coll::kReduce;
+    uint32_t root = 0;
+    ucg_op_t op = UCG_OP_SUM;
+    ucg_dtype_t dtype = UCG_DTYPE_INT32;
+    std::size_t count = 1;       ///< elements (GATHER: bytes) per sender
+    bool accumulate = false;     ///< REDUCE receive
+    bool member_buffers = false; ///< GATHER receive
+    uint32_t tag = 0;
+};
+
+inline std::size_t elem_bytes(const Spec &s)
 {
-    const bool fp = (c.dtype == UCT_MM_INCAST_DTYPE_FLOAT) ||
-                    (c.dtype == UCT_MM_INCAST_DTYPE_DOUBLE);
-    const bool order_free =
-        (c.op != UCT_MM_INCAST_OP_SUM) && (c.op != UCT_MM_INCAST_OP_PROD);
-    return !fp || order_free || (mode == UCT_MM_INCAST_MODE_BATCHED) ||
-           (mode == UCT_MM_INCAST_MODE_CENTRALIZED);
+    return s.coll == Coll::kGather ? 1 : uct_mm_incast::dtype_bytes(s.dtype);
 }
 
-template <typename T>
-void check_reduced(const GroupConfig &c, uct_mm_incast_mode_t mode, uint64_t k,
-                   const std::vector<std::byte> &buf, std::size_t count)
+/// Whether the result must equal the member-order reference bit for bit
+/// (not for floating sums and products combined in arrival order).
+inline bool exact(const Spec &s, uct_mm_incast_mode_t mode)
 {
-    for (std::size_t i = 0; i < count; ++i) {
-        bool first = true;
-        T ref{};
-        for (uint32_t m = 0; m < c.group_size; ++m) {
-            if (m == c.root)
+    const bool fp = s.dtype == UCG_DTYPE_FLOAT || s.dtype == UCG_DTYPE_DOUBLE;
+    const bool order_free = s.op != UCG_OP_SUM && s.op != UCG_OP_PROD;
+    return !fp || order_free || uct_mm_incast::is_slot_mode(mode);
+}
+
+/// A member's buffers for one message.
+struct Buffers {
+    std::vector<uint8_t> data;              ///< send source / receive dest
+    std::vector<std::vector<uint8_t>> each; ///< GATHER member_buffers
+    std::vector<void *> ptrs;
+};
+
+/// Fills this member's buffers for message k and returns its Message.
+inline Message prepare(const Spec &s, uint32_t member, uint32_t n, uint64_t k,
+                       Buffers *b)
+{
+    const std::size_t bytes = s.count * elem_bytes(s);
+    const bool root = member == s.root;
+    Message m;
+    m.coll = s.coll;
+    m.root = s.root;
+    m.op = s.op;
+    m.dtype = s.dtype;
+    m.length = bytes;
+    m.accumulate = root && s.accumulate;
+    m.tag = s.tag;
+    if (s.coll == Coll::kGather && root) {
+        b->data.assign(bytes * (n - 1) + 1, 0xee);
+        if (s.member_buffers) {
+            b->each.assign(n, std::vector<uint8_t>(bytes + 1, 0xee));
+            b->ptrs.assign(n, nullptr);
+            for (uint32_t i = 0; i < n; ++i) {
+                b->ptrs[i] = i == s.root ? nullptr : b->each[i].data();
+            }
+            m.member_buffers = b->ptrs.data();
+        }
+    } else {
+        b->data.assign(bytes + 1, 0xee);
+    }
+    m.buffer = b->data.data();
+    if (s.coll == Coll::kGather) {
+        for (std::size_t i = 0; !root && i < bytes; ++i) {
+            b->data[i] = byte_value(member, k, i);
+        }
+        return m;
+    }
+    with_dtype(s.dtype, [&](auto t) {
+        using T = decltype(t);
+        for (std::size_t i = 0; (!root || s.accumulate) && i < s.count; ++i) {
+            const T v = value<T>(member, k, i);
+            std::memcpy(b->data.data() + i * sizeof(T), &v, sizeof(T));
+        }
+        return 0;
+    });
+    return m;
+}
+
+/// The root's checks of message k, received in `mode`.
+inline void check_root(const Spec &s, uint32_t n, uint64_t k,
+                       uct_mm_incast_mode_t mode, const Buffers &b)
+{
+    const std::size_t bytes = s.count * elem_bytes(s);
+    if (s.coll == Coll::kGather) {
+        std::size_t slot = 0;
+        for (uint32_t m = 0; m < n; ++m) {
+            if (m == s.root) {
                 continue;
-            ref = first ? value<T>(m, k, i)
-                        : ref_apply(c.op, ref, value<T>(m, k, i));
-            first = false;
+            }
+            const uint8_t *p = s.member_buffers ? b.each[m].data()
+                                                : b.data.data() + slot * bytes;
+            for (std::size_t i = 0; i < bytes; ++i) {
+                UCG_CHECK_EQ(int{p[i]}, int{byte_value(m, k, i)});
+            }
+            ++slot;
         }
-        T got;
-        std::memcpy(&got, buf.data() + i * sizeof(T), sizeof(T));
-        if (exact(c, mode)) {
-            UCG_CHECK(std::memcmp(&got, &ref, sizeof(T)) == 0);
-        } else {
-            const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
-            UCG_CHECK(std::fabs(double(got) - double(ref)) <=
-                      tol * std::max(1.0, std::fabs(double(ref))));
-        }
+        UCG_CHECK_EQ(int{b.data.back()}, 0xee); // nothing past the result
+        return;
     }
-}
-
-inline void check_gather(const GroupConfig &c, uint64_t k,
-                         const std::vector<std::byte> &buf, std::size_t bytes)
-{
-    std::size_t off = 0;
-    for (uint32_t m = 0; m < c.group_size; ++m) {
-        if (m == c.root)
-            continue;
-        for (std::size_t i = 0; i < bytes; ++i, ++off) {
-            if (static_cast<uint8_t>(buf[off]) != byte_value(m, k, i)) {
-                UCG_CHECK_EQ(static_cast<int>(buf[off]),
-                             static_cast<int>(byte_value(m, k, i)));
-            }
-        }
+    if (n == 1) {
+        return; // nobody sent
     }
-}
-
-/// One member runs `iters` incasts of `bytes` each and checks the root's
-/// results. Fails (UCG_CHECK) on any error or after `deadline_sec`.
-inline void run_member(const GroupConfig &c, uint64_t iters, std::size_t bytes,
-                       double deadline_sec = 15.0)
-{
-    std::unique_ptr<Group> g;
-    UCG_CHECK_EQ(static_cast<int>(Group::create(c, &g)), 0);
-    const auto start = std::chrono::steady_clock::now();
-    const bool gather = (c.op == UCT_MM_INCAST_OP_GATHER);
-    const std::size_t tsize = gather ? 1 : dtype_size(c.dtype);
-    const std::size_t count = bytes / tsize;
-    std::vector<std::byte> buf(std::max<std::size_t>(bytes * c.group_size, 1));
-    Backoff backoff;
-    for (uint64_t k = 0; k < iters; ++k) {
-        ucs_status_t st;
-        if (c.member == c.root) {
-            std::size_t len = 0;
-            while ((st = g->recv(buf.data(), buf.size(), &len)) ==
-                   UCS_INPROGRESS) {
-                backoff.pause();
-                UCG_CHECK(std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - start)
-                              .count() < deadline_sec);
-            }
-            UCG_CHECK_EQ(static_cast<int>(st), 0);
-            if (gather) {
-                UCG_CHECK_EQ(len, bytes * (c.group_size - 1));
-                check_gather(c, k, buf, bytes);
-            } else if (c.group_size > 1) {
-                UCG_CHECK_EQ(len, count * tsize);
-                with_dtype(c.dtype, [&](auto t) {
-                    check_reduced<decltype(t)>(c, g->mode(), k, buf, count);
-                    return 0;
-                });
-            }
-        } else {
-            if (gather) {
-                for (std::size_t i = 0; i < bytes; ++i) {
-                    buf[i] = std::byte{byte_value(c.member, k, i)};
+    with_dtype(s.dtype, [&](auto t) {
+        using T = decltype(t);
+        for (std::size_t i = 0; i < s.count; ++i) {
+            bool first = !s.accumulate;
+            T ref = s.accumulate ? value<T>(s.root, k, i) : T{};
+            for (uint32_t m = 0; m < n; ++m) {
+                if (m != s.root) {
+                    ref = first ? value<T>(m, k, i)
+                                : ref_apply(s.op, ref, value<T>(m, k, i));
+                    first = false;
                 }
+            }
+            T got;
+            std::memcpy(&got, b.data.data() + i * sizeof(T), sizeof(T));
+            if (exact(s, mode)) {
+                UCG_CHECK(std::memcmp(&got, &ref, sizeof(T)) == 0);
             } else {
-                with_dtype(c.dtype, [&](auto t) {
-                    using T = decltype(t);
-                    for (std::size_t i = 0; i < count; ++i) {
-                        T v = value<T>(c.member, k, i);
-                        std::memcpy(buf.data() + i * sizeof(T), &v, sizeof(T));
-                    }
-                    return 0;
-                });
+                const double tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+                UCG_CHECK(std::fabs(double(got) - double(ref)) <=
+                          tol * std::max(1.0, std::fabs(double(ref))));
             }
-            while ((st = g->send(buf.data(), count * tsize)) ==
-                   UCS_ERR_NO_RESOURCE) {
-                backoff.pause();
-                UCG_CHECK(std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - start)
-                              .count() < deadline_sec);
-            }
-            UCG_CHECK_EQ(static_cast<int>(st), 0);
         }
-        backoff.reset();
-    }
+        return 0;
+    });
+    UCG_CHECK_EQ(int{b.data[bytes]}, 0xee); // nothing past the result
 }
 
-inline const char *mode_str(uct_mm_incast_mode_t m)
+/// The ops of reduce_ops.h's kernels for a dtype class.
+inline std::vector<ucg_op_t> ops_for(ucg_dtype_t d)
 {
-    static const char *names[] = {"auto", "batched", "centralized", "locked",
-                                  "atomic"};
-    return names[m];
+    std::vector<ucg_op_t> ops = {UCG_OP_SUM, UCG_OP_PROD, UCG_OP_MIN,
+                                 UCG_OP_MAX, UCG_OP_LAND, UCG_OP_LOR,
+                                 UCG_OP_LXOR};
+    if (d != UCG_DTYPE_FLOAT && d != UCG_DTYPE_DOUBLE) {
+        ops.insert(ops.end(), {UCG_OP_BAND, UCG_OP_BOR, UCG_OP_BXOR});
+    }
+    return ops;
+}
+
+/// A dtype of each class: signed, unsigned (small and wide), floating.
+inline std::vector<ucg_dtype_t> dtype_classes()
+{
+    return {UCG_DTYPE_INT8,   UCG_DTYPE_INT32, UCG_DTYPE_UINT16,
+            UCG_DTYPE_UINT64, UCG_DTYPE_FLOAT, UCG_DTYPE_DOUBLE};
 }
 
 } // namespace incast_test

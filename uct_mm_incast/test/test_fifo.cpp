@@ -3,6 +3,8 @@
 // producer, flow control when full.
 #include "fifo.h"
 
+#include "uct_mm_common/backoff.h"
+
 #include <ucg_test/check.h>
 #include <ucg_test/thread_ranks.h>
 
@@ -15,6 +17,7 @@
 #include <vector>
 
 using namespace uct_mm_incast;
+using uct_mm_common::Backoff;
 
 TEST_CASE("FIFO delivers every producer's messages in order (threads)",
           "[mm_incast][fifo][threads]")

@@ -1,362 +1,266 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// mm_incast groups with ranks as forked processes: sweeps, wrap-around,
-// a member killed mid-incast, segment mode and cleanup.
-#include "incast_test_util.h"
+// mm_incast groups (core) in forked processes: every group size and root,
+// lengths around the chunk size and 4 MiB, max_outstanding, posts that
+// disagree, a member killed mid-message, a member that never joins, and
+// nothing left in /dev/shm.
+#include "incast_script.h"
 
-#include <ucg_test/fork_ranks.h>
-#include <ucg_test/shm_names.h>
-#include <ucg_test/thread_ranks.h>
+#include "ucg_test/fork_ranks.h"
+#include "ucg_test/shm_names.h"
+#include "ucg_test/thread_ranks.h"
 
 #include <catch2/catch.hpp>
-
-#include <signal.h>
-#include <sys/stat.h>
+#include <csignal>
+#include <unistd.h>
 
 using namespace incast_test;
+using uct_mm_common::test::Pending;
+using uct_mm_common::test::post_wait;
 
 namespace {
 
-void run_forked(const std::vector<GroupConfig> &cfgs, uint64_t iters,
-                std::size_t bytes, int timeout_ms = 20000)
+constexpr std::uint32_t kSeg = 1024;
+
+std::string own_prefix()
 {
-    ucg_test::ForkOptions opts;
-    opts.num_ranks = static_cast<int>(cfgs.front().group_size);
-    opts.timeout = std::chrono::milliseconds(timeout_ms);
-    auto res = ucg_test::run_fork_ranks(opts, [&](int r) {
-        for (GroupConfig c : cfgs) {
-            c.member = static_cast<uint32_t>(r);
-            const std::size_t b =
-                (c.op == UCT_MM_INCAST_OP_GATHER)
-                    ? bytes
-                    : bytes / dtype_size(c.dtype) * dtype_size(c.dtype);
-            run_member(c, iters, b);
-        }
-    });
-    INFO(res.summary());
-    REQUIRE(res.ok);
+    return "ucgt-" + std::to_string(getpid()) + "-";
 }
 
-GroupConfig make(const char *tag, uint32_t n, uint32_t root,
-                 uct_mm_incast_mode_t mode, std::size_t max_bytes)
+IncastGroupConfig config(const std::string &name, int rank, unsigned n)
 {
-    GroupConfig c;
-    c.name = ucg_test::unique_shm_name(tag);
-    c.group_size = n;
-    c.root = root;
-    c.mode = mode;
-    c.max_bytes = max_bytes;
-    c.elements = 4;
+    IncastGroupConfig c;
+    c.name = name;
+    c.member = static_cast<std::uint32_t>(rank);
+    c.size = n;
+    c.elements = 8;
+    c.seg_bytes = kSeg;
+    c.timeout_ms = 200;
+    c.attach_timeout_ms = 5000;
     return c;
 }
 
-} // namespace
-
-TEST_CASE("gather and sum for every group size, root and small size "
-          "(processes)",
-          "[mm_incast][fork]")
+ucg_test::ForkOptions fork_opts(unsigned n)
 {
-    ucg_test::ShmSweeper sweeper(own_shm_prefix());
-    for (uint32_t n : {1u, 2u, 3u, 4u, 5u, 7u, 8u}) {
-        for (uint32_t root = 0; root < n; ++root) {
-            for (std::size_t bytes : {0ul, 1ul, 7ul, 8ul, 63ul, 64ul, 65ul}) {
-                std::vector<GroupConfig> cfgs;
-                auto g = make("swp", n, root,
-                              (root % 2) ? UCT_MM_INCAST_MODE_CENTRALIZED
-                                         : UCT_MM_INCAST_MODE_BATCHED,
-                              72);
-                cfgs.push_back(g);
-                auto s = make(
-                    "sum", n, root,
-                    static_cast<uct_mm_incast_mode_t>(1 + (root + bytes) % 4),
-                    72);
-                s.op = UCT_MM_INCAST_OP_SUM;
-                s.dtype = UCT_MM_INCAST_DTYPE_INT8;
-                cfgs.push_back(s);
-                INFO("n " << n << " root " << root << " bytes " << bytes);
-                run_forked(cfgs, 30, bytes);
-            }
+    ucg_test::ForkOptions o(static_cast<int>(n));
+    o.timeout = std::chrono::milliseconds(60000);
+    return o;
+}
+
+// Sum of int32 and gather from every root, for each byte length.
+std::vector<Spec> roots_script(unsigned n, const std::vector<std::size_t> &len)
+{
+    std::vector<Spec> script;
+    uint32_t k = 0;
+    for (uint32_t root = 0; root < n; ++root) {
+        for (std::size_t bytes : len) {
+            Spec s;
+            s.root = root;
+            s.count = bytes / 4;
+            s.accumulate = (k & 1) != 0;
+            s.tag = k++;
+            script.push_back(s);
+            s.coll = Coll::kGather;
+            s.count = bytes;
+            s.member_buffers = (k & 2) != 0;
+            s.tag = k++;
+            script.push_back(s);
         }
     }
-    CHECK(sweeper.leftovers().empty());
+    return script;
 }
 
-TEST_CASE("large messages 4 KiB, 64 KiB and 1 MiB (processes)",
-          "[mm_incast][fork]")
-{
-    ucg_test::ShmSweeper sweeper(own_shm_prefix());
-    for (std::size_t bytes : {4096ul, 65536ul, 1ul << 20}) {
-        const uint64_t iters = (bytes >= (1ul << 20)) ? 6 : 20;
-        for (uint32_t n : {2u, 4u}) {
-            std::vector<GroupConfig> cfgs;
-            cfgs.push_back(
-                make("lg", n, n - 1, UCT_MM_INCAST_MODE_CENTRALIZED, bytes));
-            for (int m = UCT_MM_INCAST_MODE_BATCHED;
-                 m < UCT_MM_INCAST_MODE_LAST; ++m) {
-                auto c = make("lr", n, 0, static_cast<uct_mm_incast_mode_t>(m),
-                              bytes);
-                c.op = UCT_MM_INCAST_OP_SUM;
-                c.dtype = UCT_MM_INCAST_DTYPE_DOUBLE;
-                c.elements = 2;
-                cfgs.push_back(c);
-            }
-            INFO("n " << n << " bytes " << bytes);
-            run_forked(cfgs, iters, bytes);
-        }
-    }
-    CHECK(sweeper.leftovers().empty());
-}
+/// A counter in memory the forked ranks share, for a barrier.
+struct Gate {
+    ucg_test::SharedMapping mem{64};
+    std::atomic<unsigned> *count = new (mem.data()) std::atomic<unsigned>{0};
 
-TEST_CASE("every mode x operator x datatype reduces (processes)",
-          "[mm_incast][fork]")
-{
-    ucg_test::ShmSweeper sweeper(own_shm_prefix());
-    std::vector<GroupConfig> cfgs;
-    for (int m = UCT_MM_INCAST_MODE_BATCHED; m < UCT_MM_INCAST_MODE_LAST; ++m) {
-        for (int o = UCT_MM_INCAST_OP_SUM; o < UCT_MM_INCAST_OP_LAST; ++o) {
-            for (int d = 0; d < UCT_MM_INCAST_DTYPE_LAST; ++d) {
-                auto c = make("all", 3, static_cast<uint32_t>(o % 3),
-                              static_cast<uct_mm_incast_mode_t>(m), 256);
-                c.op = static_cast<uct_mm_incast_op_t>(o);
-                c.dtype = static_cast<uct_mm_incast_dtype_t>(d);
-                if (check_op(c.op, c.dtype) == UCS_OK) {
-                    cfgs.push_back(c);
-                }
-            }
-        }
-    }
-    run_forked(cfgs, 8, 256);
-    CHECK(sweeper.leftovers().empty());
-}
-
-TEST_CASE("thousands of back-to-back incasts wrap the ring (processes)",
-          "[mm_incast][fork]")
-{
-    ucg_test::ShmSweeper sweeper(own_shm_prefix());
-    std::vector<GroupConfig> cfgs;
-    for (int m = UCT_MM_INCAST_MODE_BATCHED; m < UCT_MM_INCAST_MODE_LAST; ++m) {
-        auto c = make("wrap", 5, 2, static_cast<uct_mm_incast_mode_t>(m), 64);
-        c.op = UCT_MM_INCAST_OP_BXOR;
-        c.dtype = UCT_MM_INCAST_DTYPE_UINT32;
-        cfgs.push_back(c);
-    }
-    run_forked(cfgs, 2000, 64);
-    CHECK(sweeper.leftovers().empty());
-}
-
-TEST_CASE("a member killed mid-incast makes the others fail in bounded time",
-          "[mm_incast][fork]")
-{
-    const auto mode = static_cast<uct_mm_incast_mode_t>(GENERATE(
-        int(UCT_MM_INCAST_MODE_BATCHED), int(UCT_MM_INCAST_MODE_CENTRALIZED),
-        int(UCT_MM_INCAST_MODE_LOCKED), int(UCT_MM_INCAST_MODE_ATOMIC)));
-    const int victim = GENERATE(0, 2); // the root, or a sender
-    ucg_test::ShmSweeper sweeper(own_shm_prefix());
-    auto c = make("kill", 4, 0, mode, 64);
-    c.op = UCT_MM_INCAST_OP_SUM;
-    c.dtype = UCT_MM_INCAST_DTYPE_INT32;
-    ucg_test::ForkOptions opts;
-    opts.num_ranks = 4;
-    opts.timeout = std::chrono::milliseconds(15000);
-    opts.may_be_killed = {victim};
-    auto res = ucg_test::run_fork_ranks(opts, [&](int r) {
-        GroupConfig mine = c;
-        mine.member = static_cast<uint32_t>(r);
-        std::unique_ptr<Group> g;
-        UCG_CHECK_EQ(static_cast<int>(Group::create(mine, &g)), 0);
-        std::vector<int32_t> buf(16, r);
-        std::size_t len = 0;
-        Backoff backoff;
-        for (uint64_t k = 0;; ++k) {
-            if ((r == victim) && (k == 100)) {
-                raise(SIGKILL);
-            }
-            const auto t0 = std::chrono::steady_clock::now();
-            ucs_status_t st = UCS_INPROGRESS;
-            do {
-                st = (r == 0) ? g->recv(buf.data(), 64, &len)
-                              : g->send(buf.data(), 64);
-                backoff.pause();
-            } while ((st == UCS_INPROGRESS) || (st == UCS_ERR_NO_RESOURCE));
-            backoff.reset();
-            if (st != UCS_OK) {
-                UCG_CHECK_EQ(static_cast<int>(st),
-                             static_cast<int>(UCS_ERR_CONNECTION_RESET));
-                UCG_CHECK(std::chrono::steady_clock::now() - t0 <
-                          std::chrono::seconds(3));
-                return; // destroying the group tells the others
-            }
-        }
-    });
-    INFO(res.summary());
-    CHECK(res.ok);
-    CHECK(sweeper.leftovers().empty());
-}
-
-namespace {
-
-void die_after_first_chunk(void *, std::size_t bytes)
-{
-    if (bytes == kChunkBytes) {
-        raise(SIGKILL);
-    }
-}
-
-} // namespace
-
-TEST_CASE("a sender killed between two chunks makes the root fail in "
-          "bounded time",
-          "[mm_incast][fork]")
-{
-    const auto mode = static_cast<uct_mm_incast_mode_t>(GENERATE(
-        int(UCT_MM_INCAST_MODE_BATCHED), int(UCT_MM_INCAST_MODE_CENTRALIZED)));
-    ucg_test::ShmSweeper sweeper(own_shm_prefix());
-    auto c = make("ckil", 3, 0, mode, 4 * kChunkBytes);
-    c.op = UCT_MM_INCAST_OP_SUM;
-    c.dtype = UCT_MM_INCAST_DTYPE_DOUBLE;
-    ucg_test::ForkOptions opts;
-    opts.num_ranks = 3;
-    opts.timeout = std::chrono::milliseconds(15000);
-    opts.may_be_killed = {1};
-    auto res = ucg_test::run_fork_ranks(opts, [&](int r) {
-        GroupConfig mine = c;
-        mine.member = static_cast<uint32_t>(r);
-        if (r == 1) {
-            mine.hooks.chunk_published = die_after_first_chunk;
-        }
-        std::unique_ptr<Group> g;
-        UCG_CHECK_EQ(static_cast<int>(Group::create(mine, &g)), 0);
-        std::vector<double> buf(c.max_bytes / sizeof(double), 1.0);
-        if (r != 0) {
-            UCG_CHECK_EQ(static_cast<int>(g->send(buf.data(), c.max_bytes)),
-                         0); // rank 1 dies inside
-            return;
-        }
-        const auto t0 = std::chrono::steady_clock::now();
-        std::size_t len = 0;
-        Backoff backoff;
-        ucs_status_t st;
-        while ((st = g->recv(buf.data(), c.max_bytes, &len)) ==
-               UCS_INPROGRESS) {
+    void pass_when(unsigned n) const
+    {
+        uct_mm_common::Backoff backoff;
+        while (count->load() < n) {
             backoff.pause();
-            UCG_CHECK(std::chrono::steady_clock::now() - t0 <
-                      std::chrono::seconds(5));
         }
-        UCG_CHECK_EQ(static_cast<int>(st),
-                     static_cast<int>(UCS_ERR_CONNECTION_RESET));
-        UCG_CHECK(std::chrono::steady_clock::now() - t0 <
-                  std::chrono::seconds(3));
+    }
+};
+
+Message sum(uint32_t root, void *buf, std::size_t count, uint32_t tag)
+{
+    Message m;
+    m.coll = Coll::kReduce;
+    m.root = root;
+    m.op = UCG_OP_SUM;
+    m.dtype = UCG_DTYPE_INT32;
+    m.buffer = buf;
+    m.length = count * 4;
+    m.tag = tag;
+    return m;
+}
+
+} // namespace
+
+TEST_CASE("incast group: every size and root, lengths around a chunk",
+          "[mm][incast][fork]")
+{
+    const unsigned n = GENERATE(1u, 2u, 3u, 4u, 5u, 7u, 8u);
+    ucg_test::ShmSweeper sweeper(own_prefix());
+    const std::string name = ucg_test::unique_shm_name("inc");
+    const auto script = roots_script(
+        n, {0, 4, kSeg - 4, kSeg, kSeg + 4, 5 * kSeg + 12, 30 * kSeg});
+    auto result = ucg_test::run_fork_ranks(fork_opts(n), [&](int rank) {
+        auto g = open_group(config(name, rank, n));
+        run_script(*g, static_cast<uint32_t>(rank), n, script, 3);
     });
-    INFO(res.summary());
-    CHECK(res.ok);
+    INFO(result.summary());
+    REQUIRE(result.ok);
     CHECK(sweeper.leftovers().empty());
 }
 
-TEST_CASE("segments are 0600 and unlinked once every member attached",
-          "[mm_incast][fork]")
+TEST_CASE("incast group: 4 MiB from every root", "[mm][incast][fork]")
 {
-    ucg_test::ShmSweeper sweeper(own_shm_prefix());
-    ucg_test::SharedMapping flags(64);
-    auto *stage = flags.as<std::atomic<int>>();
-    auto c = make("perm", 2, 0, UCT_MM_INCAST_MODE_BATCHED, 64);
-    ucg_test::ForkOptions opts;
-    opts.num_ranks = 2;
-    auto res = ucg_test::run_fork_ranks(opts, [&](int r) {
-        GroupConfig mine = c;
-        mine.member = static_cast<uint32_t>(r);
-        std::unique_ptr<Group> g;
-        if (r == 1) {
-            while (stage->load() == 0) {
-                sched_yield();
-            }
-        }
-        UCG_CHECK_EQ(static_cast<int>(Group::create(mine, &g)), 0);
-        if (r == 0) {
-            struct stat st {};
-            const std::string path = "/dev/shm" + c.name;
-            UCG_CHECK_EQ(stat(path.c_str(), &st), 0);
-            UCG_CHECK_EQ(static_cast<int>(st.st_mode & 0777), 0600);
-            stage->store(1);
-            while (stage->load() != 2) {
-                sched_yield();
-            }
-        } else {
-            UCG_CHECK(ucg_test::list_shm(c.name.substr(1)).empty());
-            stage->store(2);
-        }
+    const unsigned n = GENERATE(2u, 3u, 8u);
+    ucg_test::ShmSweeper sweeper(own_prefix());
+    const std::string name = ucg_test::unique_shm_name("inc");
+    const auto script = roots_script(n, {std::size_t{4} << 20});
+    auto result = ucg_test::run_fork_ranks(fork_opts(n), [&](int rank) {
+        IncastGroupConfig c = config(name, rank, n);
+        c.elements = 0; // as many as fit 4 MiB
+        c.seg_bytes = 8192;
+        auto g = open_group(c);
+        run_script(*g, static_cast<uint32_t>(rank), n, script, 1);
     });
-    INFO(res.summary());
-    CHECK(res.ok);
+    INFO(result.summary());
+    REQUIRE(result.ok);
     CHECK(sweeper.leftovers().empty());
 }
 
-TEST_CASE("a sender killed inside the locked reduction breaks the group",
-          "[mm_incast][fork]")
+TEST_CASE("incast group: max_outstanding posts, then no resource",
+          "[mm][incast][fork]")
 {
-    ucg_test::ShmSweeper sweeper(own_shm_prefix());
-    // Stages: 1 = rank 2 contributed, 2 = rank 1 entered its reduction,
-    // 3 = rank 1 killed, 9 = rank 1's send returned (the kill came late).
-    ucg_test::SharedMapping flags(64);
-    auto *stage = flags.as<std::atomic<int>>();
-    constexpr auto kB = std::size_t{32} << 20; // reduction lasts ms
-    auto c = make("lockdead", 4, 0, UCT_MM_INCAST_MODE_LOCKED, kB);
-    c.op = UCT_MM_INCAST_OP_SUM;
-    c.dtype = UCT_MM_INCAST_DTYPE_DOUBLE;
-    c.elements = 1;
-    ucg_test::ForkOptions opts;
-    opts.num_ranks = 4;
-    opts.may_be_killed = {1};
-    auto wait_for = [&](int s) {
-        while (stage->load() < s) {
-            sched_yield();
-        }
-    };
-    auto res = ucg_test::run_fork_ranks(opts, [&](int r) {
-        GroupConfig mine = c;
-        mine.member = static_cast<uint32_t>(r);
-        std::unique_ptr<Group> g;
-        UCG_CHECK_EQ(static_cast<int>(Group::create(mine, &g)), 0);
-        std::vector<double> buf(kB / sizeof(double), 1.0);
-        ucs_status_t st = UCS_OK;
-        const auto t0 = std::chrono::steady_clock::now();
-        if (r == 2) {
-            UCG_CHECK_EQ(static_cast<int>(g->send(buf.data(), kB)), 0);
-            stage->store(1);
-            wait_for(2);
-            usleep(1000);
-            kill(ucg_test::fork_rank_pid(1), SIGKILL);
-            // Not over a 9: if rank 1's send returned before the kill (this
-            // rank overslept on a loaded machine), no one expects an error.
-            int entered = 2;
-            stage->compare_exchange_strong(entered, 3);
-        } else if (r == 1) {
-            wait_for(1);
-            stage->store(2);
-            g->send(buf.data(), kB); // killed inside, normally
-            stage->store(9);
-            pause();
-        } else if (r == 3) {
-            wait_for(3);
-            while ((st = g->send(buf.data(), kB)) == UCS_ERR_NO_RESOURCE) {
-                sched_yield();
+    ucg_test::ShmSweeper sweeper(own_prefix());
+    const std::string name = ucg_test::unique_shm_name("inc");
+    Gate posted;
+    auto result = ucg_test::run_fork_ranks(fork_opts(2), [&](int rank) {
+        IncastGroupConfig c = config(name, rank, 2);
+        c.max_outstanding = 3;
+        auto g = open_group(c);
+        std::vector<int32_t> buf(4, 1);
+        Pending p[4];
+        if (rank == 0) {
+            // Nothing sent yet: three receives stay posted, a fourth is
+            // refused and posts nothing.
+            for (uint32_t i = 0; i < 3; ++i) {
+                UCG_CHECK(g->post(false, sum(0, buf.data(), 4, i), &p[i]) ==
+                          Status::kInProgress);
             }
-            if (stage->load() != 9) { // the lock's holder died
-                UCG_CHECK_EQ(static_cast<int>(st),
-                             static_cast<int>(UCS_ERR_CONNECTION_RESET));
+            UCG_CHECK(g->post(false, sum(0, buf.data(), 4, 3), &p[3]) ==
+                      Status::kNoResource);
+            posted.count->store(1);
+            for (uint32_t i = 0; i < 3; ++i) {
+                UCG_CHECK(uct_mm_common::test::wait(*g, &p[i]) == Status::kOk);
             }
         } else {
-            std::size_t len = 0;
-            while ((st = g->recv(buf.data(), kB, &len)) == UCS_INPROGRESS) {
-                sched_yield();
-            }
-            if (stage->load() != 9) {
-                UCG_CHECK_EQ(static_cast<int>(st),
-                             static_cast<int>(UCS_ERR_CONNECTION_RESET));
-                UCG_CHECK(std::chrono::steady_clock::now() - t0 <
-                          std::chrono::seconds(5));
+            posted.pass_when(1); // the root's receives are posted
+            for (uint32_t i = 0; i < 3; ++i) {
+                UCG_CHECK(post_wait(*g, true, sum(0, buf.data(), 4, i)) ==
+                          Status::kOk);
             }
         }
+        uct_mm_common::Backoff backoff;
+        while (g->busy()) {
+            g->progress(uct_mm_common::test::on_complete, nullptr);
+            backoff.pause();
+        }
     });
-    INFO(res.summary());
-    CHECK(res.ok);
+    INFO(result.summary());
+    REQUIRE(result.ok);
+    CHECK(sweeper.leftovers().empty());
+}
+
+TEST_CASE("incast group: posts that disagree fail the group with an I/O "
+          "error",
+          "[mm][incast][fork][trust]")
+{
+    const auto mode =
+        GENERATE(UCT_MM_INCAST_MODE_BATCHED, UCT_MM_INCAST_MODE_CENTRALIZED,
+                 UCT_MM_INCAST_MODE_LOCKED, UCT_MM_INCAST_MODE_ATOMIC);
+    ucg_test::ShmSweeper sweeper(own_prefix());
+    const std::string name = ucg_test::unique_shm_name("inc");
+    auto result = ucg_test::run_fork_ranks(fork_opts(3), [&](int rank) {
+        IncastGroupConfig c = config(name, rank, 3);
+        c.mode = mode;
+        auto g = open_group(c);
+        std::vector<int32_t> buf(1024, 1);
+        // Member 2 sends a longer message than the others and the root.
+        const std::size_t count = rank == 2 ? 300 : 200;
+        Status st = post_wait(*g, rank != 0, sum(0, buf.data(), count, 1));
+        for (uint32_t tag = 2; st == Status::kOk; ++tag) {
+            st = post_wait(*g, rank != 0, sum(0, buf.data(), 2, tag));
+        }
+        UCG_CHECK(st == Status::kIoError);
+    });
+    INFO(result.summary());
+    REQUIRE(result.ok);
+    CHECK(sweeper.leftovers().empty());
+}
+
+TEST_CASE("incast group: a member killed mid-message fails the others",
+          "[mm][incast][fork]")
+{
+    const auto mode =
+        GENERATE(UCT_MM_INCAST_MODE_BATCHED, UCT_MM_INCAST_MODE_CENTRALIZED,
+                 UCT_MM_INCAST_MODE_LOCKED, UCT_MM_INCAST_MODE_ATOMIC);
+    constexpr unsigned n = 4;
+    constexpr int kVictim = 2;
+    ucg_test::ShmSweeper sweeper(own_prefix());
+    const std::string name = ucg_test::unique_shm_name("inc");
+    Gate done;
+    auto opts = fork_opts(n);
+    opts.may_be_killed = {kVictim};
+    auto result = ucg_test::run_fork_ranks(opts, [&](int rank) {
+        IncastGroupConfig c = config(name, rank, n);
+        c.mode = mode;
+        auto g = open_group(c);
+        // 40 chunks over an 8-element ring: nobody completes it once the
+        // victim stops after its first chunks.
+        const std::size_t count = 40 * kSeg / 4;
+        std::vector<int32_t> buf(count, 1);
+        // One message first: everyone has joined before the victim dies.
+        UCG_CHECK(post_wait(*g, rank != 0, sum(0, buf.data(), 1, 0)) ==
+                  Status::kOk);
+        done.count->fetch_add(1);
+        done.pass_when(n);
+        if (rank == kVictim) {
+            Pending p;
+            uct_mm_common::test::post(*g, true, sum(0, buf.data(), count, 1),
+                                      &p);
+            raise(SIGKILL);
+        }
+        UCG_CHECK(post_wait(*g, rank != 0, sum(0, buf.data(), count, 1)) ==
+                  Status::kPeerDead);
+    });
+    INFO(result.summary());
+    REQUIRE(result.ok);
+    CHECK(sweeper.leftovers().empty());
+}
+
+TEST_CASE("incast group: a member that never joins times the group out",
+          "[mm][incast][fork]")
+{
+    ucg_test::ShmSweeper sweeper(own_prefix());
+    const std::string name = ucg_test::unique_shm_name("inc");
+    // Three members expected, two come: the root and one sender.
+    auto result = ucg_test::run_fork_ranks(fork_opts(2), [&](int rank) {
+        IncastGroupConfig c = config(name, rank, 3);
+        c.attach_timeout_ms = 100;
+        auto g = open_group(c);
+        std::vector<int32_t> buf(16, 1);
+        Status st = Status::kOk;
+        for (uint32_t tag = 0; st == Status::kOk; ++tag) {
+            st = post_wait(*g, rank != 0, sum(0, buf.data(), 16, tag));
+        }
+        UCG_CHECK(st == Status::kTimeout);
+    });
+    INFO(result.summary());
+    REQUIRE(result.ok);
     CHECK(sweeper.leftovers().empty());
 }

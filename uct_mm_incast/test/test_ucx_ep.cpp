@@ -73,7 +73,7 @@ uct_ep_h connect_to_self(const Iface &iface)
 TEST_CASE("AMs through the receive FIFO, flow control, pending and flush",
           "[mm_incast][ucx]")
 {
-    Iface iface("auto", "4");
+    Iface iface(incast_test::Config{{"FIFO_SIZE", "4"}});
     Received rx;
     REQUIRE(uct_iface_set_am_handler(iface.iface, 1, on_am, &rx, 0) == UCS_OK);
     uct_iface_progress_enable(iface.iface,
@@ -110,7 +110,7 @@ TEST_CASE("AMs through the receive FIFO, flow control, pending and flush",
 
 TEST_CASE("bad sends are refused with a named status", "[mm_incast][ucx]")
 {
-    Iface iface("auto");
+    Iface iface;
     uct_ep_h ep = connect_to_self(iface);
     uct_iface_attr_t attr;
     REQUIRE(uct_iface_query(iface.iface, &attr) == UCS_OK);

@@ -78,8 +78,14 @@ TEST_CASE("ucx_info -c shows UCX_MM_INCAST_* settings", "[mm_incast][ucx]")
             0);
     INFO(out);
     CHECK(out.find("UCX_MM_INCAST_MODE=locked") != std::string::npos);
-    CHECK(out.find("UCX_MM_INCAST_FIFO_SIZE=") != std::string::npos);
-    CHECK(out.find("UCX_MM_INCAST_MAX_BYTES=") != std::string::npos);
+    // The same suffixes as mm_bcast's for the same things.
+    for (const char *name : {"FIFO_SIZE", "SEG_SIZE", "MAX_GROUP_SIZE",
+                             "TIMEOUT", "ATTACH_TIMEOUT", "MAX_OUTSTANDING",
+                             "GROUP_RING_SIZE", "GROUP_SEG_SIZE"}) {
+        INFO(name);
+        CHECK(out.find(std::string("UCX_MM_INCAST_") + name + "=") !=
+              std::string::npos);
+    }
 }
 
 TEST_CASE("ucx_perftest am_lat runs over mm_incast", "[mm_incast][ucx]")

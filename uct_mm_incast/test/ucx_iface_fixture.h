@@ -6,18 +6,23 @@
 
 #include "ucg_test/uct_iface.h"
 
+#include <string>
 #include <uct/api/uct.h>
+#include <utility>
+#include <vector>
 
 namespace incast_test {
 
-/// An mm_incast iface opened through UCT with a mode and FIFO size.
+using Config = std::vector<std::pair<std::string, std::string>>;
+
+/// An mm_incast iface opened through UCT with config overrides, send and
+/// receive progress enabled.
 struct Iface : ucg_test::UctIface {
-    explicit Iface(const char *mode, const char *fifo_size = "64")
-        : UctIface({UCT_MM_INCAST_TL_NAME,
-                    UCT_MM_INCAST_TL_NAME,
-                    "memory",
-                    {{"MODE", mode}, {"FIFO_SIZE", fifo_size}}})
+    explicit Iface(Config config = {})
+        : UctIface({UCT_MM_INCAST_TL_NAME, UCT_MM_INCAST_TL_NAME, "memory",
+                    std::move(config)})
     {
+        uct_iface_progress_enable(iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     }
 };
 

@@ -53,12 +53,31 @@ void uct_mm_incast_fifo_tx_publish(uct_mm_incast_fifo_tx_t *tx, uint64_t index,
 int uct_mm_incast_fifo_tx_full(uct_mm_incast_fifo_tx_t *tx)
     UCT_MM_INCAST_NOEXCEPT;
 
-/** Group defaults from an mm_incast iface (its UCX_MM_INCAST_* config);
- *  `iface` must be a uct_iface_h (of any transport);
- *  returns 0 when `iface` is not an mm_incast iface. Lives in the C glue. */
-int uct_mm_incast_iface_group_defaults(void *iface, int *mode_p,
-                                       unsigned *elements_p,
-                                       size_t *max_bytes_p);
+/** What an mm_incast iface gives its groups (UCX_MM_INCAST_* and the
+ *  iface's worker and secret). */
+typedef struct uct_mm_incast_group_settings {
+    void *worker;       /* uct_worker_h of the iface */
+    uint64_t secret[2]; /* names the groups whose member 0 it is */
+    int mode;           /* uct_mm_incast_mode_t */
+    unsigned max_group_size;
+    unsigned max_outstanding;
+    unsigned ring_size;    /* elements; 0: as many as fit 4 MiB */
+    size_t seg_size;       /* chunk bytes */
+    double timeout;        /* seconds */
+    double attach_timeout; /* seconds */
+} uct_mm_incast_group_settings_t;
+
+/** Fills *s from an mm_incast iface; returns 0 when `iface` (a
+ *  uct_iface_h of any transport, or NULL) is not one. In the C glue. */
+int uct_mm_incast_iface_group_settings(const void *iface,
+                                       uct_mm_incast_group_settings_t *s);
+
+/** The secret in an mm_incast iface address. In the C glue. */
+void uct_mm_incast_iface_addr_secret(const void *iface_addr,
+                                     uint64_t secret[2]);
+
+/** A fresh random secret for an iface. In the C++ bridge. */
+void uct_mm_incast_new_secret(uint64_t secret[2]) UCT_MM_INCAST_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 
 #include <ucs/arch/cpu.h>
 
+#include <string.h>
 #include <unistd.h>
 
 static uct_iface_ops_t uct_mm_incast_iface_ops;
@@ -31,7 +32,10 @@ ucs_config_field_t uct_mm_incast_iface_config_table[] = {
      " centralized - a slot per sender; the receiver polls each slot's flag\n"
      " locked      - senders reduce into one buffer under a ucs_lock\n"
      " atomic      - senders reduce with atomic operations\n"
-     " auto        - chosen from the operator, size and group size",
+     " auto        - chosen per message from the operator, datatype, size\n"
+     "               and group size\n"
+     "Member 0's is used by the whole group; gather runs batched or\n"
+     "centralized whatever is set",
      ucs_offsetof(uct_mm_incast_iface_config_t, mode),
      UCS_CONFIG_TYPE_ENUM(uct_mm_incast_mode_names)},
 
@@ -45,12 +49,37 @@ ucs_config_field_t uct_mm_incast_iface_config_table[] = {
      ucs_offsetof(uct_mm_incast_iface_config_t, seg_size),
      UCS_CONFIG_TYPE_MEMUNITS},
 
-    {"ELEMENTS", "8", "Incasts of a group in flight (ring depth)",
-     ucs_offsetof(uct_mm_incast_iface_config_t, elements),
+    {"MAX_GROUP_SIZE", "64", "Largest group (members; at most 256)",
+     ucs_offsetof(uct_mm_incast_iface_config_t, max_group_size),
      UCS_CONFIG_TYPE_UINT},
 
-    {"MAX_BYTES", "8k", "Largest contribution of one sender to an incast",
-     ucs_offsetof(uct_mm_incast_iface_config_t, max_bytes),
+    {"TIMEOUT", "2s",
+     "A group member whose process died is reported within this time\n"
+     "(UCS_ERR_CONNECTION_RESET to every member waiting for it)",
+     ucs_offsetof(uct_mm_incast_iface_config_t, timeout), UCS_CONFIG_TYPE_TIME},
+
+    {"ATTACH_TIMEOUT", "10s",
+     "Time every member of a new group has to join it; later, the group\n"
+     "fails with UCS_ERR_ENDPOINT_TIMEOUT",
+     ucs_offsetof(uct_mm_incast_iface_config_t, attach_timeout),
+     UCS_CONFIG_TYPE_TIME},
+
+    {"MAX_OUTSTANDING", "16",
+     "Group posts per member not yet complete; more return\n"
+     "UCS_ERR_NO_RESOURCE",
+     ucs_offsetof(uct_mm_incast_iface_config_t, max_outstanding),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"GROUP_RING_SIZE", "0",
+     "Elements of a group's ring (positions in flight); 0: as many as fit\n"
+     "4 MiB, 8 to 256. Member 0's is used",
+     ucs_offsetof(uct_mm_incast_iface_config_t, group_ring_size),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"GROUP_SEG_SIZE", "8k",
+     "Chunk bytes of one member in a group ring element (a multiple of\n"
+     "64): longer messages take consecutive elements. Member 0's is used",
+     ucs_offsetof(uct_mm_incast_iface_config_t, group_seg_size),
      UCS_CONFIG_TYPE_MEMUNITS},
 
     {NULL}};
@@ -93,6 +122,8 @@ static ucs_status_t uct_mm_incast_iface_get_address(uct_iface_h tl_iface,
         ucs_derived_of(tl_iface, uct_mm_incast_iface_t);
     uct_mm_incast_iface_addr_t *a = (uct_mm_incast_iface_addr_t *)addr;
 
+    a->secret[0] = iface->group.secret[0];
+    a->secret[1] = iface->group.secret[1];
     a->pid = (uint32_t)getpid();
     a->fd = uct_mm_incast_fifo_rx_fd(iface->rx);
     a->bytes = uct_mm_incast_fifo_rx_bytes(iface->rx);
@@ -172,21 +203,25 @@ static ucs_status_t uct_mm_incast_iface_flush(uct_iface_h tl_iface,
     return UCS_OK;
 }
 
-int uct_mm_incast_iface_group_defaults(void *tl_iface, int *mode_p,
-                                       unsigned *elements_p,
-                                       size_t *max_bytes_p)
+int uct_mm_incast_iface_group_settings(const void *tl_iface,
+                                       uct_mm_incast_group_settings_t *s)
 {
-    uct_mm_incast_iface_t *iface;
+    const uct_mm_incast_iface_t *iface;
 
     if ((tl_iface == NULL) || (((uct_iface_h)tl_iface)->ops.iface_query !=
                                uct_mm_incast_iface_query)) {
         return 0;
     }
     iface = ucs_derived_of(tl_iface, uct_mm_incast_iface_t);
-    *mode_p = iface->mode;
-    *elements_p = iface->elements;
-    *max_bytes_p = iface->max_bytes;
+    *s = iface->group;
     return 1;
+}
+
+void uct_mm_incast_iface_addr_secret(const void *iface_addr, uint64_t secret[2])
+{
+    const uct_mm_incast_iface_addr_t *a = iface_addr;
+
+    memcpy(secret, a->secret, sizeof(a->secret));
 }
 
 static UCS_CLASS_INIT_FUNC(uct_mm_incast_iface_t, uct_md_h md,
@@ -208,6 +243,18 @@ static UCS_CLASS_INIT_FUNC(uct_mm_incast_iface_t, uct_md_h md,
                   config->seg_size, config->fifo_elems);
         return UCS_ERR_INVALID_PARAM;
     }
+    if ((config->max_group_size < 1) || (config->max_group_size > 256) ||
+        (config->max_outstanding < 1) || (config->group_ring_size > 65536) ||
+        (config->group_seg_size < 64) || (config->group_seg_size % 64 != 0) ||
+        (config->group_seg_size > (1u << 24))) {
+        ucs_error("mm_incast: UCX_MM_INCAST_MAX_GROUP_SIZE=%u (1..256), "
+                  "MAX_OUTSTANDING=%u (>= 1), GROUP_RING_SIZE=%u (0..65536) "
+                  "or GROUP_SEG_SIZE=%zu (a multiple of 64 up to 16M) out of "
+                  "range",
+                  config->max_group_size, config->max_outstanding,
+                  config->group_ring_size, config->group_seg_size);
+        return UCS_ERR_INVALID_PARAM;
+    }
     status = uct_mm_incast_fifo_rx_create(config->fifo_elems, config->seg_size,
                                           &self->rx);
     if (status != UCS_OK) {
@@ -218,9 +265,15 @@ static UCS_CLASS_INIT_FUNC(uct_mm_incast_iface_t, uct_md_h md,
     ucs_queue_head_init(&self->pending);
     self->max_payload = config->seg_size;
     self->rx_burst = 16;
-    self->mode = config->mode;
-    self->elements = config->elements;
-    self->max_bytes = config->max_bytes;
+    self->group.worker = worker;
+    uct_mm_incast_new_secret(self->group.secret);
+    self->group.mode = config->mode;
+    self->group.max_group_size = config->max_group_size;
+    self->group.max_outstanding = config->max_outstanding;
+    self->group.ring_size = config->group_ring_size;
+    self->group.seg_size = config->group_seg_size;
+    self->group.timeout = config->timeout;
+    self->group.attach_timeout = config->attach_timeout;
     return UCS_OK;
 }
 

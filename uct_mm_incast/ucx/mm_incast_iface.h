@@ -22,29 +22,33 @@
 /** UCX_MM_INCAST_* (see the table in mm_incast_iface.c). */
 typedef struct uct_mm_incast_iface_config {
     uct_sm_iface_config_t super;
-    int mode;            /* uct_mm_incast_mode_t for groups */
-    unsigned fifo_elems; /* receive FIFO depth */
-    size_t seg_size;     /* receive FIFO payload per element, bytes */
-    unsigned elements;   /* group ring depth */
-    size_t max_bytes;    /* group contribution limit, bytes */
+    int mode;                 /* uct_mm_incast_mode_t for groups */
+    unsigned fifo_elems;      /* receive FIFO depth */
+    size_t seg_size;          /* receive FIFO payload per element, bytes */
+    unsigned max_group_size;  /* members */
+    double timeout;           /* seconds: a dead member is reported within */
+    double attach_timeout;    /* seconds every member has to join */
+    unsigned max_outstanding; /* group posts per member */
+    unsigned group_ring_size; /* elements of a group's ring (0: auto) */
+    size_t group_seg_size;    /* chunk bytes of a group ring element */
 } uct_mm_incast_iface_config_t;
 
-/** What a peer needs to map this iface's receive FIFO. */
+/** What a peer needs to map this iface's receive FIFO, and the secret that
+ *  names the groups whose member 0 this iface is. */
 typedef struct uct_mm_incast_iface_addr {
-    uint32_t pid;   /* owner process */
-    int32_t fd;     /* its memfd */
-    uint64_t bytes; /* FIFO segment size */
+    uint64_t secret[2]; /* random, per iface */
+    uint32_t pid;       /* owner process */
+    int32_t fd;         /* its memfd */
+    uint64_t bytes;     /* FIFO segment size */
 } UCS_S_PACKED uct_mm_incast_iface_addr_t;
 
 typedef struct uct_mm_incast_iface {
     uct_sm_iface_t super;
-    uct_mm_incast_fifo_rx_t *rx; /* receive FIFO (memfd) */
-    ucs_queue_head_t pending;    /* pending requests of all eps */
-    size_t max_payload;          /* bytes per FIFO element */
-    unsigned rx_burst;           /* elements delivered per progress */
-    int mode;                    /* group defaults */
-    unsigned elements;
-    size_t max_bytes;
+    uct_mm_incast_fifo_rx_t *rx;          /* receive FIFO (memfd) */
+    ucs_queue_head_t pending;             /* pending requests of all eps */
+    size_t max_payload;                   /* bytes per FIFO element */
+    unsigned rx_burst;                    /* elements delivered per progress */
+    uct_mm_incast_group_settings_t group; /* for uct_mm_incast_group_* */
 } uct_mm_incast_iface_t;
 
 typedef struct uct_mm_incast_ep {

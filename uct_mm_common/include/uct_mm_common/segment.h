@@ -6,6 +6,9 @@
 //  - proc-link: the creator unlinks the name right after creating it and
 //    keeps the fd; others open /proc/<pid>/fd/<fd>. Nothing is ever left in
 //    /dev/shm, whoever crashes (used when the attachers are not known).
+// Every attach refuses a segment that another user owns or that is not
+// mode 0600 (kNotTrusted, one log line): a local user of another uid could
+// otherwise pre-create a name, or hand out an fd, and read or inject data.
 #pragma once
 
 #include "uct_mm_common/status.h"
@@ -37,9 +40,15 @@ class Segment {
     /// The segment stays linked until unlink() or this object's death.
     static Status create(const std::string &name, std::size_t bytes,
                          Segment *seg_p) noexcept;
-    /// Maps an existing named segment; kNotFound while it does not exist.
+    /// Maps an existing named segment; kNotFound while it does not exist
+    /// or is shorter than `bytes` (its creator has not sized it yet).
     static Status attach(const std::string &name, std::size_t bytes,
                          Segment *seg_p) noexcept;
+    /// Maps all of an existing named segment whose size is unknown to the
+    /// caller: kNotFound while it is absent or under `min_bytes`,
+    /// kExceedsLimit over `max_bytes`.
+    static Status attach_whole(const std::string &name, std::size_t min_bytes,
+                               std::size_t max_bytes, Segment *seg_p) noexcept;
     /// Proc-link mode: creates a unique segment from `prefix`, unlinks it at
     /// once and keeps the fd (see fd(); share getpid() and fd()).
     static Status create_unlinked(const std::string &prefix, std::size_t bytes,
@@ -50,6 +59,8 @@ class Segment {
 
     /// Removes the name (named mode; idempotent, safe from any member).
     void unlink() noexcept;
+    /// Gives up the duty to unlink the name (another member takes it).
+    void disown() noexcept { unlink_on_destroy_ = false; }
     /// Whether this object still owns the duty to unlink the name.
     bool linked() const noexcept { return unlink_on_destroy_; }
 
@@ -58,7 +69,13 @@ class Segment {
     int fd() const noexcept { return fd_; }
     const std::string &name() const noexcept { return name_; }
 
+    /// kOk when `fd` is owned by the effective uid with mode exactly 0600,
+    /// else kNotTrusted (logged once, naming `what`), or kIoError.
+    static Status check_trusted(int fd, const char *what) noexcept;
+
   private:
+    static Status open_named(const std::string &name, int *fd_p,
+                             std::size_t *size_p) noexcept;
     static Status map_fd(int fd, std::size_t bytes, Segment *seg_p) noexcept;
     void reset() noexcept;
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Status codes of the UCX-free shared-memory core; the ucx/ glue maps them to
-// ucs_status_t (one place: uct_mm_common/ucx/status_map.h).
+// ucs_status_t (one place: uct_mm_common/ucx/ucx_glue.h).
 #pragma once
 
 namespace uct_mm_common {
@@ -16,6 +16,8 @@ enum class Status {
     kNoMemory,     ///< mmap/allocation failed
     kIoError,      ///< shm_open/ftruncate/open failed (errno logged)
     kNotFound,     ///< segment does not exist (yet)
+    kInProgress,   ///< posted; completes later (from progress)
+    kNotTrusted,   ///< a segment not owned by this user or not mode 0600
 };
 
 /// Short name for logs and test messages.

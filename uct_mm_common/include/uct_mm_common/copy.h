@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The byte copy of every mm_incast payload: memcpy, except where glibc's
-// `rep movsb` path is pathological.
+// The byte copy of every mm payload (bcast fragments, incast slots):
+// memcpy, except where glibc's `rep movsb` path is pathological.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
-namespace uct_mm_incast {
+namespace uct_mm_common {
 
 /// memcpy(dst, src, n). glibc (2.36 here) copies 2 KiB and more with `rep
 /// movsb`, which on the AMD EPYC this was measured on runs at 2-4 GB/s
@@ -34,4 +34,4 @@ inline void copy_bytes(void *dst, const void *src, std::size_t n)
     }
 }
 
-} // namespace uct_mm_incast
+} // namespace uct_mm_common

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// mm_bcast groups (core) with thread ranks on one mapping, so that
+// ThreadSanitizer sees every access of the protocol: sizes, roots and
+// lengths (ring and CMA), and windows of back-to-back posts.
+#include "seq_group.h"
+
+#include "group_test_util.h"
+
+#include "ucg_test/check.h"
+#include "ucg_test/thread_ranks.h"
+
+#include <catch2/catch.hpp>
+#include <memory>
+
+using namespace uct_mm_bcast;
+using uct_mm_common::Coll;
+using uct_mm_common::test::make_bytes;
+using uct_mm_common::test::Pending;
+
+namespace {
+
+constexpr std::uint32_t kSeg = 256;
+
+SeqGroupConfig config(void *mem, std::size_t bytes, int rank, unsigned n)
+{
+    SeqGroupConfig c;
+    c.name = "/ucgt-threads";
+    c.member = static_cast<std::uint32_t>(rank);
+    c.size = n;
+    c.geo.num_slots = 4;
+    c.geo.seg_bytes = kSeg;
+    c.cma_min = 8 * kSeg;
+    c.max_outstanding = 4;
+    c.memory = mem;
+    c.memory_bytes = bytes;
+    return c;
+}
+
+std::size_t segment_bytes(unsigned n)
+{
+    SeqGeometry geo;
+    geo.num_slots = 4;
+    geo.seg_bytes = kSeg;
+    return uct_mm_common::link_segment_bytes(n, geo.region_bytes());
+}
+
+Message bcast(unsigned root, void *buf, std::size_t len, std::uint32_t tag)
+{
+    Message m;
+    m.coll = Coll::kBcast;
+    m.root = root;
+    m.buffer = buf;
+    m.length = len;
+    m.tag = tag;
+    return m;
+}
+
+} // namespace
+
+TEST_CASE("bcast group threads: sizes, roots, lengths in windows of posts",
+          "[mm][bcast][threads]")
+{
+    const unsigned n = GENERATE(1u, 2u, 3u, 4u, 5u, 7u, 8u);
+    ucg_test::SharedMapping mem(segment_bytes(n));
+    const std::vector<std::size_t> lengths = {
+        0, 1, kSeg - 1, kSeg, kSeg + 1, 6 * kSeg + 5, 9 * kSeg, 20 * kSeg};
+    ucg_test::run_thread_ranks(static_cast<int>(n), [&](int rank) {
+        SeqGroup *raw = nullptr;
+        UCG_CHECK(SeqGroup::create(config(mem.data(), mem.size(), rank, n),
+                                   &raw) == Status::kOk);
+        std::unique_ptr<SeqGroup> g(raw);
+        constexpr unsigned kWindow = 4;
+        std::vector<std::vector<std::uint8_t>> bufs(kWindow);
+        Pending pend[kWindow];
+        unsigned msg = 0;
+        for (unsigned root = 0; root < n; ++root) {
+            for (std::size_t k = 0; k < lengths.size(); k += kWindow) {
+                for (unsigned i = 0; i < kWindow; ++i) {
+                    const unsigned r = (root + i) % n; // roots change
+                    const std::size_t len = lengths[(k + i) % lengths.size()];
+                    const bool send = static_cast<unsigned>(rank) == r;
+                    bufs[i] = send ? make_bytes(r, msg + i, len)
+                                   : std::vector<std::uint8_t>(len);
+                    pend[i] = Pending{};
+                    uct_mm_common::test::post(
+                        *g, send, bcast(r, bufs[i].data(), len, msg + i),
+                        &pend[i]);
+                }
+                for (unsigned i = 0; i < kWindow; ++i) {
+                    UCG_CHECK(uct_mm_common::test::wait(*g, &pend[i]) ==
+                              Status::kOk);
+                    const unsigned r = (root + i) % n;
+                    UCG_CHECK_EQ(
+                        uct_mm_common::test::first_mismatch(
+                            bufs[i].data(), r, msg + i, bufs[i].size()),
+                        bufs[i].size());
+                }
+                msg += kWindow;
+            }
+        }
+    });
+}

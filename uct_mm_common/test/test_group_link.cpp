@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// GroupLink: non-blocking create and attach, unlink once all joined, the
+// attach timeout, the shared failure word, a dead member, and refusal of a
+// segment another user owns.
+#include "uct_mm_common/group_link.h"
+
+#include "uct_mm_common/backoff.h"
+
+#include "ucg_test/check.h"
+#include "ucg_test/fork_ranks.h"
+#include "ucg_test/shm_names.h"
+
+#include <catch2/catch.hpp>
+#include <csignal>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace uct_mm_common;
+
+namespace {
+
+std::string own_prefix()
+{
+    return "ucgt-" + std::to_string(getpid()) + "-";
+}
+
+LinkConfig config(const std::string &name, unsigned member, unsigned size)
+{
+    LinkConfig c;
+    c.name = name;
+    c.layout = 0x54000001;
+    c.member = member;
+    c.size = size;
+    c.region_bytes = 4096;
+    c.params.value[0] = 77;
+    c.timeout_ms = 200;
+    c.attach_timeout_ms = 2000;
+    return c;
+}
+
+// Polls until joined and everyone is in, or a failure.
+Status connect(GroupLink &link)
+{
+    Backoff backoff;
+    for (;;) {
+        const Status st = link.poll_connect(now_ns());
+        if (st != Status::kOk && st != Status::kInProgress) {
+            return st;
+        }
+        if (link.joined() && link.all_attached()) {
+            return Status::kOk;
+        }
+        backoff.pause();
+    }
+}
+
+Status open_link(GroupLink &link, const LinkConfig &c)
+{
+    if (c.member == 0) {
+        const Status st = link.create(c);
+        if (st != Status::kOk) {
+            return st;
+        }
+        link.publish();
+    } else {
+        link.prepare(c);
+    }
+    return connect(link);
+}
+
+} // namespace
+
+TEST_CASE("link: members join without waiting; the name goes once all are in",
+          "[mm][link][fork]")
+{
+    const unsigned n = GENERATE(1u, 2u, 5u);
+    ucg_test::ShmSweeper sweeper(own_prefix());
+    const std::string name = ucg_test::unique_shm_name("link");
+    auto result = ucg_test::run_fork_ranks(static_cast<int>(n), [&](int r) {
+        // Late creators are fine: attachers poll (member 0 starts last).
+        if (r == 0) {
+            usleep(20000);
+        }
+        GroupLink link;
+        UCG_CHECK(open_link(link, config(name, static_cast<unsigned>(r), n)) ==
+                  Status::kOk);
+        UCG_CHECK_EQ(link.params().value[0], std::uint64_t{77});
+        UCG_CHECK(link.region_bytes() >= 4096);
+        UCG_CHECK(link.state() == Status::kOk);
+    });
+    INFO(result.summary());
+    REQUIRE(result.ok);
+    CHECK(sweeper.leftovers().empty());
+}
+
+TEST_CASE("link: a member that never joins fails the group with a timeout",
+          "[mm][link]")
+{
+    ucg_test::ShmSweeper sweeper(own_prefix());
+    const std::string name = ucg_test::unique_shm_name("link");
+    LinkConfig c = config(name, 0, 2);
+    c.attach_timeout_ms = 50;
+    GroupLink creator;
+    REQUIRE(creator.create(c) == Status::kOk);
+    creator.publish();
+    CHECK(connect(creator) == Status::kTimeout);
+    CHECK(sweeper.leftovers().empty());
+    // An attacher whose member 0 never comes times out too.
+    LinkConfig lc = config(ucg_test::unique_shm_name("none"), 1, 2);
+    lc.attach_timeout_ms = 50;
+    GroupLink attacher;
+    attacher.prepare(lc);
+    CHECK(connect(attacher) == Status::kTimeout);
+}
+
+TEST_CASE("link: one member's failure reaches the others", "[mm][link]")
+{
+    ucg_test::ShmSweeper sweeper(own_prefix());
+    const std::string name = ucg_test::unique_shm_name("link");
+    GroupLink a, b;
+    REQUIRE(a.create(config(name, 0, 2)) == Status::kOk);
+    a.publish();
+    b.prepare(config(name, 1, 2));
+    REQUIRE(connect(b) == Status::kOk);
+    CHECK(a.state() == Status::kOk);
+    b.fail(Status::kIoError, 0, "test");
+    CHECK(a.state() == Status::kIoError);
+    CHECK(b.state() == Status::kIoError);
+    // The first failure wins: a later one does not change the word.
+    a.fail(Status::kPeerDead, 1, "test");
+    CHECK(a.state() == Status::kIoError);
+    CHECK(sweeper.leftovers().empty());
+}
+
+TEST_CASE("link: a killed member is found by a stalled one", "[mm][link][fork]")
+{
+    ucg_test::ShmSweeper sweeper(own_prefix());
+    const std::string name = ucg_test::unique_shm_name("link");
+    ucg_test::ForkOptions opts(2);
+    opts.may_be_killed = {1};
+    auto result = ucg_test::run_fork_ranks(opts, [&](int r) {
+        GroupLink link;
+        UCG_CHECK(open_link(link, config(name, static_cast<unsigned>(r), 2)) ==
+                  Status::kOk);
+        if (r == 1) {
+            raise(SIGKILL);
+        }
+        Backoff backoff;
+        while (link.on_stall(1) == Status::kOk) {
+            backoff.pause();
+        }
+        UCG_CHECK(link.state() == Status::kPeerDead);
+    });
+    INFO(result.summary());
+    REQUIRE(result.ok);
+    CHECK(sweeper.leftovers().empty());
+}
+
+TEST_CASE("link: a segment of another user or mode is refused",
+          "[mm][link][trust]")
+{
+    if (geteuid() != 0) {
+        SUCCEED("needs root to give a segment to another user");
+        return;
+    }
+    const passwd *nobody = getpwnam("nobody");
+    REQUIRE(nobody != nullptr);
+    ucg_test::ShmSweeper sweeper(own_prefix());
+    const std::string name = ucg_test::unique_shm_name("evil");
+    const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0666);
+    REQUIRE(fd >= 0);
+    REQUIRE(ftruncate(fd, 1 << 16) == 0);
+    REQUIRE(fchmod(fd, 0666) == 0);
+    REQUIRE(fchown(fd, nobody->pw_uid, nobody->pw_gid) == 0);
+    GroupLink link;
+    link.prepare(config(name, 1, 2));
+    CHECK(connect(link) == Status::kNotTrusted);
+    Segment seg;
+    CHECK(Segment::attach(name, 4096, &seg) == Status::kNotTrusted);
+    CHECK(Segment::attach_proc(getpid(), fd, 4096, &seg) ==
+          Status::kNotTrusted);
+    // Ours but with a mode other than 0600: refused too.
+    REQUIRE(fchown(fd, geteuid(), getegid()) == 0);
+    CHECK(Segment::attach(name, 4096, &seg) == Status::kNotTrusted);
+    REQUIRE(fchmod(fd, 0600) == 0);
+    CHECK(Segment::attach(name, 4096, &seg) == Status::kOk);
+    close(fd);
+}
+
+TEST_CASE("link: members that never progressed leave no name behind",
+          "[mm][link]")
+{
+    ucg_test::ShmSweeper sweeper(own_prefix());
+    const std::string name = ucg_test::unique_shm_name("link");
+    {
+        GroupLink creator;
+        REQUIRE(creator.create(config(name, 0, 2)) == Status::kOk);
+        creator.publish();
+        {
+            GroupLink other;
+            other.prepare(config(name, 1, 2)); // no poll_connect at all
+        } // leaving, it is counted in: the last of two, it unlinks
+        CHECK(sweeper.leftovers().empty());
+    }
+    CHECK(sweeper.leftovers().empty());
+}

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A uct_group_h (uct_group.h) around a UCX-free GroupCore: the ops table
+// both mm transports share, the parameter checks of create, and the worker
+// progress callback, registered only while the core has work (posts
+// outstanding or connecting), so an idle group costs nothing.
+#pragma once
+
+#include "uct_mm_common/group_core.h"
+
+#include <uct_group.h>
+
+#include <memory>
+
+namespace uct_mm_common {
+
+/// Checks uct_group_params_t (every field, member index, addresses) and
+/// the group size against an iface's limit: UCS_OK, or a logged
+/// UCS_ERR_INVALID_PARAM / UCS_ERR_EXCEEDS_LIMIT.
+ucs_status_t check_group_params(const char *tl, const uct_group_params_t *p,
+                                unsigned max_group_size,
+                                uct_group_h *group_p) noexcept;
+
+/// Wraps `core` (which has started connecting) for `worker`; writes
+/// *group_p. UCS_ERR_NO_MEMORY if the handle cannot be allocated.
+ucs_status_t wrap_group(const char *tl, std::unique_ptr<GroupCore> core,
+                        uct_worker_h worker, uct_group_h *group_p) noexcept;
+
+/// The core of a group made by wrap_group, or nullptr for another handle.
+GroupCore *core_of(uct_group_h group) noexcept;
+
+/// uct_group_attr_t from core limits.
+void fill_group_attr(const GroupLimits &limits,
+                     uct_group_attr_t *attr) noexcept;
+
+} // namespace uct_mm_common

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// mm_incast groups through uct_group.h: the iface's limits, and a group
+// (core/incast_group.h) named from member 0's secret and the group key,
+// wrapped by the common glue (progress only while it has work).
+#include "mm_incast_bridge.h"
+
+#include "group_glue.h"
+#include "incast_group.h"
+#include "ucx_glue.h"
+
+#include "uct_mm_common/names.h"
+
+#include <ucs/debug/log_def.h>
+#include <uct_mm_incast.h>
+
+#include <memory>
+
+namespace uct_mm_incast {
+namespace {
+
+using uct_mm_common::to_ucs_status;
+
+IncastGroupConfig group_config(const uct_mm_incast_group_settings_t &s)
+{
+    IncastGroupConfig c;
+    c.elements = s.ring_size;
+    c.seg_bytes = static_cast<std::uint32_t>(s.seg_size);
+    c.mode = static_cast<uct_mm_incast_mode_t>(s.mode);
+    c.max_outstanding = s.max_outstanding;
+    c.max_group_size = s.max_group_size;
+    c.timeout_ms = static_cast<std::uint32_t>(s.timeout * 1e3);
+    c.attach_timeout_ms = static_cast<std::uint32_t>(s.attach_timeout * 1e3);
+    return c;
+}
+
+ucs_status_t iface_query(uct_iface_h iface, uct_group_attr_t *attr)
+{
+    uct_mm_incast_group_settings_t s;
+    if (attr == nullptr || !uct_mm_incast_iface_group_settings(iface, &s)) {
+        ucs_error("mm_incast: group_iface_query needs an mm_incast iface");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    uct_mm_common::fill_group_attr(IncastGroup::limits_of(group_config(s)),
+                                   attr);
+    return UCS_OK;
+}
+
+ucs_status_t create(uct_iface_h iface, const uct_group_params_t *params,
+                    uct_group_h *group_p)
+{
+    uct_mm_incast_group_settings_t s;
+    if (!uct_mm_incast_iface_group_settings(iface, &s)) {
+        ucs_error("mm_incast: group_create needs an mm_incast iface");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    const ucs_status_t status = uct_mm_common::check_group_params(
+        "mm_incast", params, s.max_group_size, group_p);
+    if (status != UCS_OK) {
+        return status;
+    }
+    std::uint64_t secret[2];
+    uct_mm_incast_iface_addr_secret(params->member_addrs[0], secret);
+    IncastGroupConfig c = group_config(s);
+    c.name = uct_mm_common::group_segment_name(
+        "ucg-mmig", {secret[0], secret[1]}, params->group_key);
+    c.member = params->member_index;
+    c.size = params->group_size;
+    IncastGroup *core = nullptr;
+    const Status st = IncastGroup::create(c, &core);
+    if (st != Status::kOk) {
+        ucs_error("mm_incast: cannot create group member %u of %u: %s",
+                  c.member, c.size, uct_mm_common::status_name(st));
+        return to_ucs_status(st);
+    }
+    return uct_mm_common::wrap_group(
+        "mm_incast", std::unique_ptr<uct_mm_common::GroupCore>(core),
+        static_cast<uct_worker_h>(s.worker), group_p);
+}
+
+uct_mm_incast_mode_t msg_mode(uct_group_h group, const uct_group_msg_t *m)
+{
+    auto *core = dynamic_cast<IncastGroup *>(uct_mm_common::core_of(group));
+    if (core == nullptr || m == nullptr) {
+        return UCT_MM_INCAST_MODE_LAST;
+    }
+    uct_mm_common::Message msg;
+    msg.coll = static_cast<uct_mm_common::Coll>(m->coll);
+    msg.root = m->root;
+    msg.op = m->op;
+    msg.dtype = m->dtype;
+    msg.length = m->length;
+    return core->mode_of(msg);
+}
+
+} // namespace
+} // namespace uct_mm_incast
+
+extern "C" __attribute__((visibility("default"))) ucs_status_t
+uct_mm_incast_group_iface_query(uct_iface_h iface, uct_group_attr_t *attr)
+{
+    UCT_MM_GUARD("uct_mm_incast_group_iface_query",
+                 uct_mm_incast::iface_query(iface, attr));
+}
+
+extern "C" __attribute__((visibility("default"))) ucs_status_t
+uct_mm_incast_group_create(uct_iface_h iface, const uct_group_params_t *params,
+                           uct_group_h *group_p)
+{
+    UCT_MM_GUARD("uct_mm_incast_group_create",
+                 uct_mm_incast::create(iface, params, group_p));
+}
+
+extern "C" __attribute__((visibility("default"))) uct_mm_incast_mode_t
+uct_mm_incast_group_msg_mode(uct_group_h group, const uct_group_msg_t *msg)
+{
+    try {
+        return uct_mm_incast::msg_mode(group, msg);
+    } catch (...) {
+        return UCT_MM_INCAST_MODE_LAST;
+    }
+}
+
+extern "C" __attribute__((visibility("default"))) const char *
+uct_mm_incast_mode_name(uct_mm_incast_mode_t mode)
+{
+    return uct_mm_incast::mode_name(mode);
+}
