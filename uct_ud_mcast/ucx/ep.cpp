@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// ud_mcast point-to-point: one two-member session per pair of ifaces (made
+// by ep_create, or by the engine on the peer's first JOIN, so a receiver
+// needs no endpoint: UCP wireup), AM sends, pending queue and flush.
+#include "ud_mcast.h"
+
+#include "uct_mm_common/backoff.h"
+#include "ucx_glue.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace uct_ud_mcast {
+namespace {
+
+using uct_mm_common::now_ns;
+using uct_mm_common::to_ucs_status;
+
+Ep *to_ep(uct_ep_h tl_ep)
+{
+    return reinterpret_cast<Ep *>(tl_ep);
+}
+
+uint64_t p2p_key(uint64_t a, uint64_t b)
+{
+    const uint64_t lo = std::min(a, b), hi = std::max(a, b);
+    return mix64(lo ^ mix64(hi ^ 0x7032703270327032ull));
+}
+
+bool can_send(const Session &s)
+{
+    return s.ready() && s.next_psn() - s.acked_psn() < s.config().window;
+}
+
+} // namespace
+
+bool Peer::deliver(uint16_t, const DataBody &d, const uint8_t *payload,
+                   uint32_t len) noexcept
+{
+    if (d.kind != kKindAm || d.am_id >= UCT_AM_ID_MAX) {
+        ++iface->engine.counters().drop_malformed;
+        return true;
+    }
+    // No UCT_CB_PARAM_FLAG_DESC: the handler may not keep the data.
+    uct_iface_invoke_am(&iface->super, d.am_id, const_cast<uint8_t *>(payload),
+                        len, 0);
+    return true;
+}
+
+void Peer::failed(Status status, uint16_t) noexcept
+{
+    for (Ep *ep : iface->eps) {
+        if (ep->peer == this) {
+            uct_iface_handle_ep_err(&iface->super.super, &ep->super.super,
+                                    to_ucs_status(status));
+        }
+    }
+}
+
+Peer *peer_get(Iface *iface, const IfaceAddr &addr, uint64_t now)
+{
+    auto it = iface->peers.find(addr.id);
+    if (it != iface->peers.end()) {
+        return it->second.get();
+    }
+    if (addr.id == iface->id || addr.wire_kind != iface->wire_kind) {
+        return nullptr;
+    }
+    const int handle = iface->wire->resolve(addr.wire);
+    if (handle < 0) {
+        return nullptr;
+    }
+    auto peer = std::make_unique<Peer>();
+    peer->iface = iface;
+    SessionConfig cfg = iface->base;
+    cfg.key = p2p_key(iface->id, addr.id);
+    cfg.size = 2;
+    cfg.p2p = true;
+    cfg.my_index = iface->id < addr.id ? 0 : 1;
+    cfg.nonce = static_cast<uint32_t>(mix64(iface->id ^ now)) | 1u;
+    IfaceAddr self;
+    local_iface_addr(iface, &self);
+    std::memcpy(cfg.join_addr.data(), &self, sizeof(self));
+    cfg.join_addr_len = sizeof(self);
+    std::vector<int> peers(2, -1);
+    peers[cfg.my_index ^ 1] = handle;
+    peer->tx = std::make_unique<WireTransmit>(iface->wire.get(), peers, -1,
+                                              cfg.my_index);
+    peer->session = std::make_unique<Session>(cfg, peer->tx.get(), peer.get(),
+                                              &iface->engine.counters(), now);
+    Peer *p = peer.get();
+    iface->engine.add(p->session.get());
+    iface->peers.emplace(addr.id, std::move(peer));
+    p->session->progress(now); // first JOIN now, not a tick later
+    return p;
+}
+
+// From iface progress (noexcept): no exception may leave.
+Session *P2pMaker::create_p2p(const Packet &join, uint64_t now)
+{
+    try {
+        return create(join, now);
+    } catch (...) {
+        uct_mm_common::status_from_exception("ud_mcast: p2p session");
+        return nullptr;
+    }
+}
+
+Session *P2pMaker::create(const Packet &join, uint64_t now)
+{
+    IfaceAddr addr;
+    if (join.join.addr_len != sizeof(addr) || join.hdr.size != 2) {
+        return nullptr;
+    }
+    std::memcpy(&addr, join.join.addr, sizeof(addr));
+    if (join.hdr.key != p2p_key(iface->id, addr.id)) {
+        return nullptr; // not addressed to this iface
+    }
+    Peer *p = peer_get(iface, addr, now);
+    return p == nullptr ? nullptr : p->session.get();
+}
+
+unsigned ep_progress(Ep *ep) noexcept
+{
+    unsigned count = 0;
+    Session &s = *ep->peer->session;
+    while (!ucs_queue_is_empty(&ep->pending) && can_send(s)) {
+        auto *priv = ucs_queue_head_elem_non_empty(
+            &ep->pending, uct_pending_req_priv_queue_t, queue_elem);
+        auto *req = ucs_container_of(priv, uct_pending_req_t, priv);
+        ucs_queue_pull_non_empty(&ep->pending);
+        if (req->func(req) != UCS_OK) {
+            ucs_queue_push_head(&ep->pending, &priv->queue_elem);
+            break;
+        }
+        ++count;
+    }
+    if (!ep->flushes.empty() && (!s.unacked() || s.state() != Status::kOk)) {
+        std::vector<uct_completion_t *> done;
+        done.swap(ep->flushes);
+        for (uct_completion_t *comp : done) {
+            uct_invoke_completion(comp, to_ucs_status(s.state()));
+        }
+        ++count;
+    }
+    return count;
+}
+
+namespace {
+
+ucs_status_t ep_create_impl(const uct_ep_params_t *params, uct_ep_h *ep_p)
+{
+    if (!(params->field_mask & UCT_EP_PARAM_FIELD_IFACE) ||
+        !(params->field_mask & UCT_EP_PARAM_FIELD_IFACE_ADDR)) {
+        ucs_error("ud_mcast: ep_create needs an iface and an iface address");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    auto *iface = reinterpret_cast<Iface *>(params->iface);
+    IfaceAddr addr;
+    std::memcpy(&addr, params->iface_addr, sizeof(addr));
+    Peer *peer = peer_get(iface, addr, now_ns());
+    if (peer == nullptr) {
+        ucs_error("ud_mcast: peer iface %016llx cannot be reached",
+                  static_cast<unsigned long long>(addr.id));
+        return UCS_ERR_UNREACHABLE;
+    }
+    auto *ep = new Ep();
+    int init_count = 1;
+    const ucs_status_t status = uct_base_ep_t_init(
+        &ep->super, &uct_base_ep_t_class, &init_count, &iface->super);
+    if (status != UCS_OK) {
+        delete ep;
+        return status;
+    }
+    ep->iface = iface;
+    ep->peer = peer;
+    ucs_queue_head_init(&ep->pending);
+    iface->eps.push_back(ep);
+    *ep_p = &ep->super.super;
+    return UCS_OK;
+}
+
+} // namespace
+
+ucs_status_t ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p) noexcept
+{
+    UCT_MM_GUARD("ud_mcast ep_create", ep_create_impl(params, ep_p));
+}
+
+void ep_destroy(uct_ep_h tl_ep) noexcept
+{
+    Ep *ep = to_ep(tl_ep);
+    ep_pending_purge(tl_ep, nullptr, nullptr);
+    auto &eps = ep->iface->eps;
+    eps.erase(std::remove(eps.begin(), eps.end(), ep), eps.end());
+    ucs_class_call_cleanup_chain(&uct_base_ep_t_class, &ep->super, -1);
+    delete ep;
+}
+
+ucs_status_t ep_am_short(uct_ep_h tl_ep, uint8_t id, uint64_t header,
+                         const void *payload, unsigned length) noexcept
+{
+    Ep *ep = to_ep(tl_ep);
+    Session &s = *ep->peer->session;
+    if (id >= UCT_AM_ID_MAX ||
+        length + sizeof(header) > s.config().max_payload) {
+        ucs_error("ud_mcast: am_short id %u, %u bytes: out of range", id,
+                  length);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    MsgHead h;
+    h.am_id = id;
+    return to_ucs_status(s.send_packet(
+        h,
+        [&](uint8_t *dest) {
+            std::memcpy(dest, &header, sizeof(header));
+            if (length != 0) {
+                std::memcpy(dest + sizeof(header), payload, length);
+            }
+            return sizeof(header) + length;
+        },
+        now_ns()));
+}
+
+ssize_t ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pack_cb,
+                    void *arg, unsigned) noexcept
+{
+    Ep *ep = to_ep(tl_ep);
+    Session &s = *ep->peer->session;
+    if (id >= UCT_AM_ID_MAX) {
+        return UCS_ERR_INVALID_PARAM;
+    }
+    MsgHead h;
+    h.am_id = id;
+    size_t length = 0;
+    const Status st = s.send_packet(
+        h,
+        [&](uint8_t *dest) {
+            length = pack_cb(dest, arg);
+            return length;
+        },
+        now_ns());
+    if (st != Status::kOk) {
+        return to_ucs_status(st);
+    }
+    return static_cast<ssize_t>(length);
+}
+
+ucs_status_t ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
+                            unsigned) noexcept
+{
+    Ep *ep = to_ep(tl_ep);
+    if (ucs_queue_is_empty(&ep->pending) && can_send(*ep->peer->session)) {
+        return UCS_ERR_BUSY;
+    }
+    uct_pending_req_queue_push(&ep->pending, req);
+    return UCS_OK;
+}
+
+void ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
+                      void *arg) noexcept
+{
+    Ep *ep = to_ep(tl_ep);
+    while (!ucs_queue_is_empty(&ep->pending)) {
+        auto *priv = ucs_queue_pull_elem_non_empty(
+            &ep->pending, uct_pending_req_priv_queue_t, queue_elem);
+        auto *req = ucs_container_of(priv, uct_pending_req_t, priv);
+        if (cb != nullptr) {
+            cb(req, arg);
+        }
+    }
+}
+
+ucs_status_t ep_flush(uct_ep_h tl_ep, unsigned, uct_completion_t *comp) noexcept
+{
+    Ep *ep = to_ep(tl_ep);
+    const Session &s = *ep->peer->session;
+    if (s.state() != Status::kOk) {
+        return to_ucs_status(s.state());
+    }
+    if (!s.unacked()) {
+        return UCS_OK;
+    }
+    if (comp != nullptr) {
+        try {
+            ep->flushes.push_back(comp);
+        } catch (...) {
+            return UCS_ERR_NO_MEMORY;
+        }
+    }
+    return UCS_INPROGRESS;
+}
+
+} // namespace uct_ud_mcast
