@@ -63,7 +63,7 @@ std::string usage()
     return "usage: ucg_plan print|check|simulate|select [options]\n"
            "  --coll NAME       bcast reduce allreduce gather scatter "
            "allgather\n"
-           "                    alltoall reduce_scatter barrier\n"
+           "                    alltoall reduce_scatter barrier scan exscan\n"
            "  --bytes SIZE      bytes per rank's block (8, 64k, 1m)\n"
            "  --root N          root rank (default 0)\n"
            "  --topo STRING     synthetic: racks=4,nodes=8,ppn=16,sockets=2,"

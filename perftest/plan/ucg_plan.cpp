@@ -82,7 +82,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (o.command == "check") {
-        auto errors = plan::validate(*p);
+        auto errors = plan::validate(*p, cost::placement_of(*topo));
         if (errors.empty()) {
             errors = plan::check_symbolic(*p);
         }

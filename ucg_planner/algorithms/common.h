@@ -88,6 +88,13 @@ void level_reduce(PlanBuilder &pb, const Team &team, LevelChoice how, int tag,
 void team_allreduce_rk(PlanBuilder &pb, const Team &team, int radix, int tag,
                        Span span, const PlaceFn &place);
 
+/* Chunks of a multi-level plan over `nlevels` levels (the top group
+ * included) whose one-to-many messages carry `blocks` blocks: fit_chunks()
+ * for every channel the levels' shapes use going up (many-to-one: shm
+ * incast) and down (one-to-many: shm bcast or mcast). */
+int level_chunks(const Request &q, std::size_t nlevels, bool up, bool down,
+                 int blocks);
+
 /* Teams per level, innermost first, the top group last; with root >= 0
  * the root leads every group it belongs to (hierarchical.cpp). */
 std::vector<std::vector<Team>> level_teams(Levels levels, int root);

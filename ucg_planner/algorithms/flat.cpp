@@ -36,11 +36,18 @@ void load(PlanBuilder &pb, const PlaceFn &place)
     }
 }
 
+// The shm shape's messages follow its channel's limits.
+int tree_chunks(const Request &q, Shape shape, plan::Channel ch)
+{
+    return shape == Shape::kShm ? fit_chunks(q, ch, 1) : q.segments;
+}
+
 } // namespace
 
 Plan build_tree_bcast(const Request &q, Shape shape, std::string_view name)
 {
-    PlanBuilder pb(Collective::kBcast, q.nranks, q.root, q.segments,
+    PlanBuilder pb(Collective::kBcast, q.nranks, q.root,
+                   tree_chunks(q, shape, plan::Channel::kShmBcast),
                    q.only_rank);
     const Span s = all_chunks(pb);
     pb.copy(q.root, {plan::chunks(Buffer::kInput, 0, 0, s.n)},
@@ -51,7 +58,8 @@ Plan build_tree_bcast(const Request &q, Shape shape, std::string_view name)
 
 Plan build_tree_reduce(const Request &q, Shape shape, std::string_view name)
 {
-    PlanBuilder pb(Collective::kReduce, q.nranks, q.root, q.segments,
+    PlanBuilder pb(Collective::kReduce, q.nranks, q.root,
+                   tree_chunks(q, shape, plan::Channel::kShmIncast),
                    q.only_rank);
     const PlaceFn place = reduce_place(pb, q.root);
     load(pb, place);

@@ -37,6 +37,11 @@ Plan build_direct(const Request &q, std::string_view name);
 Plan build_pairwise_alltoall(const Request &q, std::string_view name);
 Plan build_bruck(const Request &q, std::string_view name);
 
+// ordered.cpp: order-preserving scan, exscan and reduce.
+Plan build_chain_scan(const Request &q, std::string_view name);
+Plan build_rd_scan(const Request &q, std::string_view name);
+Plan build_ordered_reduce(const Request &q, std::string_view name);
+
 // hierarchical.cpp
 Plan build_hierarchical(const Request &q, std::string_view name);
 // hier_gather.cpp: the leader edges of a multi-level gather. A child's
@@ -46,14 +51,27 @@ struct Edge {
     int child, parent, tag;
     int offset;              // in the parent's holding
     std::vector<int> blocks; // the child's holding, in its scratch order
+    bool incast = false;     // part of one incast gather of its team
 };
 struct Collect {
     std::vector<Edge> edges;               // bottom up
     std::vector<std::vector<int>> holding; // per rank, after the gather
 };
 /* Edges of every level (below_top: all but the top group), with `root`
- * (-1: none) leading every group holding it. */
-Collect collect_edges(const Request &q, int root, bool below_top);
+ * (-1: none) leading every group holding it. With `incast`, a shm level's
+ * team whose members hold as many blocks each gathers through one incast
+ * gather: its edges, members ascending, are marked `incast`. */
+Collect collect_edges(const Request &q, int root, bool below_top, bool incast);
+/* Chunks for the incast gathers of `c` (fit_chunks() of the largest
+ * holding sent), at least q.segments. */
+int gather_chunks(const Request &q, const Collect &c);
+/* Where a parent keeps an edge's blocks, chunks `s`. */
+using ParentAt = std::function<std::vector<Range>(const Edge &, Span)>;
+/* Emits the edges bottom up: a point-to-point edge sends the child's
+ * holding (scratch [0, n)) at once, the incast edges of a team one incast
+ * gather per chunk. */
+void emit_gather_edges(PlanBuilder &pb, const Collect &c,
+                       const ParentAt &parent_at);
 Plan build_hier_gather(const Request &q, std::string_view name);
 Plan build_hier_scatter(const Request &q, std::string_view name);
 // hier_exchange.cpp: gather to the top group's leaders, an exchange among

@@ -60,10 +60,10 @@ struct Top {
     int tag = 0; // first tag free above the gather edges
 };
 
-Top top_of(const Request &q)
+Top top_of(const Request &q, bool incast)
 {
     Top t;
-    t.collect = collect_edges(q, -1, true);
+    t.collect = collect_edges(q, -1, true, incast);
     const auto teams = level_teams(q.levels, -1);
     t.team = teams.back()[0];
     for (int r : t.team.ranks) {
@@ -183,9 +183,13 @@ void leaders_allgather(PlanBuilder &pb, const Request &q, const Top &t, Span s)
 
 Plan build_hier_allgather(const Request &q, std::string_view name)
 {
-    const int nc = q.segments;
+    const Top t = top_of(q, true);
+    const auto teams = level_teams(q.levels, -1);
+    // The bcasts below the top carry all P blocks, the gathers holdings.
+    const int nc =
+        std::max(level_chunks(q, teams.size() - 1, false, true, q.nranks),
+                 gather_chunks(q, t.collect));
     PlanBuilder pb(Collective::kAllgather, q.nranks, 0, nc, q.only_rank);
-    const Top t = top_of(q);
     std::vector<char> leader(ix(q.nranks), 0);
     for (int r : t.team.ranks) {
         leader[ix(r)] = 1;
@@ -201,16 +205,14 @@ Plan build_hier_allgather(const Request &q, std::string_view name)
                     {plan::chunks(Buffer::kScratch, 0, 0, nc)});
         }
     }
-    for (const Edge &e : t.collect.edges) {
-        const auto n = static_cast<int>(e.blocks.size());
-        pb.xfer(e.child, e.parent, e.tag,
-                {plan::chunks(Buffer::kScratch, 0, 0, nc, n)},
-                leader[ix(e.parent)]
-                    ? block_runs(e.blocks, Buffer::kOutput, nc)
-                    : std::vector<Range>{
-                          plan::chunks(Buffer::kScratch, e.offset, 0, nc, n)});
-    }
-    const auto teams = level_teams(q.levels, -1);
+    emit_gather_edges(pb, t.collect, [&](const Edge &e, Span s) {
+        if (leader[ix(e.parent)]) {
+            return runs(e.blocks, Buffer::kOutput, s);
+        }
+        return std::vector<Range>{
+            plan::chunks(Buffer::kScratch, e.offset, s.chunk, s.n,
+                         static_cast<int>(e.blocks.size()))};
+    });
     const PlaceFn all = [&q](int) {
         return Place{Buffer::kOutput, 0, q.nranks};
     };
@@ -229,10 +231,12 @@ Plan build_hier_allgather(const Request &q, std::string_view name)
 
 Plan build_hier_reduce_scatter(const Request &q, std::string_view name)
 {
-    const int p = q.nranks, nc = q.segments;
-    PlanBuilder pb(Collective::kReduceScatter, p, 0, nc, q.only_rank);
-    const Top t = top_of(q);
+    const int p = q.nranks;
+    const Top t = top_of(q, false);
     const auto teams = level_teams(q.levels, -1);
+    // The reductions below the top carry all P blocks.
+    const int nc = level_chunks(q, teams.size() - 1, true, false, p);
+    PlanBuilder pb(Collective::kReduceScatter, p, 0, nc, q.only_rank);
     const PlaceFn all = [p](int) { return Place{Buffer::kScratch, 0, p}; };
     for (int r = 0; r < p; ++r) {
         pb.scratch(r, p);
@@ -314,7 +318,7 @@ Plan build_hier_alltoall(const Request &q, std::string_view name)
 {
     const int p = q.nranks, nc = q.segments;
     PlanBuilder pb(Collective::kAlltoall, p, 0, nc, q.only_rank);
-    const Top t = top_of(q);
+    const Top t = top_of(q, false);
     const auto &hold = t.collect.holding;
     auto size = [&](int r) { return static_cast<int>(hold[ix(r)].size()); };
     for (int r = 0; r < p; ++r) {

@@ -166,6 +166,27 @@ std::vector<std::vector<Team>> level_teams(Levels levels, int root)
     return teams;
 }
 
+int level_chunks(const Request &q, std::size_t nlevels, bool up, bool down,
+                 int blocks)
+{
+    int n = q.segments;
+    for (std::size_t l = 0; l < nlevels; ++l) {
+        const Shape s = level_choice(q, l).shape;
+        if (s != Shape::kShm && s != Shape::kMcast) {
+            continue;
+        }
+        if (up) {
+            n = std::max(n, fit_chunks(q, plan::Channel::kShmIncast, blocks));
+        }
+        if (down) {
+            const auto ch = s == Shape::kShm ? plan::Channel::kShmBcast
+                                             : plan::Channel::kMcast;
+            n = std::max(n, fit_chunks(q, ch, blocks));
+        }
+    }
+    return n;
+}
+
 LevelChoice level_choice(const Request &q, std::size_t l)
 {
     if (q.per_level.empty()) {
@@ -179,9 +200,13 @@ Plan build_hierarchical(const Request &q, std::string_view name)
     const Collective c = q.collective;
     const bool rooted = c == Collective::kBcast || c == Collective::kReduce;
     const int root = rooted ? q.root : 0;
-    const int nc = c == Collective::kBarrier ? 1 : q.segments;
-    PlanBuilder pb(c, q.nranks, root, nc, q.only_rank);
     const auto teams = level_teams(q.levels, rooted ? root : -1);
+    const bool up = c != Collective::kBcast;
+    const bool down = c != Collective::kReduce;
+    const int nc = c == Collective::kBarrier
+                       ? 1
+                       : level_chunks(q, teams.size(), up, down, 1);
+    PlanBuilder pb(c, q.nranks, root, nc, q.only_rank);
     const std::size_t top = teams.size() - 1;
     const PlaceFn place =
         c == Collective::kReduce ? reduce_place(pb, root) : PlaceFn(out0);
@@ -191,8 +216,6 @@ Plan build_hierarchical(const Request &q, std::string_view name)
                     {at(place(r), Span{0, nc})});
         }
     }
-    const bool up = c != Collective::kBcast;
-    const bool down = c != Collective::kReduce;
     const auto ntags = static_cast<int>(teams.size());
     for (int k = 0; k < nc; ++k) {
         const Span one{k, 1};

@@ -3,6 +3,10 @@
 // every algorithm, per collective.
 #include "algorithms/flat.h"
 
+#include <algorithm>
+#include <bit>
+#include <limits>
+
 namespace ucg::algorithms {
 
 namespace {
@@ -30,15 +34,21 @@ bool has_full_levels(const Request &q)
     return levels_ok(q.levels, q.nranks);
 }
 
+// Order-preserving (Algorithm::preserves_order) or not, for collectives
+// with a user operator.
+enum Order : bool { kAnyOrder = false, kRankOrder = true };
+
 struct Table {
     std::vector<Algorithm> v;
     void add(Collective c, std::string name, std::string desc,
              std::function<bool(const Request &)> ok,
-             std::function<plan::Plan(const Request &, std::string_view)> b)
+             std::function<plan::Plan(const Request &, std::string_view)> b,
+             Order order = kAnyOrder)
     {
         auto build = [b, name](const Request &q) { return b(q, name); };
         v.push_back(Algorithm{c, name, std::move(desc), std::move(ok),
-                              std::move(build)});
+                              std::move(build),
+                              order == kRankOrder || !plan::has_operator(c)});
     }
 };
 
@@ -81,6 +91,10 @@ void add_rooted(Table &t)
     t.add(r, "rabenseifner",
           "recursive halving reduce-scatter, binomial gather of the pieces",
           always, build_rabenseifner);
+    t.add(r, "ordered_knomial",
+          "k-nomial trees over ranks [root, P) and [0, root), combined in "
+          "rank order (non-commutative operators)",
+          always, build_ordered_reduce, kRankOrder);
     auto g = [](int radix) {
         return [radix](const Request &q, std::string_view n) {
             return build_knomial_gather(q, radix > 0 ? radix : q.radix, n);
@@ -121,10 +135,12 @@ void add_all(Table &t)
         };
     };
     for (Collective c : {a, br}) {
+        // Reduced to rank 0 in rank order: children join in ascending
+        // order, each subtree an interval.
         t.add(c, "linear", "reduce to rank 0 linearly, bcast back", always,
-              tree(build_tree_allreduce, Shape::kLinear));
+              tree(build_tree_allreduce, Shape::kLinear), kRankOrder);
         t.add(c, "knomial", "k-nomial reduce to rank 0, k-nomial bcast", always,
-              tree(build_tree_allreduce, Shape::kKnomial));
+              tree(build_tree_allreduce, Shape::kKnomial), kRankOrder);
         t.add(c, "recursive_doubling", "recursive doubling with folding",
               always, rk(2));
         t.add(c, "recursive_k", "recursive k-ing with folding", always, rk(0));
@@ -132,7 +148,7 @@ void add_all(Table &t)
               has_rank_levels, build_hierarchical);
     }
     t.add(a, "chain", "pipelined chain reduce then chain bcast", always,
-          tree(build_tree_allreduce, Shape::kChain));
+          tree(build_tree_allreduce, Shape::kChain), kRankOrder);
     t.add(a, "binary_tree", "pipelined binary tree reduce then bcast", always,
           tree(build_tree_allreduce, Shape::kBinary));
     t.add(a, "ring", "ring reduce-scatter then ring allgather", always,
@@ -189,12 +205,25 @@ void add_exchanges(Table &t)
           has_full_levels, build_hier_reduce_scatter);
 }
 
+void add_scans(Table &t)
+{
+    using namespace detail;
+    for (Collective c : {Collective::kScan, Collective::kExscan}) {
+        t.add(c, "chain", "pipelined chain, rank r passes ranks 0..r on",
+              always, build_chain_scan, kRankOrder);
+        t.add(c, "recursive_doubling",
+              "Hillis-Steele: step d adds the value of rank r-d in front",
+              always, build_rd_scan, kRankOrder);
+    }
+}
+
 Table make_table()
 {
     Table t;
     add_rooted(t);
     add_all(t);
     add_exchanges(t);
+    add_scans(t);
     return t;
 }
 
@@ -219,9 +248,10 @@ const Algorithm *find_algorithm(plan::Collective c, std::string_view name)
 Result<plan::Plan> build(std::string_view name, const Request &req)
 {
     const Algorithm *a = find_algorithm(req.collective, name);
+    const std::string what = "algorithm '" + std::string(name) + "' for " +
+                             std::string(plan::to_string(req.collective));
     if (!a) {
-        return fail("no algorithm '" + std::string(name) + "' for " +
-                    std::string(plan::to_string(req.collective)));
+        return fail("no " + what);
     }
     if (req.nranks < 1 || req.root < 0 || req.root >= req.nranks ||
         req.radix < 2 || req.segments < 1 ||
@@ -230,9 +260,78 @@ Result<plan::Plan> build(std::string_view name, const Request &req)
         return fail("bad request (ranks, root, radix, segments)");
     }
     if (!a->applicable(req)) {
-        return fail("algorithm '" + std::string(name) + "' does not apply");
+        if (req.only_rank && levels_partial_ok(req.levels, req.nranks) &&
+            !levels_ok(req.levels, req.nranks)) {
+            return fail(what + " needs the full levels, not those pruned "
+                               "to one rank");
+        }
+        return fail(what + " does not apply");
     }
-    return a->build(req);
+    plan::Plan p = a->build(req);
+    for (int r = 0; r < p.nranks && req.placement.known(); ++r) {
+        if (req.only_rank && r != *req.only_rank) {
+            continue;
+        }
+        if (std::string e = plan::check_placement(p, r, req.placement);
+            !e.empty()) {
+            return fail(what + " does not fit the machine: " + e);
+        }
+    }
+    return p;
+}
+
+const ChannelLimits &channel_limits(const Request &req, plan::Channel ch)
+{
+    static const ChannelLimits none;
+    switch (ch) {
+    case plan::Channel::kShmBcast:
+        return req.shm_bcast;
+    case plan::Channel::kShmIncast:
+        return req.shm_incast;
+    case plan::Channel::kMcast:
+        return req.mcast;
+    default:
+        return none;
+    }
+}
+
+std::size_t size_class(std::size_t bytes)
+{
+    constexpr std::size_t kTop = std::numeric_limits<std::size_t>::max() / 2;
+    return bytes <= 1 || bytes > kTop ? bytes : std::bit_ceil(bytes);
+}
+
+namespace {
+
+// The fewest power-of-two chunks that cut `bytes` into pieces of at most
+// `limit` (rounded down to a power of two).
+std::size_t chunks_within(std::size_t bytes, std::size_t limit)
+{
+    const std::size_t piece = std::bit_floor(limit);
+    std::size_t n = 1;
+    while (bytes / n > piece) {
+        n *= 2;
+    }
+    return n;
+}
+
+} // namespace
+
+int fit_chunks(const Request &req, plan::Channel ch, int blocks)
+{
+    const ChannelLimits &l = channel_limits(req, ch);
+    const std::size_t bytes =
+        size_class(req.block_bytes) * static_cast<std::size_t>(blocks);
+    std::size_t n = static_cast<std::size_t>(std::max(req.segments, 1));
+    if (bytes > 0 && l.seg_bytes > 0) {
+        n = std::max(n, std::min(chunks_within(bytes, l.seg_bytes),
+                                 std::size_t{kMaxPreferredChunks}));
+    }
+    if (bytes > 0 && l.max_bytes > 0) {
+        n = std::max(n, chunks_within(bytes, l.max_bytes));
+    }
+    return static_cast<int>(
+        std::min<std::size_t>(n, std::numeric_limits<int>::max()));
 }
 
 } // namespace ucg::algorithms

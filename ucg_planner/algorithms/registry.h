@@ -5,6 +5,7 @@
 
 #include "plan/plan.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -40,6 +41,13 @@ struct LevelChoice {
     int radix = 2;
 };
 
+/* What one one-to-many channel carries well: uct_group_attr_t's
+ * max_length and seg_length of the transport behind it. */
+struct ChannelLimits {
+    std::size_t max_bytes = 0; // largest message; 0: any
+    std::size_t seg_bytes = 0; // preferred message size; 0: no preference
+};
+
 struct Request {
     plan::Collective collective = plan::Collective::kBcast;
     int nranks = 1;
@@ -59,7 +67,42 @@ struct Request {
     // "bruck", "linear", anything else recursive doubling; reduce_scatter:
     // "linear", anything else ring (hier_exchange.cpp).
     std::string top = "recursive_doubling";
+    // Where the ranks run (host, multicast domain); build() refuses a plan
+    // whose shm groups span hosts or whose mcast groups leave a multicast
+    // domain. Empty: not known, not checked.
+    plan::Placement placement;
+    // Bytes of one block (one rank's message); 0: unknown, and the
+    // builders keep `segments` chunks. Known, a builder whose one-to-many
+    // messages would exceed their channel's max_bytes, or pass its
+    // seg_bytes, splits into more chunks (fit_chunks()).
+    std::size_t block_bytes = 0;
+    ChannelLimits shm_bcast;  // kShmBcast
+    ChannelLimits shm_incast; // kShmIncast
+    ChannelLimits mcast;      // kMcast
 };
+
+/* The limits of `ch` in the request (p2p: none). */
+const ChannelLimits &channel_limits(const Request &req, plan::Channel ch);
+
+/*
+ * Size classes: block sizes in (2^(k-1), 2^k] share the class 2^k (0 and 1
+ * their own). Chunk counts follow the class, never the exact size, so a
+ * plan built for one size serves every size of its class and a runtime
+ * caches one plan per class.
+ */
+std::size_t size_class(std::size_t bytes);
+
+/*
+ * Chunks for one-to-many messages of `blocks` blocks on `ch`: at least
+ * `segments`; enough that a message of the class's largest size fits in
+ * max_bytes; and, up to kMaxPreferredChunks, enough that it is at most
+ * seg_bytes (so the transport pipelines at its preferred size; beyond
+ * that it fragments the rest). Counts are powers of two of the class and
+ * limits rounded down to powers of two, so element sizes that are powers
+ * of two up to the limit never make a chunk exceed it.
+ */
+inline constexpr int kMaxPreferredChunks = 1024;
+int fit_chunks(const Request &req, plan::Channel ch, int blocks);
 
 struct Algorithm {
     plan::Collective collective;
@@ -67,6 +110,12 @@ struct Algorithm {
     std::string description;
     std::function<bool(const Request &)> applicable;
     std::function<plan::Plan(const Request &)> build;
+    // Every output combines the inputs in rank order (each (+) keeps its
+    // operands in plan order, plan.h), so the plan is right for a
+    // non-commutative operator. True for every collective without a
+    // user operator (bcast, gather, scatter, allgather, alltoall,
+    // barrier).
+    bool preserves_order = false;
 };
 
 /* Every algorithm, grouped by collective. */
@@ -75,7 +124,8 @@ const std::vector<Algorithm> &registry();
 /* The algorithm `name` for `c`, or nullptr. */
 const Algorithm *find_algorithm(plan::Collective c, std::string_view name);
 
-/* Checks applicability and builds. */
+/* Checks applicability, builds, and refuses shm and mcast groups beyond
+ * their reach (Request::placement). */
 Result<plan::Plan> build(std::string_view name, const Request &req);
 
 /* Whether `levels` is a valid chain of partitions for `nranks` ranks. */

@@ -57,6 +57,21 @@ void tree_reduce(PlanBuilder &pb, const Team &team, const Tree &t, int tag,
     }
 }
 
+// A one-to-many message over the team (root: relative rank 0). Its
+// members keep the data at the same place, as every place function here
+// gives one place to all ranks but the collective's root, which leads
+// every team holding it.
+plan::GroupMsg group_msg(const Team &team, int tag, const PlaceFn &place)
+{
+    plan::GroupMsg m{team.at(0), {}, tag};
+    for (int v = 1; v < team.size(); ++v) {
+        m.members.push_back(team.at(v));
+        assert(at(place(team.at(v)), Span{}) == at(place(team.at(1)), Span{}));
+    }
+    (void)place;
+    return m;
+}
+
 bool pipelined(Shape s)
 {
     return s == Shape::kChain || s == Shape::kBinary || s == Shape::kShm ||
@@ -173,29 +188,12 @@ void level_bcast(PlanBuilder &pb, const Team &team, LevelChoice how, int tag,
     if (how.shape == Shape::kShm || how.shape == Shape::kMcast) {
         const auto ch = how.shape == Shape::kShm ? plan::Channel::kShmBcast
                                                  : plan::Channel::kMcast;
-        const int root = team.at(0);
-        std::vector<int> to;
-        for (int v = 1; v < team.size(); ++v) {
-            to.push_back(team.at(v));
-        }
+        const plan::GroupMsg m = group_msg(team, tag, place);
         for (int c = span.chunk; c < span.chunk + span.n; ++c) {
             const Span one{c, 1};
-            pb.add(root, plan::Op{plan::OpKind::kBcastSend,
-                                  ch,
-                                  to,
-                                  tag,
-                                  {at(place(root), one)},
-                                  {},
-                                  {}});
-            for (int r : to) {
-                pb.add(r, plan::Op{plan::OpKind::kBcastRecv,
-                                   ch,
-                                   {root},
-                                   tag,
-                                   {},
-                                   {at(place(r), one)},
-                                   {}});
-            }
+            // Every member's place has the same shape (one level's).
+            pb.bcast(m, ch, {at(place(m.root), one)},
+                     {at(place(m.members[0]), one)});
         }
         return;
     }
@@ -216,29 +214,11 @@ void level_reduce(PlanBuilder &pb, const Team &team, LevelChoice how, int tag,
         return;
     }
     if (how.shape == Shape::kShm || how.shape == Shape::kMcast) {
-        const int root = team.at(0);
-        std::vector<int> from;
-        for (int v = 1; v < team.size(); ++v) {
-            from.push_back(team.at(v));
-        }
+        const plan::GroupMsg m = group_msg(team, tag, place);
         for (int c = span.chunk; c < span.chunk + span.n; ++c) {
             const Span one{c, 1};
-            for (int r : from) {
-                pb.add(r, plan::Op{plan::OpKind::kIncastSend,
-                                   plan::Channel::kShmIncast,
-                                   {root},
-                                   tag,
-                                   {at(place(r), one)},
-                                   {},
-                                   {}});
-            }
-            pb.add(root, plan::Op{plan::OpKind::kIncastRecvReduce,
-                                  plan::Channel::kShmIncast,
-                                  from,
-                                  tag,
-                                  {},
-                                  {at(place(root), one)},
-                                  {}});
+            pb.incast(m, {at(place(m.members[0]), one)},
+                      {at(place(m.root), one)});
         }
         return;
     }

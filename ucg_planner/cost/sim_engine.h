@@ -51,6 +51,7 @@ class Sim {
   private:
     Result<void> flatten();
     Result<void> match();
+    Result<void> check_reach() const;
     std::string where(int op) const;
     const topology::LinkCost &link(int a, int b) const
     {

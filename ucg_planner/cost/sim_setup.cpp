@@ -6,6 +6,20 @@
 
 #include <algorithm>
 
+namespace ucg::cost {
+
+plan::Placement placement_of(const topology::Topology &topo)
+{
+    plan::Placement p;
+    for (int r = 0; r < topo.size(); ++r) {
+        p.host.push_back(topo.host_of(r));
+        p.mcast_domain.push_back(topo.mcast_domain_of(r));
+    }
+    return p;
+}
+
+} // namespace ucg::cost
+
 namespace ucg::cost::detail {
 
 std::string Sim::where(int op) const
@@ -73,6 +87,21 @@ Result<void> Sim::flatten()
         for (int d : op.deps) {
             size_t dep = size_t(offset_[size_t(rank_of_[id])] + d);
             dependents_[size_t(fill[dep]++)] = int(id);
+        }
+    }
+    return {};
+}
+
+Result<void> Sim::check_reach() const
+{
+    if (!fabric_.topo) {
+        return {};
+    }
+    const plan::Placement where = placement_of(*fabric_.topo);
+    for (int r = 0; r < plan_.nranks; ++r) {
+        if (std::string e = plan::check_placement(plan_, r, where);
+            !e.empty()) {
+            return fail("simulate: " + e);
         }
     }
     return {};

@@ -106,6 +106,11 @@ void Sim::on_deliver(int msg, double t)
 
 void Sim::complete_recv(int op, double t)
 {
+    // Both the last delivery (deps already done, its ready event not yet
+    // run) and the ready event find the receive complete: run it once.
+    if (start_[size_t(op)] >= 0) {
+        return;
+    }
     const int r = rank_of_[size_t(op)];
     const plan::Op &o = op_at(plan_, r, index_of_[size_t(op)]);
     const double npeers = double(o.peers.size());
@@ -140,6 +145,9 @@ Result<SimResult> Sim::run()
 {
     if (auto f = flatten(); !f) {
         return f.error();
+    }
+    if (auto c = check_reach(); !c) {
+        return c.error();
     }
     if (auto m = match(); !m) {
         return m.error();

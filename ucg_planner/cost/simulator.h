@@ -27,7 +27,7 @@ namespace ucg::cost {
  *              deps are done and all its messages delivered, the CPU is busy
  *              o per message (+ reduce_ns_per_byte * m for reductions).
  *   bcast-send one injection for all peers (shm write or mcast); incast
- *              sends are sends; incast recv-reduce receives each peer.
+ *              sends are sends; incast receives receive each peer.
  *   copy/reduce CPU busy m * copy_ns_per_byte (or reduce_ns_per_byte).
  *   uplinks    when uplink_ns_per_byte > 0, a message between switches also
  *              holds the sender's switch uplink and the receiver's switch
@@ -68,8 +68,13 @@ struct SimResult {
     size_t messages = 0;
 };
 
-/// Fails on unmatched messages, unbuilt ranks and deadlock (naming a
-/// stuck op).
+/// Where the topology puts each rank, for the one-to-many channels: its
+/// host (shm) and multicast domain.
+plan::Placement placement_of(const topology::Topology &topo);
+
+/// Fails on unmatched messages, unbuilt ranks, deadlock (naming a stuck
+/// op) and, with a topology, shm groups across hosts and mcast groups
+/// outside a multicast domain.
 Result<SimResult> simulate(const plan::Plan &plan, const Fabric &fabric,
                            const SimConfig &config);
 

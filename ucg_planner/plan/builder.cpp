@@ -127,10 +127,12 @@ int PlanBuilder::send(int from, int to, int tag, std::vector<Range> src)
 }
 
 int PlanBuilder::recv(int at, int from, int tag, std::vector<Range> dst,
-                      bool reduce)
+                      bool reduce, bool src_first)
 {
     const OpKind k = reduce ? OpKind::kRecvReduce : OpKind::kRecv;
-    return add(at, Op{k, Channel::kP2p, {from}, tag, {}, std::move(dst), {}});
+    Op op{k, Channel::kP2p, {from}, tag, {}, std::move(dst), {}};
+    op.src_first = reduce && src_first;
+    return add(at, std::move(op));
 }
 
 void PlanBuilder::xfer(int from, int to, int tag, std::vector<Range> src,
@@ -141,50 +143,106 @@ void PlanBuilder::xfer(int from, int to, int tag, std::vector<Range> src,
 }
 
 int PlanBuilder::copy(int at, std::vector<Range> src, std::vector<Range> dst,
-                      bool reduce)
+                      bool reduce, bool src_first)
 {
     const OpKind k = reduce ? OpKind::kReduce : OpKind::kCopy;
-    return add(at,
-               Op{k, Channel::kP2p, {}, 0, std::move(src), std::move(dst), {}});
+    Op op{k, Channel::kP2p, {}, 0, std::move(src), std::move(dst), {}};
+    op.src_first = reduce && src_first;
+    return add(at, std::move(op));
 }
 
-void PlanBuilder::bcast(int from, const std::vector<int> &to, int tag,
-                        Channel ch, std::vector<Range> src,
+int PlanBuilder::group(int root, const std::vector<int> &members)
+{
+    std::vector<int> all = members;
+    all.push_back(root);
+    std::sort(all.begin(), all.end());
+    const auto [it, fresh] =
+        group_ids_.try_emplace(all, static_cast<int>(plan_.groups.size()));
+    if (fresh) {
+        plan_.groups.push_back(std::move(all));
+    }
+    return it->second;
+}
+
+namespace {
+
+std::vector<int> sorted(std::vector<int> v)
+{
+    std::sort(v.begin(), v.end());
+    return v;
+}
+
+Op group_op(OpKind k, Channel ch, std::vector<int> peers, int tag, int group)
+{
+    Op op{k, ch, std::move(peers), tag, {}, {}, {}};
+    op.group = group;
+    return op;
+}
+
+} // namespace
+
+void PlanBuilder::bcast(const GroupMsg &m, Channel ch, std::vector<Range> src,
                         std::vector<Range> dst)
 {
-    if (active(from)) {
-        rb(from).add(
-            Op{OpKind::kBcastSend, ch, to, tag, std::move(src), {}, {}});
+    const int g = group(m.root, m.members);
+    const std::vector<int> to = sorted(m.members);
+    if (active(m.root)) {
+        Op op = group_op(OpKind::kBcastSend, ch, to, m.tag, g);
+        op.src = std::move(src);
+        rb(m.root).add(std::move(op));
     }
     for (int r : to) {
         if (active(r)) {
-            rb(r).add(Op{OpKind::kBcastRecv, ch, {from}, tag, {}, dst, {}});
+            Op op = group_op(OpKind::kBcastRecv, ch, {m.root}, m.tag, g);
+            op.dst = dst;
+            rb(r).add(std::move(op));
         }
     }
 }
 
-void PlanBuilder::incast(const std::vector<int> &from, int to, int tag,
-                         std::vector<Range> src, std::vector<Range> dst)
+void PlanBuilder::incast(const GroupMsg &m, std::vector<Range> src,
+                         std::vector<Range> dst)
 {
+    const int g = group(m.root, m.members);
+    const std::vector<int> from = sorted(m.members);
     for (int r : from) {
         if (active(r)) {
-            rb(r).add(Op{OpKind::kIncastSend,
-                         Channel::kShmIncast,
-                         {to},
-                         tag,
-                         src,
-                         {},
-                         {}});
+            Op op = group_op(OpKind::kIncastSend, Channel::kShmIncast, {m.root},
+                             m.tag, g);
+            op.src = src;
+            rb(r).add(std::move(op));
         }
     }
-    if (active(to)) {
-        rb(to).add(Op{OpKind::kIncastRecvReduce,
-                      Channel::kShmIncast,
-                      from,
-                      tag,
-                      {},
-                      std::move(dst),
-                      {}});
+    if (active(m.root)) {
+        Op op = group_op(OpKind::kIncastRecvReduce, Channel::kShmIncast, from,
+                         m.tag, g);
+        op.dst = std::move(dst);
+        rb(m.root).add(std::move(op));
+    }
+}
+
+void PlanBuilder::gather(const GroupMsg &m,
+                         const std::function<std::vector<Range>(int)> &src,
+                         const std::function<std::vector<Range>(int)> &dst)
+{
+    const int g = group(m.root, m.members);
+    const std::vector<int> from = sorted(m.members);
+    for (int r : from) {
+        if (active(r)) {
+            Op op = group_op(OpKind::kIncastGatherSend, Channel::kShmIncast,
+                             {m.root}, m.tag, g);
+            op.src = src(r);
+            rb(r).add(std::move(op));
+        }
+    }
+    if (active(m.root)) {
+        Op op =
+            group_op(OpKind::kIncastRecv, Channel::kShmIncast, from, m.tag, g);
+        for (int r : from) {
+            const auto d = dst(r);
+            op.dst.insert(op.dst.end(), d.begin(), d.end());
+        }
+        rb(m.root).add(std::move(op));
     }
 }
 
@@ -219,6 +277,9 @@ Plan PlanBuilder::take(std::string algorithm)
 {
     plan_.algorithm = std::move(algorithm);
     builders_.clear();
+    if (only_) {
+        keep_rank(plan_, *only_);
+    }
     return std::move(plan_);
 }
 

@@ -22,6 +22,8 @@ bool compatible(OpKind send, OpKind recv)
         return recv == OpKind::kBcastRecv;
     case OpKind::kIncastSend:
         return recv == OpKind::kIncastRecvReduce;
+    case OpKind::kIncastGatherSend:
+        return recv == OpKind::kIncastRecv;
     default:
         return false;
     }
@@ -42,17 +44,63 @@ std::string where(const Plan &plan, int rank, int op)
            std::string(to_string(o.kind)) + ")";
 }
 
-std::vector<int> chunk_sequence(const std::vector<Range> &ranges)
+std::pair<int, int> recv_part(const Op &op, int pos)
 {
-    std::vector<int> seq;
-    for (const Range &r : ranges) {
-        for (int b = 0; b < r.nblocks; ++b) {
-            for (int c = r.chunk; c < r.chunk + r.nchunks; ++c) {
-                seq.push_back(c);
-            }
+    const int n = range_slots(op.dst);
+    if (op.kind != OpKind::kIncastRecv || op.peers.empty()) {
+        return {0, n};
+    }
+    const int each = n / static_cast<int>(op.peers.size());
+    return {pos * each, each};
+}
+
+namespace {
+
+// Walks the chunk indices of ranges' slots in message order.
+class ChunkCursor {
+  public:
+    ChunkCursor(const std::vector<Range> &v, int skip) : v_(v)
+    {
+        while (i_ < v_.size() && skip >= slots(v_[i_])) {
+            skip -= slots(v_[i_++]);
+        }
+        if (i_ < v_.size()) {
+            k_ = skip % v_[i_].nchunks;
         }
     }
-    return seq;
+    int next()
+    {
+        const Range &r = v_[i_];
+        const int c = r.chunk + k_;
+        if (++k_ == r.nchunks) {
+            k_ = 0;
+            if (++b_ == r.nblocks) {
+                b_ = 0;
+                ++i_;
+            }
+        }
+        return c;
+    }
+
+  private:
+    static int slots(const Range &r) { return r.nblocks * r.nchunks; }
+    const std::vector<Range> &v_;
+    std::size_t i_ = 0;
+    int b_ = 0, k_ = 0;
+};
+
+} // namespace
+
+bool same_chunks(const std::vector<Range> &a, int a_first,
+                 const std::vector<Range> &b, int b_first, int n)
+{
+    ChunkCursor x(a, a_first), y(b, b_first);
+    for (int i = 0; i < n; ++i) {
+        if (x.next() != y.next()) {
+            return false;
+        }
+    }
+    return true;
 }
 
 namespace {
@@ -126,6 +174,13 @@ std::string unmatched(const Plan &plan, const End &end, bool send)
            std::to_string(k[0]) + tail;
 }
 
+bool same_slices(const Op &send, const Op &recv, int pos)
+{
+    const auto [first, n] = recv_part(recv, pos);
+    return range_slots(send.src) == n &&
+           same_chunks(send.src, 0, recv.dst, first, n);
+}
+
 } // namespace
 
 Matching match_messages(const Plan &plan, std::vector<std::string> &errors)
@@ -159,8 +214,7 @@ Matching match_messages(const Plan &plan, std::vector<std::string> &errors)
             errors.push_back(
                 where(plan, s.op.rank, s.op.op) + " is matched by " +
                 where(plan, v.op.rank, v.op.op) + " of an incompatible kind");
-        } else if (range_slots(so.src) != range_slots(ro.dst) ||
-                   chunk_sequence(so.src) != chunk_sequence(ro.dst)) {
+        } else if (!same_slices(so, ro, v.pos)) {
             errors.push_back(where(plan, s.op.rank, s.op.op) + " and " +
                              where(plan, v.op.rank, v.op.op) +
                              " disagree on the message size (slices)");

@@ -6,6 +6,7 @@
 #include "plan/plan.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ucg::plan::detail {
@@ -37,10 +38,22 @@ Matching match_messages(const Plan &plan, std::vector<std::string> &errors);
  * are deadlocked. */
 std::vector<OpRef> execution_order(const Plan &plan, const Matching &m);
 
+/* Every member takes part in each message of a group, and all list the
+ * group's ops in the same order (groups.cpp). Assumes well-formed groups
+ * and a matching without errors. */
+void check_groups(const Plan &plan, const Matching &m,
+                  std::vector<std::string> &errors);
+
 /* "rank R op I (kind)" for messages. */
 std::string where(const Plan &plan, int rank, int op);
 
-/* The flattened chunk index of every slot a message carries. */
-std::vector<int> chunk_sequence(const std::vector<Range> &ranges);
+/* The slots [first, first + count) of a receive's dst that the message
+ * of its peer at `pos` fills (all of dst but for kIncastRecv). */
+std::pair<int, int> recv_part(const Op &op, int pos);
+
+/* Whether slots [a_first, a_first + n) of `a` and [b_first, b_first + n)
+ * of `b` carry the same chunk indices (both must hold that many). */
+bool same_chunks(const std::vector<Range> &a, int a_first,
+                 const std::vector<Range> &b, int b_first, int n);
 
 } // namespace ucg::plan::detail

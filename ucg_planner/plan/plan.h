@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -41,6 +42,9 @@ namespace ucg::plan {
  *   alltoall        P (block b for b)     P (block b from b)
  *   reduce_scatter  P (block b for b)     1 (sum of every block r on r)
  *   barrier         1                     1 (holds a token of every rank)
+ *   scan            1                     1 (ranks 0..r combined in order)
+ *   exscan          1                     1 (ranks 0..r-1 in order; rank
+ *                                            0's is undefined, untouched)
  * Scratch holds RankProgram::scratch_blocks blocks with the same chunking.
  *
  * A builder chooses nchunks: pipelined algorithms use the requested segment
@@ -59,8 +63,10 @@ enum class Collective : std::uint8_t {
     kAlltoall,
     kReduceScatter,
     kBarrier,
+    kScan,
+    kExscan,
 };
-inline constexpr int kNumCollectives = 9;
+inline constexpr int kNumCollectives = 11;
 
 enum class Buffer : std::uint8_t { kInput, kOutput, kScratch };
 
@@ -70,21 +76,42 @@ enum class Buffer : std::uint8_t { kInput, kOutput, kScratch };
  *   kind               peers            src     dst      meaning
  *   kSend              {to}             yes     -        send src to `to`
  *   kRecv              {from}           -       yes      dst = message
- *   kRecvReduce        {from}           -       yes      dst += message
+ *   kRecvReduce        {from}           -       yes      dst = dst (+) message
  *   kCopy              {}               yes     yes      dst = src
- *   kReduce            {}               yes     yes      dst += src
+ *   kReduce            {}               yes     yes      dst = dst (+) src
  *   kBcastSend         {to...}          yes     -        one message to all
  *   kBcastRecv         {from}           -       yes      dst = message
- *   kIncastSend        {to}             yes     -        contribute src
- *   kIncastRecvReduce  {from...}        -       yes      dst += sum of all
+ *   kIncastSend        {to}             yes     -        add src to a reduce
+ *   kIncastRecvReduce  {from...}        -       yes      dst = dst (+) m_1
+ *                                                        (+) ... (+) m_n
+ *   kIncastGatherSend  {to}             yes     -        send src to a gather
+ *   kIncastRecv        {from...}        -       yes      dst = m_1, ..., m_n
  * kSend/kRecv/kRecvReduce use channel kP2p; kBcastSend/kBcastRecv use
- * kShmBcast or kMcast; kIncastSend/kIncastRecvReduce use kShmIncast.
+ * kShmBcast or kMcast; the incast kinds use kShmIncast. With `src_first`
+ * (kRecvReduce, kReduce only) the operands swap: dst = src (+) dst. The
+ * executor applies (+) in exactly this order, so a plan built for it is
+ * correct for a non-commutative operator (algorithms::Algorithm::
+ * preserves_order). m_1..m_n are the senders' messages in `peers` order;
+ * kIncastRecv's dst lists them back to back (peer after peer, each
+ * peer's slots), every sender sending as many slots.
+ *
+ * Groups: every one-to-many op (bcast, incast) names its group, an index
+ * into Plan::groups (sorted member lists); point-to-point and local ops
+ * have group -1. Every member takes part in each message of its group
+ * (the root sends and all others receive, or all others send and the root
+ * receives), and every member lists the group's ops in the same order:
+ * the transports match a group's messages by that order alone
+ * (docs/decisions/0005). One-to-many peers are listed in ascending rank
+ * order, the group's member order.
  *
  * Matching: a message is identified by (sender, receiver, channel, tag) and,
- * among messages with the same key, by their order in the op lists (FIFO).
- * A kBcastSend makes one message per peer, a kIncastRecvReduce consumes one
- * message per peer. Sender and receiver must agree on the flattened slot
- * chunk indices (so the byte sizes agree for every message size).
+ * among messages with the same key, by their order in the op lists (FIFO):
+ * the k-th send of a key matches the k-th receive of that key, whatever
+ * order the deps let an executor post them in (the executor gives every
+ * message its own wire tag from that count). A kBcastSend makes one
+ * message per peer, an incast receive consumes one message per peer.
+ * Sender and receiver must agree on the flattened slot chunk indices (so
+ * the byte sizes agree for every message size).
  *
  * Dependencies: `deps` lists indices of earlier ops of the same rank; an op
  * may start once they completed. Ops without a path between them may run
@@ -101,6 +128,8 @@ enum class OpKind : std::uint8_t {
     kBcastRecv,
     kIncastSend,
     kIncastRecvReduce,
+    kIncastGatherSend,
+    kIncastRecv,
 };
 
 enum class Channel : std::uint8_t { kP2p, kShmBcast, kShmIncast, kMcast };
@@ -122,6 +151,8 @@ struct Op {
     std::vector<Range> src; // read (sends, copy, reduce)
     std::vector<Range> dst; // written (receives, copy, reduce)
     std::vector<int> deps;  // earlier ops of the same rank, ascending
+    int group = -1;         // one-to-many ops: index into Plan::groups
+    bool src_first = false; // kRecvReduce, kReduce: dst = src (+) dst
     friend bool operator==(const Op &, const Op &) = default;
 };
 
@@ -137,8 +168,21 @@ struct Plan {
     int nranks = 1;
     int root = 0;
     int nchunks = 1;
+    // Member lists (ascending ranks) of the one-to-many groups. A one-rank
+    // plan keeps those its rank's ops name, in order of first use.
+    std::vector<std::vector<int>> groups;
     std::vector<RankProgram> ranks; // size nranks; empty for unbuilt ranks
     friend bool operator==(const Plan &, const Plan &) = default;
+};
+
+/* Where each rank runs, as far as the one-to-many channels care: shared
+ * memory (shm_bcast, shm_incast) reaches the ranks of one host, mcast the
+ * ranks of one multicast domain (-1: none). Empty vectors: not known, not
+ * checked. */
+struct Placement {
+    std::vector<int> host;         // per rank
+    std::vector<int> mcast_domain; // per rank, -1: no multicast
+    bool known() const { return !host.empty(); }
 };
 
 /* Names used by the text form and in messages. */
@@ -152,9 +196,18 @@ std::optional<Channel> channel_from_string(std::string_view s);
 std::optional<Buffer> buffer_from_string(std::string_view s);
 
 /* Op classification. */
-bool is_send(OpKind k);     // kSend, kBcastSend, kIncastSend
-bool is_recv(OpKind k);     // kRecv, kRecvReduce, kBcastRecv, kIncastRecvReduce
+bool is_send(OpKind k);     // kSend, kBcastSend, kIncastSend, kIncastGatherSend
+bool is_recv(OpKind k);     // kRecv, kRecvReduce, kBcastRecv, kIncastRecv*
 bool is_reducing(OpKind k); // kRecvReduce, kReduce, kIncastRecvReduce
+bool is_one_to_many(OpKind k); // the bcast and incast kinds
+// The one-to-many kinds whose rank is the group message's root: it sends
+// to every other member (kBcastSend) or receives from every other member
+// (kIncastRecvReduce, kIncastRecv).
+bool is_group_root(OpKind k);
+
+/* Whether the collective applies a user operator (reduce, allreduce,
+ * reduce_scatter, scan, exscan). */
+bool has_operator(Collective c);
 
 /* Blocks per buffer for `rank` (table above). */
 int input_blocks(Collective c, int nranks, int root, int rank);
@@ -179,8 +232,19 @@ std::size_t range_elements(const std::vector<Range> &ranges, int nchunks,
 /* Number of slots (block x chunk) in the ranges. */
 int range_slots(const std::vector<Range> &ranges);
 
-/* The plan with only `rank`'s program kept (what a one-rank build gives). */
+/* The plan with only `rank`'s program kept and the groups its ops name
+ * (what a one-rank build gives). */
 Plan project(const Plan &plan, int rank);
+
+/* Keeps only `rank`'s program and the groups it names, renumbered in
+ * order of first use (project() and one-rank builds). */
+void keep_rank(Plan &plan, int rank);
+
+/* Whether `rank`'s one-to-many ops stay within their channel's reach:
+ * shm groups on one host, mcast groups in one multicast domain. Empty when
+ * they do (or nothing is known), else what does not. */
+std::string check_placement(const Plan &plan, int rank,
+                            const Placement &placement);
 
 /* Text form (text.cpp, README.md): stable, round trip exact. */
 std::string print(const Plan &plan);
@@ -188,17 +252,44 @@ Result<Plan> parse(std::string_view text);
 
 /* Validator (validate.cpp). Semantics: every op waits for its deps; sends
  * are eager (unbounded buffers), a receive completes once its message(s)
- * were sent. Checks shapes, matching, dependency order, deadlock freedom,
- * slot races and scratch/output read-before-write. Each error names the
- * rank and op index. Empty = valid. Validate all-rank plans: in a
- * one-rank build the other ranks' halves of its messages are missing. */
-std::vector<std::string> validate(const Plan &plan);
+ * were sent; messages match by key in op-list order (above), not by the
+ * order deps let them post. Checks shapes, matching, groups (members and
+ * order, groups.cpp), dependency order, deadlock freedom, slot races,
+ * scratch/output read-before-write and, with a known placement, that shm
+ * and mcast groups stay within their reach. Each error names the rank and
+ * op index. Empty = valid. Validate all-rank plans: in a one-rank build
+ * the other ranks' halves of its messages are missing. */
+std::vector<std::string> validate(const Plan &plan,
+                                  const Placement &placement = {});
 
-/* Symbolic checker (symbolic.cpp): runs the plan over multisets of
- * contributions and checks every output slot holds exactly the expected
- * contributions, each once (barrier: every rank's token, at least once).
- * Assumes validate() passed. Empty = correct. */
-std::vector<std::string> check_symbolic(const Plan &plan);
+/* How the symbolic checker combines contributions. */
+enum class Combine : std::uint8_t {
+    kCommutative, // multisets: any order of (+) is right
+    kOrdered,     // sequences: every output must combine in rank order
+};
+
+/* Symbolic checker (symbolic.cpp): runs the plan over multisets (or, with
+ * Combine::kOrdered, ordered sequences following each op's operand order)
+ * of contributions and checks every output slot holds exactly the
+ * expected contributions, each once (ordered: in rank order; barrier:
+ * every rank's token, at least once, in any order). Assumes validate()
+ * passed. Empty = correct. */
+std::vector<std::string> check_symbolic(const Plan &plan,
+                                        Combine mode = Combine::kCommutative);
+
+/* Rendezvous support (sync.cpp; docs/decisions/0005 item 5). For each op:
+ * 1 if it is a point-to-point receive that transitively depends on a send
+ * (any kind) of the same rank. The executor posts these at the
+ * collective's start into scratch and applies them once their deps are
+ * done; it posts the other receives once their deps are done. */
+std::vector<char> early_receives(const RankProgram &program);
+
+/* Runs the plan with synchronous sends: a send completes only once every
+ * receive it feeds is posted; early receives (above) are posted at start,
+ * other receives and all one-to-many ops once their deps are done, and a
+ * rank posts a group's ops in list order. Reports the ops that never
+ * complete (deadlock). Assumes validate() passed. Empty = no deadlock. */
+std::vector<std::string> check_synchronous(const Plan &plan);
 
 /*
  * RankBuilder / PlanBuilder (builder.cpp): builders emit ops in program
@@ -206,6 +297,8 @@ std::vector<std::string> check_symbolic(const Plan &plan);
  * write after read, write after write) and from FIFO order of messages
  * with the same key. PlanBuilder drops ops of ranks other than `only_rank`
  * (when set), so a one-rank build is the projection of the all-rank build.
+ * Its one-to-many emitters register the group (the sorted members) and
+ * list peers in ascending order.
  */
 class RankBuilder {
   public:
@@ -229,6 +322,13 @@ class RankBuilder {
     std::map<std::tuple<int, int, int, std::vector<int>>, int> last_multi_;
 };
 
+/* A one-to-many message over a group: the root and the other members. */
+struct GroupMsg {
+    int root = 0;
+    std::vector<int> members; // the others, any order
+    int tag = 0;
+};
+
 class PlanBuilder {
   public:
     PlanBuilder(Collective c, int nranks, int root, int nchunks,
@@ -243,17 +343,25 @@ class PlanBuilder {
     // index on their rank (-1 if inactive).
     int send(int from, int to, int tag, std::vector<Range> src);
     int recv(int at, int from, int tag, std::vector<Range> dst,
-             bool reduce = false);
+             bool reduce = false, bool src_first = false);
     // Point-to-point transfer: send at `from` plus recv(-reduce) at `to`.
     void xfer(int from, int to, int tag, std::vector<Range> src,
               std::vector<Range> dst, bool reduce = false);
     int copy(int at, std::vector<Range> src, std::vector<Range> dst,
-             bool reduce = false);
-    // One-to-many (kShmBcast or kMcast) and many-to-one (kShmIncast).
-    void bcast(int from, const std::vector<int> &to, int tag, Channel ch,
-               std::vector<Range> src, std::vector<Range> dst);
-    void incast(const std::vector<int> &from, int to, int tag,
-                std::vector<Range> src, std::vector<Range> dst);
+             bool reduce = false, bool src_first = false);
+    // One-to-many: the root's src to every member's dst (kShmBcast or
+    // kMcast).
+    void bcast(const GroupMsg &m, Channel ch, std::vector<Range> src,
+               std::vector<Range> dst);
+    // Many-to-one over kShmIncast: every member's src reduced into the
+    // root's dst.
+    void incast(const GroupMsg &m, std::vector<Range> src,
+                std::vector<Range> dst);
+    // Many-to-one over kShmIncast: member i's src (the slots src(i)
+    // returns) lands in the root's dst(i); members in ascending order.
+    void gather(const GroupMsg &m,
+                const std::function<std::vector<Range>(int)> &src,
+                const std::function<std::vector<Range>(int)> &dst);
     void scratch(int rank, int nblocks);
     // Raw op (deps derived as above); returns its index, -1 if inactive.
     int add(int rank, Op op);
@@ -264,9 +372,11 @@ class PlanBuilder {
 
   private:
     RankBuilder &rb(int rank);
+    int group(int root, const std::vector<int> &members);
     Plan plan_;
     std::optional<int> only_;
     std::vector<RankBuilder> builders_;
+    std::map<std::vector<int>, int> group_ids_;
 };
 
 /* Range helpers: `nchunks` chunks from `chunk` of blocks

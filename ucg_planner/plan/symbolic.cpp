@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The symbolic checker: runs a plan over multisets of contributions. A
-// contribution is (origin rank, input block); chunks never change place
-// (the validator enforces equal chunk sequences), so they are implicit.
+// The symbolic checker: runs a plan over multisets (or ordered sequences)
+// of contributions. A contribution is (origin rank, input block); chunks
+// never change place (the validator enforces equal chunk sequences), so
+// they are implicit. In ordered mode a value is the sequence of
+// contributions in the order (+) combined them; since contributions number
+// rank-major, a rank-ordered combination is an ascending sequence.
 #include "plan/engine.h"
 
 #include <algorithm>
@@ -10,13 +13,13 @@ namespace ucg::plan {
 
 namespace {
 
-using Value = std::vector<int>; // sorted contributions
+using Value = std::vector<int>; // sorted (or ordered) contributions
 using Buffers = std::vector<Value>[3];
 
 class Machine {
   public:
-    explicit Machine(const Plan &plan)
-        : plan_(plan),
+    Machine(const Plan &plan, Combine mode)
+        : plan_(plan), ordered_(mode == Combine::kOrdered),
           stride_(plan.collective == Collective::kAlltoall ||
                           plan.collective == Collective::kScatter ||
                           plan.collective == Collective::kReduceScatter
@@ -62,28 +65,25 @@ class Machine {
         }
         return out;
     }
-    void write(int rank, const std::vector<Range> &v, const Flat &vals,
-               bool reduce)
+    // How a write combines the message with what the slot holds.
+    struct How {
+        bool reduce = false;
+        bool src_first = false;
+        int first = 0; // the first slot of dst the message fills
+    };
+    void write(int rank, const std::vector<Range> &v, const Flat &vals, How how)
     {
+        int slot = 0;
         std::size_t k = 0;
         for (const Range &r : v) {
             auto &ss = bufs_[static_cast<std::size_t>(rank)]
                             [static_cast<std::size_t>(r.buf)];
             for (int b = r.block; b < r.block + r.nblocks; ++b) {
-                for (int c = r.chunk; c < r.chunk + r.nchunks; ++c, ++k) {
-                    Value &s = ss[index(b, c)];
-                    const auto first =
-                        vals.data.begin() +
-                        static_cast<long>(k ? vals.end[k - 1] : 0);
-                    const auto last =
-                        vals.data.begin() + static_cast<long>(vals.end[k]);
-                    if (!reduce) {
-                        s.assign(first, last);
+                for (int c = r.chunk; c < r.chunk + r.nchunks; ++c, ++slot) {
+                    if (slot < how.first || k >= vals.end.size()) {
                         continue;
                     }
-                    const auto mid = static_cast<long>(s.size());
-                    s.insert(s.end(), first, last);
-                    std::inplace_merge(s.begin(), s.begin() + mid, s.end());
+                    combine(ss[index(b, c)], vals, k++, how);
                 }
             }
         }
@@ -94,6 +94,21 @@ class Machine {
     }
 
   private:
+    void combine(Value &s, const Flat &vals, std::size_t k, How how) const
+    {
+        const auto first =
+            vals.data.begin() + static_cast<long>(k ? vals.end[k - 1] : 0);
+        const auto last = vals.data.begin() + static_cast<long>(vals.end[k]);
+        if (!how.reduce) {
+            s.assign(first, last);
+        } else if (!ordered_) {
+            const auto mid = static_cast<long>(s.size());
+            s.insert(s.end(), first, last);
+            std::inplace_merge(s.begin(), s.begin() + mid, s.end());
+        } else {
+            s.insert(how.src_first ? s.begin() : s.end(), first, last);
+        }
+    }
     const std::vector<Value> &buf(int rank, Buffer b) const
     {
         return bufs_[static_cast<std::size_t>(rank)]
@@ -104,6 +119,7 @@ class Machine {
         return static_cast<std::size_t>(b * plan_.nchunks + c);
     }
     const Plan &plan_;
+    bool ordered_;
     int stride_;
     std::vector<Buffers> bufs_;
 };
@@ -132,18 +148,20 @@ void run(const Plan &plan, Machine &mach)
                 }
             }
         } else if (is_recv(op.kind)) {
-            const bool reduce = is_reducing(op.kind);
-            for (int id : ids) {
-                if (id < 0) {
+            for (std::size_t k = 0; k < ids.size(); ++k) {
+                if (ids[k] < 0) {
                     continue; // unmatched: validate() reports it
                 }
-                mach.write(x.rank, op.dst, msgs[static_cast<std::size_t>(id)],
-                           reduce);
-                msgs[static_cast<std::size_t>(id)] = Machine::Flat{};
+                const int first =
+                    detail::recv_part(op, static_cast<int>(k)).first;
+                auto &msg = msgs[static_cast<std::size_t>(ids[k])];
+                mach.write(x.rank, op.dst, msg,
+                           {is_reducing(op.kind), op.src_first, first});
+                msg = Machine::Flat{};
             }
         } else {
             mach.write(x.rank, op.dst, mach.read(x.rank, op.src),
-                       is_reducing(op.kind));
+                       {is_reducing(op.kind), op.src_first, 0});
         }
     }
 }
@@ -168,6 +186,14 @@ Value expected(const Plan &plan, int stride, int rank, int b)
             v.push_back(q * stride + rank);
         }
         return v;
+    case Collective::kScan:
+    case Collective::kExscan: // rank 0's exscan output: untouched
+        for (int q = 0; q < rank + (plan.collective == Collective::kScan);
+             ++q) {
+            v.push_back(q * stride);
+        }
+        return v;
+
     default: // reduce, allreduce, barrier
         for (int q = 0; q < p; ++q) {
             v.push_back(q * stride);
@@ -187,9 +213,9 @@ std::string show(const Value &v)
 
 } // namespace
 
-std::vector<std::string> check_symbolic(const Plan &plan)
+std::vector<std::string> check_symbolic(const Plan &plan, Combine mode)
 {
-    Machine mach(plan);
+    Machine mach(plan, mode);
     run(plan, mach);
     std::vector<std::string> errors;
     for (int r = 0; r < plan.nranks && errors.size() < 16; ++r) {
@@ -200,6 +226,7 @@ std::vector<std::string> check_symbolic(const Plan &plan)
             for (int c = 0; c < plan.nchunks; ++c) {
                 Value got = mach.output(r, b, c);
                 if (plan.collective == Collective::kBarrier) {
+                    std::sort(got.begin(), got.end());
                     got.erase(std::unique(got.begin(), got.end()), got.end());
                 }
                 if (got != want) {

@@ -12,6 +12,9 @@
 //   rank 1 scratch 0 ops 1
 //   0 recv p2p peers=0 tag=0 src=- dst=out:0+1:0+1 deps=-
 //   end
+// Optional parts, printed only when present: after the header, one
+// `group <index> <members>` line per one-to-many group; at the end of an
+// op line ` group=<index>` and then ` src_first`.
 #include "plan/plan.h"
 
 #include <charconv>
@@ -152,10 +155,18 @@ bool parse_op(std::string_view line, int index, Op &op)
     }
     op.kind = *kind;
     op.channel = *ch;
-    return c.lit(" peers=") && parse_ints(c, op.peers) && c.lit(" tag=") &&
-           c.num(op.tag) && c.lit(" src=") && parse_ranges(c, op.src) &&
-           c.lit(" dst=") && parse_ranges(c, op.dst) && c.lit(" deps=") &&
-           parse_ints(c, op.deps) && c.s.empty();
+    if (!(c.lit(" peers=") && parse_ints(c, op.peers) && c.lit(" tag=") &&
+          c.num(op.tag) && c.lit(" src=") && parse_ranges(c, op.src) &&
+          c.lit(" dst=") && parse_ranges(c, op.dst) && c.lit(" deps=") &&
+          parse_ints(c, op.deps))) {
+        return false;
+    }
+    op.group = -1;
+    if (c.lit(" group=") && (!c.num(op.group) || op.group < 0)) {
+        return false;
+    }
+    op.src_first = c.lit(" src_first");
+    return c.s.empty();
 }
 
 } // namespace
@@ -166,6 +177,11 @@ std::string print(const Plan &plan)
     os << "ucg-plan 1\ncollective " << to_string(plan.collective)
        << "\nalgorithm " << plan.algorithm << "\nranks " << plan.nranks
        << " root " << plan.root << " chunks " << plan.nchunks << '\n';
+    for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+        os << "group " << g << ' ';
+        print_ints(os, plan.groups[g]);
+        os << '\n';
+    }
     for (std::size_t r = 0; r < plan.ranks.size(); ++r) {
         const RankProgram &p = plan.ranks[r];
         os << "rank " << r << " scratch " << p.scratch_blocks << " ops "
@@ -181,7 +197,10 @@ std::string print(const Plan &plan)
             print_ranges(os, op.dst);
             os << " deps=";
             print_ints(os, op.deps);
-            os << '\n';
+            if (op.group >= 0) {
+                os << " group=" << op.group;
+            }
+            os << (op.src_first ? " src_first" : "") << '\n';
         }
     }
     os << "end\n";
@@ -232,6 +251,23 @@ bool parse_header(Lines &in, Plan &plan)
            plan.nranks <= (1 << 20) && plan.nchunks > 0;
 }
 
+// `group <index> <members>` lines, as many as there are.
+bool parse_groups(Lines &in, Plan &plan)
+{
+    while (in.next < in.v.size() && in.v[in.next].substr(0, 6) == "group ") {
+        Cursor c{in.v[in.next++].substr(6)};
+        int g = -1;
+        std::vector<int> members;
+        if (!c.num(g) || g != static_cast<int>(plan.groups.size()) ||
+            !c.lit(" ") || !parse_ints(c, members) || !c.s.empty() ||
+            members.size() > static_cast<std::size_t>(plan.nranks)) {
+            return false;
+        }
+        plan.groups.push_back(std::move(members));
+    }
+    return true;
+}
+
 bool parse_rank_header(std::string_view l, int rank, RankProgram &p, int &nops)
 {
     const auto t = split(l, ' ');
@@ -250,6 +286,9 @@ Result<Plan> parse(std::string_view text)
     Plan plan;
     if (!parse_header(in, plan)) {
         return parse_error(in.number(), "bad header");
+    }
+    if (!parse_groups(in, plan)) {
+        return parse_error(in.number(), "bad group");
     }
     plan.ranks.resize(static_cast<std::size_t>(plan.nranks));
     for (int r = 0; r < plan.nranks; ++r) {

@@ -2,10 +2,14 @@
 // The validator: shapes, matching, dependency order, deadlock freedom, slot
 // races and reads of unwritten slots. Execution semantics: an op waits for
 // its deps; sends are eager (the message is buffered, unbounded), a receive
-// completes once every message it takes was sent.
+// completes once every message it takes was sent. Messages match by key
+// in op-list order (plan.h), so two sends or receives of one key need no
+// dep between them: the executor numbers them in list order too.
 #include "plan/engine.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 
 namespace ucg::plan {
 
@@ -35,6 +39,8 @@ bool channel_fits(const Op &op)
                op.channel == Channel::kMcast;
     case OpKind::kIncastSend:
     case OpKind::kIncastRecvReduce:
+    case OpKind::kIncastGatherSend:
+    case OpKind::kIncastRecv:
         return op.channel == Channel::kShmIncast;
     default:
         return op.channel == Channel::kP2p;
@@ -57,11 +63,42 @@ std::string check_ranges(const Plan &plan, int rank,
     return {};
 }
 
-// Structure of one op: peers, ranges, deps.
+// The op's group: named by one-to-many ops only, holding the rank; a
+// root's peers are the other members in order, a member's peer is one.
+std::string check_group(const Plan &plan, int rank, const Op &op)
+{
+    if (!is_one_to_many(op.kind)) {
+        return op.group == -1 ? std::string{} : "names a group";
+    }
+    if (op.group < 0 ||
+        static_cast<std::size_t>(op.group) >= plan.groups.size()) {
+        return "names no group (" + std::to_string(op.group) + ")";
+    }
+    const auto &g = plan.groups[static_cast<std::size_t>(op.group)];
+    if (!std::binary_search(g.begin(), g.end(), rank)) {
+        return "is not a member of its group " + std::to_string(op.group);
+    }
+    if (!is_group_root(op.kind)) {
+        return std::binary_search(g.begin(), g.end(), op.peers[0])
+                   ? std::string{}
+                   : "peer outside its group " + std::to_string(op.group);
+    }
+    std::vector<int> others;
+    std::copy_if(g.begin(), g.end(), std::back_inserter(others),
+                 [rank](int m) { return m != rank; });
+    return op.peers == others
+               ? std::string{}
+               : "peers are not the other members of its "
+                 "group " +
+                     std::to_string(op.group) + " in ascending order";
+}
+
+// Structure of one op: peers, ranges, deps, group.
 std::string check_op(const Plan &plan, int rank, int index, const Op &op)
 {
-    const bool many =
-        op.kind == OpKind::kBcastSend || op.kind == OpKind::kIncastRecvReduce;
+    const bool many = op.kind == OpKind::kBcastSend ||
+                      op.kind == OpKind::kIncastRecvReduce ||
+                      op.kind == OpKind::kIncastRecv;
     const bool local = op.kind == OpKind::kCopy || op.kind == OpKind::kReduce;
     const std::size_t want = local ? 0 : 1;
     if (many ? op.peers.empty() : op.peers.size() != want) {
@@ -75,14 +112,18 @@ std::string check_op(const Plan &plan, int rank, int index, const Op &op)
     if (!channel_fits(op)) {
         return "channel does not fit the op";
     }
+    if (op.src_first && op.kind != OpKind::kRecvReduce &&
+        op.kind != OpKind::kReduce) {
+        return "src_first on an op that does not reduce point to point";
+    }
     const bool has_src = is_send(op.kind) || local;
     const bool has_dst = is_recv(op.kind) || local;
     if (has_src == op.src.empty() || has_dst == op.dst.empty()) {
         return "src/dst do not fit the op";
     }
-    if (local &&
-        detail::chunk_sequence(op.src) != detail::chunk_sequence(op.dst)) {
-        return "src and dst differ in slices";
+    if (op.kind == OpKind::kIncastRecv &&
+        range_slots(op.dst) % static_cast<int>(op.peers.size()) != 0) {
+        return "dst does not split evenly among the peers";
     }
     for (std::size_t i = 0; i < op.deps.size(); ++i) {
         const int d = op.deps[i];
@@ -91,12 +132,41 @@ std::string check_op(const Plan &plan, int rank, int index, const Op &op)
                    " is not an earlier op (cycle or unsorted)";
         }
     }
-    std::string e = check_ranges(plan, rank, op.src, false);
-    return e.empty() ? check_ranges(plan, rank, op.dst, true) : e;
+    std::string e = check_group(plan, rank, op);
+    if (e.empty()) {
+        e = check_ranges(plan, rank, op.src, false);
+    }
+    if (e.empty()) {
+        e = check_ranges(plan, rank, op.dst, true);
+    }
+    const int n = range_slots(op.src);
+    if (e.empty() && local &&
+        (n != range_slots(op.dst) ||
+         !detail::same_chunks(op.src, 0, op.dst, 0, n))) {
+        return "src and dst differ in slices";
+    }
+    return e;
+}
+
+// Groups: ascending distinct ranks, at least two.
+void check_group_lists(const Plan &plan, std::vector<std::string> &errors)
+{
+    for (std::size_t g = 0; g < plan.groups.size(); ++g) {
+        const auto &m = plan.groups[g];
+        bool ok = m.size() >= 2;
+        for (std::size_t i = 0; ok && i < m.size(); ++i) {
+            ok = m[i] >= 0 && m[i] < plan.nranks && (i == 0 || m[i - 1] < m[i]);
+        }
+        if (!ok) {
+            errors.push_back("group " + std::to_string(g) +
+                             ": members must be two or more ascending ranks");
+        }
+    }
 }
 
 void check_structure(const Plan &plan, std::vector<std::string> &errors)
 {
+    check_group_lists(plan, errors);
     for (int r = 0; r < plan.nranks; ++r) {
         const auto &p = plan.ranks[static_cast<std::size_t>(r)];
         if (p.scratch_blocks < 0) {
@@ -230,7 +300,7 @@ class SlotChecker {
 
 } // namespace
 
-std::vector<std::string> validate(const Plan &plan)
+std::vector<std::string> validate(const Plan &plan, const Placement &placement)
 {
     std::vector<std::string> errors;
     if (plan.nranks < 1 || plan.root < 0 || plan.root >= plan.nranks ||
@@ -243,7 +313,16 @@ std::vector<std::string> validate(const Plan &plan)
     if (!errors.empty()) {
         return errors;
     }
+    for (int r = 0; r < plan.nranks && placement.known(); ++r) {
+        if (std::string e = check_placement(plan, r, placement); !e.empty()) {
+            errors.push_back(e);
+        }
+    }
     const detail::Matching m = detail::match_messages(plan, errors);
+    if (!errors.empty()) {
+        return errors;
+    }
+    detail::check_groups(plan, m, errors);
     if (!errors.empty()) {
         return errors;
     }

@@ -32,12 +32,15 @@ level_infos(const topology::Topology &topo,
                      p.participants,
                      cost::alpha_beta(p.link),
                      true,
+                     true,
                      std::max(p.link.overhead_ns, p.link.gap_ns)};
         for (const auto &g : p.groups) {
             li.max_group = std::max(li.max_group, int(g.ranks.size()));
+            const int m0 = topo.mcast_domain_of(g.ranks[0]);
             for (int r : g.ranks) {
                 li.one_host =
                     li.one_host && topo.host_of(r) == topo.host_of(g.ranks[0]);
+                li.mcast = li.mcast && m0 >= 0 && topo.mcast_domain_of(r) == m0;
             }
         }
         out.push_back(li);
@@ -56,6 +59,22 @@ Result<Shape> shape_from_name(std::string_view name)
     return fail("unknown level shape '" + std::string(name) +
                 "' (expected linear, knomial, chain, binary_tree, shm, mcast "
                 "or auto)");
+}
+
+/// Shared memory reaches one host, multicast one multicast domain.
+Result<void> check_reach(const LevelInfo &li, Shape s)
+{
+    const std::string level = topology::level_name(li.kind);
+    if (s == Shape::kShm && !li.one_host) {
+        return fail("shm at level " + level +
+                    ", whose groups span hosts (shared memory reaches one "
+                    "host)");
+    }
+    if (s == Shape::kMcast && !li.mcast) {
+        return fail("mcast at level " + level +
+                    ", which has no multicast between its groups' members");
+    }
+    return {};
 }
 
 std::string rule_reason(const RuleSet &set, const Rule &r)
@@ -139,46 +158,98 @@ double gather_level_ns(const LevelInfo &li, int k, double held)
            double(li.max_group - 1) * held * li.ab.beta_ns_per_byte;
 }
 
+/// One incast gather of `held` bytes per member through shared memory:
+/// one message's latency, every byte into the leader once.
+double incast_level_ns(const LevelInfo &li, double held)
+{
+    return li.ab.alpha_ns +
+           double(li.max_group - 1) * held * li.ab.beta_ns_per_byte;
+}
+
+/// A gather/scatter level's choice: radix (>= n: linear), or shm.
+struct GatherPick {
+    int radix = 2;
+    bool shm = false;
+    double ns = 0;
+};
+
+Result<GatherPick> pick_gather_level(const LevelInfo &li, const Rule *r,
+                                     bool gather, double held,
+                                     const std::string &why)
+{
+    const int n = std::max(li.max_group, 2);
+    std::vector<int> radixes = {2, 4, 8, n};
+    bool shm = gather && li.one_host && li.max_group > 1;
+    if (r != nullptr && r->algorithm != "auto") {
+        if (r->algorithm == "shm" && gather) {
+            if (auto reach = check_reach(li, Shape::kShm); !reach) {
+                return fail(why + ": " + reach.error().message);
+            }
+            return GatherPick{2, true, incast_level_ns(li, held)};
+        }
+        if (r->algorithm != "knomial" && r->algorithm != "linear") {
+            return fail(why + ": expected knomial, linear" +
+                        std::string(gather ? ", shm" : "") + " or auto for a " +
+                        (gather ? "gather" : "scatter") + " level");
+        }
+        radixes = {r->algorithm == "linear" ? n : std::max(r->radix, 2)};
+        shm = false;
+    }
+    GatherPick best{radixes[0], false, gather_level_ns(li, radixes[0], held)};
+    for (int k : radixes) {
+        if (gather_level_ns(li, k, held) < best.ns) {
+            best = {k, false, gather_level_ns(li, k, held)};
+        }
+    }
+    if (shm && incast_level_ns(li, held) < best.ns) {
+        best = {2, true, incast_level_ns(li, held)};
+    }
+    return best;
+}
+
 /// Leader gather/scatter: per level the radix (2, 4, 8 or linear) by
-/// gather_level_ns, unless a level rule names knomial[:radix=k] or linear.
+/// gather_level_ns, or for gather at a one-host level the shm incast,
+/// unless a level rule names knomial[:radix=k], linear or shm. Where a
+/// level takes the shm incast, the registry's hierarchical gather builds
+/// the plan (per-level shapes), else the leader gather (compose.h).
 Result<void> decide_leader_gather(const std::vector<LevelInfo> &infos,
                                   const RuleSet &user, Decision &d)
 {
     const double p = double(infos.empty() ? 1 : infos[0].participants);
+    const bool gather = d.collective == Collective::kGather;
     double t = 0;
+    bool any_shm = false;
+    d.request.per_level.clear();
     for (const LevelInfo &li : infos) {
         const double held = p / li.participants * double(d.bytes);
         const int n = std::max(li.max_group, 2);
         std::string why;
         const Rule *r =
             find_rule(user, d.collective, li.kind, d.bytes, li.max_group, &why);
-        std::vector<int> radixes = {2, 4, 8, n};
-        if (r != nullptr && r->algorithm != "auto") {
-            if (r->algorithm != "knomial" && r->algorithm != "linear") {
-                return fail(why + ": expected knomial, linear or auto for a "
-                                  "gather/scatter level");
-            }
-            radixes = {r->algorithm == "linear" ? n : std::max(r->radix, 2)};
-        } else {
+        if (r == nullptr || r->algorithm == "auto") {
             why = "cost model";
         }
-        int best_k = radixes[0];
-        for (int k : radixes) {
-            if (gather_level_ns(li, k, held) <
-                gather_level_ns(li, best_k, held)) {
-                best_k = k;
-            }
+        auto pick = pick_gather_level(li, r, gather, held, why);
+        if (!pick) {
+            return pick.error();
         }
-        const double lt = gather_level_ns(li, best_k, held);
-        t += lt;
+        t += pick->ns;
+        any_shm = any_shm || pick->shm;
+        const bool linear = !pick->shm && pick->radix >= n;
         d.levels.push_back({li.kind,
                             li.groups,
                             li.max_group,
-                            {best_k >= n ? "linear" : "knomial",
-                             std::min(best_k, n), 1, lt, why}});
+                            {pick->shm ? "shm"
+                             : linear  ? "linear"
+                                       : "knomial",
+                             std::min(pick->radix, n), 1, pick->ns, why}});
+        d.request.per_level.push_back({pick->shm ? Shape::kShm
+                                       : linear  ? Shape::kLinear
+                                                 : Shape::kKnomial,
+                                       std::min(pick->radix, n)});
     }
     d.chosen.predicted_ns = t;
-    d.custom_builder = true;
+    d.custom_builder = !any_shm;
     return {};
 }
 
@@ -217,8 +288,12 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
         const Rule *r =
             find_rule(user, c, li.kind, d.bytes, li.max_group, &why);
         if (r != nullptr && r->algorithm != "auto") {
-            if (auto sh = shape_from_name(r->algorithm); !sh) {
+            auto sh = shape_from_name(r->algorithm);
+            if (!sh) {
                 return fail(why + ": " + sh.error().message);
+            }
+            if (auto reach = check_reach(li, *sh); !reach) {
+                return fail(why + ": " + reach.error().message);
             }
         }
     }

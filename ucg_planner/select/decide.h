@@ -19,7 +19,8 @@ struct LevelInfo {
     int max_group;
     int participants;
     cost::AlphaBeta ab;
-    bool one_host;
+    bool one_host;     ///< every group on one host: shm reaches it
+    bool mcast;        ///< every group in one multicast domain
     double per_msg_ns; ///< max(o, g): a receiver's cost per extra message
 };
 

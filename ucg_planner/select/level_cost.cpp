@@ -95,7 +95,23 @@ std::vector<FlatCost> flat_costs(Collective c, int64_t p, double s,
     case Collective::kBcast:
     case Collective::kReduce:
         rooted(out, p, s, ab, nb, c == Collective::kBcast);
+        if (c == Collective::kReduce) {
+            // Two trees of half the ranks at most, then one message.
+            for (int k : {2, 4}) {
+                out.push_back(
+                    {"ordered_knomial", k, 1,
+                     cost::knomial_bcast_ns(p, k, s, ab) + ab.message_ns(s)});
+            }
+        }
         break;
+    case Collective::kScan:
+    case Collective::kExscan: {
+        const int seg = pipeline_segments(p, s, nb, 256);
+        out.push_back({"chain", 2, seg,
+                       cost::chain_pipeline_segments_ns(p, s, s / seg, nb)});
+        out.push_back({"recursive_doubling", 2, 1, lg * ab.message_ns(s)});
+        break;
+    }
     case Collective::kAllreduce:
         out.push_back({"recursive_doubling", 2, 1,
                        cost::recursive_doubling_allreduce_ns(p, s, ab)});

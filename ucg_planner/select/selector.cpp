@@ -170,6 +170,11 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     d.request.collective = opts.collective;
     d.request.nranks = p;
     d.request.root = opts.root;
+    d.request.placement = cost::placement_of(topo_);
+    d.request.block_bytes = opts.bytes;
+    d.request.shm_bcast = opts.shm_bcast;
+    d.request.shm_incast = opts.shm_incast;
+    d.request.mcast = opts.mcast;
     const bool has_hier =
         algorithms::find_algorithm(opts.collective, "hierarchical") ||
         opts.collective == Collective::kGather ||
@@ -221,6 +226,13 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     }
     d.request.radix = d.chosen.radix;
     d.request.segments = d.chosen.segments;
+    if (d.chosen.algorithm != "hierarchical") {
+        // A forced algorithm must fit the machine (shm within a host):
+        // the root's program names every group it takes part in.
+        if (auto one = build(d, opts.root); !one) {
+            return fail(why + ": " + one.error().message);
+        }
+    }
     return d;
 }
 
@@ -237,7 +249,13 @@ Result<plan::Plan> Selector::build(const Decision &d,
     }
     algorithms::Request q = d.request;
     q.only_rank = only_rank;
-    if (only_rank && d.chosen.algorithm == "hierarchical") {
+    // Hierarchical bcast, reduce, allreduce and barrier build one rank
+    // from the levels that hold it; the other collectives need them all
+    // (registry.h, levels_for_rank()).
+    const Collective c = d.collective;
+    if (only_rank && d.chosen.algorithm == "hierarchical" &&
+        (c == Collective::kBcast || c == Collective::kReduce ||
+         c == Collective::kAllreduce || c == Collective::kBarrier)) {
         q.levels = prune_levels(q.levels, *only_rank);
     }
     return algorithms::build(d.chosen.algorithm, q);

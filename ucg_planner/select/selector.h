@@ -53,6 +53,9 @@ struct SelectOptions {
     bool simulate = false;
     int candidates = 3;
     int max_simulated_ranks = 4096;
+    /// One-to-many channel limits (uct_group_attr_t of the transports),
+    /// passed with `bytes` to the builders (algorithms::Request).
+    algorithms::ChannelLimits shm_bcast{}, shm_incast{}, mcast{};
 };
 
 /// Level shape names used in rules: linear, knomial, chain, binary_tree,

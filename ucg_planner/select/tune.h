@@ -3,10 +3,10 @@
 // share one grammar and one parser:
 //
 //   rules  := rule (';' rule)* [';']
-//   rule   := coll ['@' level] ':' size '-' size ':' alg [':' param (','
-//   param)*] coll   := bcast | reduce | allreduce | gather | scatter |
-//   allgather
-//           | alltoall | reduce_scatter | barrier | '*'
+//   rule   := coll ['@' level] ':' size '-' size ':' alg
+//             [':' param (',' param)*]
+//   coll   := bcast | reduce | allreduce | gather | scatter | allgather
+//           | alltoall | reduce_scatter | barrier | scan | exscan | '*'
 //   level  := numa | socket | host | switch | rack | world
 //   size   := N [k|m|g] | inf          (bytes; from inclusive, to exclusive)
 //   alg    := a registry name, a level shape, or auto (the cost model)

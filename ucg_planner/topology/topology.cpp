@@ -204,6 +204,17 @@ const Level &Topology::link_level(int a, int b) const
     return levels_.back(); // unreachable: the top level has one domain
 }
 
+void Topology::enable_mcast(LevelKind kind)
+{
+    // Levels are innermost first: a larger index holds wider domains.
+    for (size_t i = 0; i < levels_.size(); ++i) {
+        if (levels_[i].kind == kind && int(i) > mcast_level_) {
+            mcast_level_ = int(i);
+            mcast_of_rank_ = levels_[i].domain_of_rank;
+        }
+    }
+}
+
 void Topology::set_link_cost(LevelKind kind, const LinkCost &cost)
 {
     for (Level &l : levels_) {

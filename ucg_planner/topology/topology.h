@@ -100,6 +100,17 @@ class Topology {
     int num_hosts() const { return nhosts_; }
     int num_switches() const { return nswitches_; }
 
+    /// Multicast: the ranks of one domain of an enabled level reach each
+    /// other by multicast (the outermost enabled level wins). No level has
+    /// it until enabled (ud_mcast is not built yet); a level the topology
+    /// lacks changes nothing.
+    void enable_mcast(LevelKind kind);
+    /// The rank's multicast domain (dense per enabled level), -1: none.
+    int mcast_domain_of(int rank) const
+    {
+        return mcast_of_rank_.empty() ? -1 : mcast_of_rank_[size_t(rank)];
+    }
+
     /// Per level, innermost first: the participants split into groups.
     std::vector<Partition> hierarchy(const HierarchyOptions &opts) const;
 
@@ -111,6 +122,8 @@ class Topology {
     std::vector<Level> levels_;
     std::vector<int> host_of_rank_;
     std::vector<int> switch_of_rank_;
+    std::vector<int> mcast_of_rank_; ///< empty: no multicast
+    int mcast_level_ = -1;           ///< index into levels_
     int nhosts_ = 0;
     int nswitches_ = 0;
 };

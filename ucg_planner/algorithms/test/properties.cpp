@@ -58,6 +58,7 @@ std::vector<int> chunk_counts(int p, const SweepSpec &spec)
 std::vector<int> radices(const Algorithm &a, int p)
 {
     const bool uses = a.name == "knomial" || a.name == "recursive_k" ||
+                      a.name == "ordered_knomial" ||
                       a.name == "dissemination" ||
                       a.name == "scatter_allgather" || a.name == "hierarchical";
     if (!uses || p == 1) {
@@ -149,10 +150,23 @@ void check_simulates(const Algorithm &a, const Request &q,
     }
 }
 
+// Every rank up to 8 ranks; above, the root and rank P-1.
+std::vector<int> one_rank_ranks(const Request &q)
+{
+    std::vector<int> v;
+    for (int r = 0; r < q.nranks && q.nranks <= 8; ++r) {
+        v.push_back(r);
+    }
+    if (v.empty()) {
+        v = {q.root, q.nranks - 1};
+    }
+    return v;
+}
+
 void check_one_rank(const Algorithm &a, const Request &q,
                     const plan::Plan &plan)
 {
-    for (int r : {q.root, q.nranks - 1}) {
+    for (int r : one_rank_ranks(q)) {
         Request one = q;
         one.only_rank = r;
         const auto projected = plan::project(plan, r);
@@ -177,6 +191,13 @@ void check_one(const Algorithm &a, const Request &q)
     auto errs = plan::validate(plan);
     if (errs.empty()) {
         errs = plan::check_symbolic(plan);
+    }
+    // Without an operator the ordered mode adds nothing.
+    if (errs.empty() && a.preserves_order && plan::has_operator(a.collective)) {
+        errs = plan::check_symbolic(plan, plan::Combine::kOrdered);
+    }
+    if (errs.empty()) {
+        errs = plan::check_synchronous(plan);
     }
     if (!errs.empty()) {
         FAIL(context(a, q) << ": " << errs.front());

@@ -31,13 +31,16 @@ const std::vector<int> &sweep_sizes();
 
 /*
  * Checks every applicable registry algorithm of `c` at every point of
- * `spec`: the all-rank plan validates, checks symbolically, simulates
- * without deadlock and prints and parses back; the one-rank
- * builds of the root and of rank P-1 (from pruned levels too, where
- * levels_for_rank() applies) equal their projections (every rank would
- * cost P builds per plan; a builder runs the same code for every rank and
- * PlanBuilder only drops the other ranks' ops). Returns the number
- * of plans checked; FAILs on the first wrong one.
+ * `spec`: the all-rank plan validates, checks symbolically (also in rank
+ * order where the algorithm preserves order), runs without deadlock with
+ * synchronous sends (check_synchronous), simulates and prints and parses
+ * back; the one-rank
+ * builds of every rank up to 8 ranks, of the root and of rank P-1 above
+ * (from pruned levels too, where levels_for_rank() applies) equal their
+ * projections (every rank at 100 ranks would cost P builds per plan; a
+ * builder runs the same code for every rank and PlanBuilder only drops
+ * the other ranks' ops). Returns the number of plans checked; FAILs on
+ * the first wrong one.
  */
 int sweep(plan::Collective c, const SweepSpec &spec);
 

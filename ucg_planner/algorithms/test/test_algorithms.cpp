@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -97,5 +98,173 @@ TEST_CASE("hierarchical exchanges cross groups only between leaders",
         }
         // Every leader sends (no funnel through rank 0).
         CHECK(senders == std::set<int>{0, 4, 8, 12});
+    }
+}
+
+TEST_CASE("the registry says which algorithms keep rank order",
+          "[plan][algorithms][order]")
+{
+    using Names = std::set<std::string>;
+    const std::map<Collective, Names> ordered = {
+        {Collective::kReduce, {"ordered_knomial"}},
+        {Collective::kAllreduce, {"linear", "knomial", "chain"}},
+        {Collective::kReduceScatter, {}},
+        {Collective::kScan, {"chain", "recursive_doubling"}},
+        {Collective::kExscan, {"chain", "recursive_doubling"}},
+    };
+    for (const Algorithm &a : registry()) {
+        INFO(ucg::plan::to_string(a.collective) << "/" << a.name);
+        const auto it = ordered.find(a.collective);
+        if (it == ordered.end()) {
+            CHECK(a.preserves_order); // no user operator
+            continue;
+        }
+        CHECK(a.preserves_order == (it->second.count(a.name) == 1));
+        if (a.preserves_order) {
+            continue;
+        }
+        // The others combine out of rank order somewhere at 7 ranks.
+        Request q;
+        q.collective = a.collective;
+        q.nranks = 7;
+        q.root = 2;
+        q.levels = make_levels(7, {3});
+        const auto p = build(a.name, q);
+        REQUIRE(p.ok());
+        REQUIRE(ucg::plan::check_symbolic(p.value()).empty());
+        CHECK_FALSE(
+            ucg::plan::check_symbolic(p.value(), ucg::plan::Combine::kOrdered)
+                .empty());
+    }
+}
+
+TEST_CASE("scan and exscan combine in rank order", "[plan][algorithms][order]")
+{
+    for (Collective c : {Collective::kScan, Collective::kExscan}) {
+        for (const char *alg : {"chain", "recursive_doubling"}) {
+            for (int p : {1, 2, 6, 9}) {
+                INFO(ucg::plan::to_string(c) << "/" << alg << " P=" << p);
+                Request q;
+                q.collective = c;
+                q.nranks = p;
+                q.segments = 2;
+                const auto plan = build(alg, q);
+                REQUIRE(plan.ok());
+                CHECK(ucg::plan::validate(plan.value()).empty());
+                CHECK(ucg::plan::check_symbolic(plan.value(),
+                                                ucg::plan::Combine::kOrdered)
+                          .empty());
+                // Exscan never writes rank 0's output.
+                for (const auto &op : plan.value().ranks[0].ops) {
+                    for (const auto &r : op.dst) {
+                        CHECK((c == Collective::kScan ||
+                               r.buf != ucg::plan::Buffer::kOutput));
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("builds refuse shm between hosts and mcast without multicast",
+          "[plan][algorithms][placement]")
+{
+    Request q;
+    q.collective = Collective::kBcast;
+    q.nranks = 4;
+    q.placement.host = {0, 0, 1, 1};
+    auto flat = build("shm", q);
+    REQUIRE_FALSE(flat.ok());
+    CHECK_THAT(flat.error().message,
+               Catch::Contains("algorithm 'shm' for bcast does not fit the "
+                               "machine: rank 0 op 1 (bcast_send): shm_bcast "
+                               "with rank 2 on another host"));
+    // Hierarchical: shm inside the hosts is fine, across them is not.
+    q.levels = make_levels(4, {2});
+    q.per_level = {{Shape::kShm, 2}, {Shape::kKnomial, 2}};
+    CHECK(build("hierarchical", q).ok());
+    q.per_level = {{Shape::kShm, 2}};
+    CHECK_FALSE(build("hierarchical", q).ok());
+    q.per_level = {{Shape::kShm, 2}, {Shape::kMcast, 2}};
+    CHECK_FALSE(build("hierarchical", q).ok());
+    q.placement.mcast_domain = {0, 0, 0, 0};
+    CHECK(build("hierarchical", q).ok());
+    // A one-rank build checks its own groups.
+    q.placement.host = {0, 0, 1, 2};
+    q.only_rank = 0;
+    CHECK(build("hierarchical", q).ok());
+    q.only_rank = 2;
+    CHECK_FALSE(build("hierarchical", q).ok());
+}
+
+TEST_CASE("one-rank exchanges ask for the full levels", "[plan][algorithms]")
+{
+    Request q;
+    q.collective = Collective::kAllgather;
+    q.nranks = 8;
+    q.levels = make_levels(8, {4});
+    q.only_rank = 5;
+    CHECK(build("hierarchical", q).ok());
+    q.levels = levels_for_rank(q.levels, 5, -1);
+    const auto pruned = build("hierarchical", q);
+    REQUIRE_FALSE(pruned.ok());
+    CHECK_THAT(pruned.error().message,
+               Catch::Contains("needs the full levels"));
+}
+
+namespace {
+
+int count_kind(const ucg::plan::Plan &p, ucg::plan::OpKind k)
+{
+    int n = 0;
+    for (const auto &prog : p.ranks) {
+        for (const auto &op : prog.ops) {
+            n += op.kind == k ? 1 : 0;
+        }
+    }
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("hierarchical gathers use the shm incast where holdings are even",
+          "[plan][algorithms][gather][allgather]")
+{
+    using ucg::plan::OpKind;
+    for (Collective c : {Collective::kGather, Collective::kAllgather}) {
+        INFO(ucg::plan::to_string(c));
+        Request q;
+        q.collective = c;
+        q.nranks = 12;
+        q.root = c == Collective::kGather ? 4 : 0;
+        q.segments = 2;
+        q.levels = make_levels(12, {3, 2});
+        q.per_level = {{Shape::kShm, 2}};
+        q.top = "ring";
+        auto p = build("hierarchical", q);
+        REQUIRE(p.ok());
+        REQUIRE(ucg::plan::validate(p.value()).empty());
+        REQUIRE(ucg::plan::check_symbolic(p.value()).empty());
+        // Per chunk: four groups of three, two pairs of leaders holding
+        // three blocks each and, for gather, the top pair holding six;
+        // allgather's top pair runs its ring point to point.
+        const bool gather = c == Collective::kGather;
+        CHECK(count_kind(p.value(), OpKind::kIncastRecv) ==
+              2 * (gather ? 7 : 6));
+        CHECK(count_kind(p.value(), OpKind::kSend) == (gather ? 0 : 4));
+        // Uneven holdings above the first level: the leaders' tree.
+        q.nranks = 7;
+        q.root = 0;
+        q.levels = make_levels(7, {3});
+        p = build("hierarchical", q);
+        REQUIRE(p.ok());
+        CHECK(ucg::plan::validate(p.value()).empty());
+        CHECK(ucg::plan::check_symbolic(p.value()).empty());
+        CHECK(count_kind(p.value(), OpKind::kIncastRecv) == 2 * 2);
+        // Not at a point-to-point level.
+        q.per_level = {{Shape::kKnomial, 2}};
+        p = build("hierarchical", q);
+        REQUIRE(p.ok());
+        CHECK(count_kind(p.value(), OpKind::kIncastRecv) == 0);
     }
 }

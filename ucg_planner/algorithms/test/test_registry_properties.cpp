@@ -76,3 +76,11 @@ TEST_CASE("registry barrier plans are correct", "[plan][algorithms][barrier]")
 {
     CHECK(sample(Collective::kBarrier) > 0);
 }
+TEST_CASE("registry scan plans are correct", "[plan][algorithms][scan]")
+{
+    CHECK(sample(Collective::kScan) > 0);
+}
+TEST_CASE("registry exscan plans are correct", "[plan][algorithms][exscan]")
+{
+    CHECK(sample(Collective::kExscan) > 0);
+}

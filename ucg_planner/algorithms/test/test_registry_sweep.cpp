@@ -2,7 +2,9 @@
 // The full property sweep over the registry: every algorithm x group sizes
 // 1, 2, 3, 4, 5, 7, 8, 13, 16, 64, 100 x every root x chunk counts
 // 1, 2, 3, 7 (x radices and level sets, see properties.cpp), each plan
-// validated, checked symbolically, simulated, printed and parsed back, and
+// validated, checked symbolically (in rank order too where the algorithm
+// preserves order), run with synchronous sends, simulated, printed and
+// parsed back, and
 // the one-rank builds of the root and of rank P-1 compared with their
 // projections. One ctest test per collective and size band, labelled
 // `sweep`; CMake registers it only in optimized builds without sanitizers
@@ -68,3 +70,5 @@ UCG_SWEEP(Collective::kAllgather, "allgather")
 UCG_SWEEP(Collective::kAlltoall, "alltoall")
 UCG_SWEEP(Collective::kReduceScatter, "reduce_scatter")
 UCG_SWEEP(Collective::kBarrier, "barrier")
+UCG_SWEEP(Collective::kScan, "scan")
+UCG_SWEEP(Collective::kExscan, "exscan")

@@ -212,3 +212,39 @@ TEST_CASE("every registry algorithm simulates without deadlock", "[cost][sim]")
         }
     }
 }
+
+TEST_CASE("the simulator keeps shm within a host and mcast within its domain",
+          "[cost][sim]")
+{
+    auto topo = topology::make_synthetic("nodes=2,ppn=2");
+    REQUIRE(topo.ok());
+    auto plan_over = [](std::vector<int> members, plan::Channel ch) {
+        PlanBuilder pb(Collective::kBcast, 4, members[0], 1);
+        const plan::Range out = chunks(Buffer::kOutput, 0, 0);
+        pb.copy(members[0], {chunks(Buffer::kInput, 0, 0)}, {out});
+        const int root = members[0];
+        members.erase(members.begin());
+        pb.bcast(plan::GroupMsg{root, members, 0}, ch, {out}, {out});
+        return pb.take("test-one-to-many");
+    };
+    const Fabric f{&*topo, {}};
+    SimConfig cfg;
+    CHECK(simulate(plan_over({0, 1}, plan::Channel::kShmBcast), f, cfg).ok());
+    const auto across =
+        simulate(plan_over({0, 2}, plan::Channel::kShmBcast), f, cfg);
+    REQUIRE_FALSE(across.ok());
+    CHECK_THAT(across.error().message,
+               Catch::Contains("shm_bcast with rank 2 on another host"));
+    const auto mc = plan_over({0, 2}, plan::Channel::kMcast);
+    CHECK_THAT(simulate(mc, f, cfg).error().message,
+               Catch::Contains("no multicast"));
+    topo->enable_mcast(topology::LevelKind::kHost);
+    CHECK_THAT(simulate(mc, f, cfg).error().message,
+               Catch::Contains("outside its multicast domain"));
+    topo->enable_mcast(topology::LevelKind::kSwitch);
+    CHECK(simulate(mc, f, cfg).ok());
+    // Without a topology nothing is known about hosts: not checked.
+    CHECK(simulate(plan_over({0, 2}, plan::Channel::kShmBcast),
+                   alpha_beta_fabric(1, 1), cfg)
+              .ok());
+}

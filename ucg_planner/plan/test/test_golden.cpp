@@ -36,6 +36,9 @@ std::vector<Golden> goldens()
     Request h = req(Collective::kAllreduce, 4, 0, 2);
     h.levels = make_levels(4, {2});
     h.per_level = {{Shape::kShm, 2}};
+    Request g = req(Collective::kGather, 6, 1, 1);
+    g.levels = make_levels(6, {3});
+    g.per_level = {{Shape::kShm, 2}};
     return {
         {"bcast_knomial_p5_r2_k3.plan", "knomial",
          req(Collective::kBcast, 5, 2, 1, 3)},
@@ -48,6 +51,9 @@ std::vector<Golden> goldens()
          req(Collective::kAlltoall, 3, 0, 1)},
         {"gather_knomial_p4_r3.plan", "knomial",
          req(Collective::kGather, 4, 3, 1)},
+        {"exscan_recursive_doubling_p5.plan", "recursive_doubling",
+         req(Collective::kExscan, 5, 0, 1)},
+        {"gather_hier_shm_p6_r1.plan", "hierarchical", g},
     };
 }
 

@@ -68,3 +68,55 @@ TEST_CASE("chunk split covers the block", "[plan]")
     CHECK(range_slots(v) == 6);
     CHECK(range_elements(v, 3, 10) == 3 * (3 + 3));
 }
+
+TEST_CASE("groups and src_first print and parse back", "[plan][text]")
+{
+    PlanBuilder pb(Collective::kAllreduce, 3, 0, 1);
+    const Range in = chunks(Buffer::kInput, 0, 0);
+    const Range out = chunks(Buffer::kOutput, 0, 0);
+    for (int r = 0; r < 3; ++r) {
+        pb.copy(r, {in}, {out});
+    }
+    pb.send(1, 0, 0, {out});
+    pb.recv(0, 1, 0, {out}, true, true);
+    pb.bcast(GroupMsg{0, {2, 1}, 1}, Channel::kShmBcast, {out}, {out});
+    const Plan p = pb.take("test");
+    const std::string text = print(p);
+    CHECK(text.find("group 0 0,1,2\n") != std::string::npos);
+    CHECK(text.find("bcast_send shm_bcast peers=1,2 ") != std::string::npos);
+    CHECK(text.find(" deps=0 src_first\n") != std::string::npos);
+    CHECK(text.find(" group=0\n") != std::string::npos);
+    const auto back = parse(text);
+    REQUIRE(back.ok());
+    CHECK(back.value() == p);
+    CHECK(print(back.value()) == text);
+    std::string bad = text;
+    bad.replace(bad.find(" group=0"), 8, " group=-1");
+    CHECK_FALSE(parse(bad).ok());
+    bad = text;
+    bad.replace(bad.find("group 0 "), 8, "group 1 ");
+    CHECK_FALSE(parse(bad).ok());
+    bad = text;
+    bad.replace(bad.find(" src_first"), 10, " src_frst");
+    CHECK_FALSE(parse(bad).ok());
+}
+
+TEST_CASE("a projection keeps the groups its rank names", "[plan]")
+{
+    PlanBuilder pb(Collective::kBcast, 4, 0, 1);
+    const Range out = chunks(Buffer::kOutput, 0, 0);
+    pb.copy(0, {chunks(Buffer::kInput, 0, 0)}, {out});
+    pb.bcast(GroupMsg{0, {1}, 0}, Channel::kShmBcast, {out}, {out});
+    pb.bcast(GroupMsg{0, {2}, 0}, Channel::kShmBcast, {out}, {out});
+    pb.bcast(GroupMsg{2, {3}, 0}, Channel::kShmBcast, {out}, {out});
+    const Plan p = pb.take("test");
+    REQUIRE(p.groups.size() == 3);
+    const Plan two = project(p, 2);
+    REQUIRE(two.groups.size() == 2);
+    CHECK(two.groups[0] == std::vector<int>{0, 2});
+    CHECK(two.groups[1] == std::vector<int>{2, 3});
+    CHECK(two.ranks[2].ops[0].group == 0);
+    CHECK(two.ranks[2].ops[1].group == 1);
+    CHECK(two.ranks[0].ops.empty());
+    CHECK(project(p, 1).groups == std::vector<std::vector<int>>{{0, 1}});
+}

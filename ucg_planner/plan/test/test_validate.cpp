@@ -196,3 +196,50 @@ TEST_CASE("validator rejects writes to the input buffer", "[plan][validate]")
     p.ranks[0].ops[0].dst[0].buf = Buffer::kInput;
     CHECK(mentions(validate(p), "writes the input buffer"));
 }
+
+namespace {
+
+// Allreduce over 3 ranks: ranks 1 and 2 send their input to rank 0, which
+// combines them into its own; rank 0 sends the result back.
+Plan gather_reduce(bool src_first_of_2)
+{
+    PlanBuilder pb(Collective::kAllreduce, 3, 0, 1);
+    const Range in = chunks(Buffer::kInput, 0, 0);
+    const Range out = chunks(Buffer::kOutput, 0, 0);
+    pb.copy(0, {in}, {out});
+    pb.scratch(0, 1);
+    pb.xfer(2, 0, 0, {in}, {chunks(Buffer::kScratch, 0, 0)});
+    pb.xfer(1, 0, 0, {in}, {out}, true); // out = in0 (+) in1
+    pb.copy(0, {chunks(Buffer::kScratch, 0, 0)}, {out}, true, src_first_of_2);
+    for (int r : {1, 2}) {
+        pb.xfer(0, r, 1, {out}, {out});
+    }
+    return pb.take("test-gather-reduce");
+}
+
+} // namespace
+
+TEST_CASE("the ordered symbolic mode follows each op's operand order",
+          "[plan][symbolic]")
+{
+    const Plan good = gather_reduce(false);
+    REQUIRE(validate(good).empty());
+    CHECK(check_symbolic(good).empty());
+    CHECK(check_symbolic(good, Combine::kOrdered).empty());
+    // in2 (+) (in0 (+) in1): right in any order, wrong in rank order.
+    const Plan swapped = gather_reduce(true);
+    REQUIRE(validate(swapped).empty());
+    CHECK(check_symbolic(swapped).empty());
+    const auto errs = check_symbolic(swapped, Combine::kOrdered);
+    REQUIRE_FALSE(errs.empty());
+    CHECK(mentions(errs, "rank 0 out block 0 chunk 0: expected {0,1,2} got "
+                         "{2,0,1}"));
+}
+
+TEST_CASE("src_first applies to point-to-point reductions only",
+          "[plan][validate]")
+{
+    Plan p = knomial_bcast(2, 0);
+    p.ranks[1].ops[0].src_first = true; // a plain recv
+    CHECK(mentions(validate(p), "src_first on an op that does not reduce"));
+}

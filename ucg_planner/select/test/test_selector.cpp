@@ -143,8 +143,12 @@ TEST_CASE("leader gather beats flat binomial gather across racks",
         all.push_back(r);
     }
     auto flat = build_leader_gather(Collective::kGather, 64, 0, {{all}});
+    // Ranks of a host gather through the shm incast, the leaders over
+    // k-nomial trees (the registry's hierarchical gather).
     Decision d = pick(t, "", Collective::kGather, 1024);
-    REQUIRE(d.custom_builder);
+    REQUIRE(d.chosen.algorithm == "hierarchical");
+    REQUIRE_FALSE(d.custom_builder);
+    CHECK(d.levels[0].choice.algorithm == "shm");
     auto topo = Selector(t, {}).build(d, std::nullopt);
     REQUIRE(topo.ok());
     REQUIRE(plan::validate(flat).empty());
@@ -157,6 +161,39 @@ TEST_CASE("leader gather beats flat binomial gather across racks",
     REQUIRE(tf.ok());
     REQUIRE(tt.ok());
     CHECK(tt->makespan_ns < 0.8 * tf->makespan_ns);
+    // Without shm the leader gather (seed 000) builds it, as fast.
+    Decision k =
+        pick(t, "gather@host:0-inf:knomial", Collective::kGather, 1024);
+    REQUIRE(k.custom_builder);
+    auto leader = Selector(t, {}).build(k, std::nullopt);
+    REQUIRE(leader.ok());
+    REQUIRE(plan::check_symbolic(*leader).empty());
+    auto tl = cost::simulate(*leader, cost::Fabric{&t, {}}, cfg);
+    REQUIRE(tl.ok());
+    CHECK(tl->makespan_ns < 0.8 * tf->makespan_ns);
+}
+
+TEST_CASE("gather picks the shm incast on a host, scatter cannot", "[select]")
+{
+    auto t = synth("nodes=3,ppn=4");
+    const Decision g = pick(t, "", Collective::kGather, 64, 5);
+    REQUIRE(g.chosen.algorithm == "hierarchical");
+    CHECK(g.levels[0].choice.algorithm == "shm");
+    check_plan(t, g);
+    Selector sel(t, {});
+    auto p = sel.build(g, std::nullopt);
+    REQUIRE(p.ok());
+    CHECK(print(*p).find("incast_recv shm_incast") != std::string::npos);
+    const Decision s = pick(t, "", Collective::kScatter, 64, 5);
+    CHECK(s.custom_builder);
+    Selector bad(t, parse_rules("scatter@host:0-inf:shm", "t").value());
+    auto r = bad.select({Collective::kScatter, 64, 5});
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Catch::Contains("expected knomial, linear"));
+    Selector across(t, parse_rules("gather@switch:0-inf:shm", "t").value());
+    r = across.select({Collective::kGather, 64, 5});
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().message, Catch::Contains("groups span hosts"));
 }
 
 TEST_CASE("flat costs charge a shared NIC where every rank talks", "[select]")
@@ -360,4 +397,87 @@ TEST_CASE("gather and scatter go flat where leaders would store and forward",
         const Decision hier = pick(t, forced.c_str(), c, 16384);
         CHECK(simulated(chosen) < 0.7 * simulated(hier));
     }
+}
+
+TEST_CASE("one-rank builds of every selected plan equal its projection",
+          "[select]")
+{
+    // Issue 12 point 2: the hierarchical exchanges need the full levels.
+    auto t = synth("nodes=3,ppn=4,order=roundrobin");
+    for (int c = 0; c < plan::kNumCollectives; ++c) {
+        const auto coll = static_cast<Collective>(c);
+        for (const char *rules : {"", "*:0-inf:hierarchical"}) {
+            if (*rules && !algorithms::find_algorithm(coll, "hierarchical") &&
+                coll != Collective::kGather && coll != Collective::kScatter) {
+                continue;
+            }
+            const Decision d = pick(t, rules, coll, 4096, 2);
+            Selector sel(t, {});
+            auto full = sel.build(d, std::nullopt);
+            REQUIRE(full.ok());
+            for (int r = 0; r < t.size(); ++r) {
+                INFO(plan::to_string(coll)
+                     << " " << d.chosen.algorithm << " rank " << r);
+                auto one = sel.build(d, r);
+                INFO((one.ok() ? "" : one.error().message));
+                REQUIRE(one.ok());
+                CHECK(*one == plan::project(*full, r));
+            }
+        }
+    }
+}
+
+TEST_CASE("shared memory and multicast stay within their reach", "[select]")
+{
+    auto t = synth("nodes=4,ppn=2");
+    Selector sel(t, parse_rules("bcast:0-inf:shm", "UCG_TUNE").value());
+    auto flat = sel.select({Collective::kBcast, 64, 0});
+    REQUIRE_FALSE(flat.ok());
+    CHECK_THAT(flat.error().message,
+               Catch::Contains("shm_bcast with rank 2 on another host"));
+    for (const char *rule : {"bcast@switch:0-inf:shm", "bcast@host:0-inf:mcast",
+                             "bcast@switch:0-inf:mcast"}) {
+        INFO(rule);
+        Selector lv(t, parse_rules(rule, "UCG_TUNE").value());
+        auto d = lv.select({Collective::kBcast, 64, 0});
+        REQUIRE_FALSE(d.ok());
+        CHECK_THAT(d.error().message, Catch::Contains(" at level "));
+    }
+    // Where the switch level has multicast, mcast there is fine.
+    t.enable_mcast(LevelKind::kSwitch);
+    const Decision d =
+        pick(t, "bcast@switch:0-inf:mcast", Collective::kBcast, 64, 0);
+    check_plan(t, d);
+    Selector s(t, {});
+    const auto p = s.build(d, std::nullopt);
+    REQUIRE(p.ok());
+    CHECK(print(*p).find("bcast_send mcast") != std::string::npos);
+    CHECK(plan::validate(*p, cost::placement_of(t)).empty());
+}
+
+TEST_CASE("the transports' limits reach the plans the selector builds",
+          "[select]")
+{
+    auto t = synth("nodes=2,ppn=4");
+    Selector sel(t, parse_rules("allreduce@host:0-inf:shm", "t").value());
+    SelectOptions so{Collective::kAllreduce, 1 << 20, 0};
+    so.shm_bcast.max_bytes = 64 << 10;
+    so.shm_incast.max_bytes = 64 << 10;
+    auto d = sel.select(so);
+    REQUIRE(d.ok());
+    CHECK(d->request.block_bytes == (1u << 20));
+    auto p = sel.build(*d, std::nullopt);
+    REQUIRE(p.ok());
+    CHECK(p->nchunks >= 16);
+    std::size_t most = 0;
+    for (const auto &prog : p->ranks) {
+        for (const auto &op : prog.ops) {
+            if (plan::is_one_to_many(op.kind) && plan::is_send(op.kind)) {
+                most = std::max(
+                    most, plan::range_elements(op.src, p->nchunks, so.bytes));
+            }
+        }
+    }
+    CHECK(most > 0);
+    CHECK(most <= (64u << 10));
 }
