@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// ucg_perftest's loops (bench.h): buffers and arguments per collective,
+// the timed loop, validation against a reference computed here.
+#include "bench.h"
+
+#include "data.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+
+namespace ucg::perftest {
+
+namespace {
+
+double now_us()
+{
+    using namespace std::chrono;
+    return duration<double, std::micro>(steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// Every rank's value of x; the min, max and mean over ranks.
+struct OverRanks {
+    double min, max, mean;
+};
+OverRanks over_ranks(const Env &env, double x)
+{
+    std::vector<double> all(static_cast<std::size_t>(env.size));
+    env.allgather(&x, all.data(), sizeof(x));
+    const auto [lo, hi] = std::minmax_element(all.begin(), all.end());
+    return {*lo, *hi,
+            std::accumulate(all.begin(), all.end(), 0.0) /
+                static_cast<double>(all.size())};
+}
+
+long sum_over_ranks(const Env &env, long x)
+{
+    std::vector<long> all(static_cast<std::size_t>(env.size));
+    env.allgather(&x, all.data(), sizeof(x));
+    return std::accumulate(all.begin(), all.end(), 0L);
+}
+
+ucg_coll_args_t make_args(Case &c, ucg_coll_type_t coll, const Options &opt)
+{
+    ucg_coll_args_t a{};
+    a.field_mask = UCG_COLL_ARGS_FIELD_ROOT | UCG_COLL_ARGS_FIELD_OP;
+    a.coll = coll;
+    a.root = 0;
+    a.op = UCG_OP_SUM;
+    const ucg_datatype_t dt{c.reduction ? opt.dtype : UCG_DTYPE_UINT8, 1};
+    a.src = {c.src.data(), c.count, dt, c.counts.data(), c.displs.data()};
+    a.dst = {c.dst.data(), c.count, dt, c.counts.data(), c.displs.data()};
+    if (coll == UCG_COLL_REDUCE_SCATTER) {
+        a.dst.displs = nullptr;
+    }
+    return a;
+}
+
+int iterations(const Options &opt, std::size_t bytes, bool warm)
+{
+    const bool large = bytes > 8192; // OSU's LARGE_MESSAGE_SIZE
+    if (warm) {
+        return opt.warmup >= 0 ? opt.warmup : (large ? 10 : 200);
+    }
+    return opt.iters >= 0 ? opt.iters : (large ? 100 : 1000);
+}
+
+ucs_status_t run_one(ucg_coll_h coll)
+{
+    const ucs_status_t st = ucg_collective_start(coll);
+    return st != UCS_OK ? st : ucg_collective_wait(coll);
+}
+
+} // namespace
+
+std::size_t elem_bytes(const Options &opt, ucg_coll_type_t coll)
+{
+    return is_reduction(coll) ? ucg_dtype_size(opt.dtype) : 1;
+}
+
+ucs_status_t bench_ucg(const Env &env, const Options &opt, ucg_context_h,
+                       ucg_group_h group, ucg_coll_type_t coll,
+                       std::size_t bytes, Stats *out)
+{
+    Case c(env.rank, env.size, coll, bytes, elem_bytes(opt, coll));
+    ucg_coll_args_t args = make_args(c, coll, opt);
+    ucg_coll_args_t bargs{};
+    bargs.coll = UCG_COLL_BARRIER;
+    ucg_coll_h barrier, h = nullptr;
+    ucs_status_t st = ucg_collective_init(group, &bargs, &barrier);
+    if (st != UCS_OK) {
+        return st;
+    }
+    const double t_init = now_us();
+    if (!opt.oneoff) {
+        st = ucg_collective_init(group, &args, &h);
+    }
+    const double init_us = now_us() - t_init;
+    const int warm = iterations(opt, bytes, true);
+    const int iters = iterations(opt, bytes, false);
+    double total = 0, first = 0;
+    long errors = 0;
+    for (int i = 0; i < warm + iters && st == UCS_OK; ++i) {
+        if (opt.validate) {
+            c.fill(i, opt.dtype);
+        }
+        const double t0 = now_us();
+        if (opt.oneoff) {
+            st = ucg_collective_init(group, &args, &h);
+        }
+        if (st == UCS_OK) {
+            st = run_one(h);
+        }
+        if (opt.oneoff && h != nullptr) {
+            ucg_collective_free(h);
+            h = nullptr;
+        }
+        const double dt = now_us() - t0;
+        if (i == 0) {
+            first = dt;
+        }
+        if (i >= warm) {
+            total += dt;
+        }
+        if (opt.validate && st == UCS_OK) {
+            errors += c.check(i, opt.dtype);
+        }
+        if (st == UCS_OK) {
+            st = run_one(barrier); // outside the timer, as OSU's
+        }
+    }
+    if (st == UCS_OK && !opt.oneoff) {
+        out->plan = ucg_collective_plan_name(h);
+    } else if (opt.oneoff) {
+        out->plan = "(one-off calls)";
+    }
+    ucg_collective_free(h);
+    ucg_collective_free(barrier);
+    if (st != UCS_OK) {
+        return st;
+    }
+    const double avg = iters > 0 ? total / iters : 0;
+    const OverRanks r = over_ranks(env, avg);
+    out->avg_us = r.mean;
+    out->min_us = r.min;
+    out->max_us = r.max;
+    out->iters = iters;
+    out->first_us = over_ranks(env, first).max;
+    out->init_us = over_ranks(env, init_us).max;
+    out->errors = sum_over_ranks(env, errors);
+    out->ran = true;
+    return UCS_OK;
+}
+
+} // namespace ucg::perftest

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// ucg_perftest's measurement: one collective at one size, timed as OSU 7
+// times it (per iteration, a barrier between iterations outside the
+// timer), on UCG and optionally on the MPI library of the same processes.
+#pragma once
+
+#include <ucg/ucg.h>
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ucg::perftest {
+
+/// How the ranks of one run reach each other outside UCG.
+struct Env {
+    int rank = 0;
+    int size = 1;
+    /// Every rank's `length` bytes into `all`, rank order (blocking).
+    std::function<ucs_status_t(const void *mine, void *all, std::size_t len)>
+        allgather;
+    bool mpi = false; ///< launched by mpirun (MPI is initialized)
+    std::string launcher;
+};
+
+struct Options {
+    std::vector<ucg_coll_type_t> colls;
+    std::size_t min_bytes = 8;
+    std::size_t max_bytes = 1 << 20;
+    int iters = -1;  ///< -1: OSU's 1000 (100 above 8 KiB)
+    int warmup = -1; ///< -1: OSU's 200 (10 above 8 KiB)
+    bool validate = false;
+    bool oneoff = false; ///< init + start + wait + free per iteration
+    bool no_shm = false;
+    bool baseline_mpi = false;
+    ucg_dtype_t dtype = UCG_DTYPE_FLOAT;
+    std::string tune;
+    std::string csv;
+    std::string plot;
+};
+
+/// One measurement, over all ranks (OSU: each rank's average latency,
+/// then the min, max and average of those over ranks).
+struct Stats {
+    double avg_us = 0, min_us = 0, max_us = 0;
+    int iters = 0;
+    double first_us = 0; ///< first iteration, max over ranks
+    double init_us = 0;  ///< ucg_collective_init, max over ranks
+    long errors = 0;     ///< wrong elements (validation), all ranks
+    std::string plan;
+    bool ran = false;
+};
+
+/// Runs one collective at one size on UCG. Returns an error for a failed
+/// call (the run stops), else fills *out on every rank.
+ucs_status_t bench_ucg(const Env &env, const Options &opt, ucg_context_h ctx,
+                       ucg_group_h group, ucg_coll_type_t coll,
+                       std::size_t bytes, Stats *out);
+
+/// The same with the MPI library (only when env.mpi).
+ucs_status_t bench_mpi(const Env &env, const Options &opt, ucg_coll_type_t coll,
+                       std::size_t bytes, Stats *out);
+
+/// Whether this perftest build has MPI.
+bool have_mpi();
+
+/// Sizes in bytes of one element of the run's datatype for `coll`
+/// (reductions use opt.dtype, data movement bytes).
+std::size_t elem_bytes(const Options &opt, ucg_coll_type_t coll);
+
+} // namespace ucg::perftest

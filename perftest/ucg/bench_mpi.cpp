@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The MPI baseline of ucg_perftest: the same collective, buffers and
+// timing on the MPI library of the same processes (--baseline mpi).
+#include "bench.h"
+
+#include "data.h"
+
+#ifdef UCG_PERFTEST_MPI
+#include <mpi.h>
+#endif
+
+#include <algorithm>
+#include <numeric>
+
+namespace ucg::perftest {
+
+#ifdef UCG_PERFTEST_MPI
+
+namespace {
+
+MPI_Datatype mpi_type(const Options &opt, ucg_coll_type_t coll)
+{
+    if (!is_reduction(coll)) {
+        return MPI_BYTE;
+    }
+    switch (opt.dtype) {
+    case UCG_DTYPE_DOUBLE:
+        return MPI_DOUBLE;
+    case UCG_DTYPE_INT32:
+        return MPI_INT32_T;
+    case UCG_DTYPE_INT64:
+        return MPI_INT64_T;
+    default:
+        return MPI_FLOAT;
+    }
+}
+
+int call(Case &c, MPI_Datatype t)
+{
+    const int n = static_cast<int>(c.count);
+    void *s = c.src.data(), *d = c.dst.data();
+    std::vector<int> counts(c.counts.begin(), c.counts.end());
+    std::vector<int> displs(c.displs.begin(), c.displs.end());
+    const MPI_Comm w = MPI_COMM_WORLD;
+    switch (c.coll) {
+    case UCG_COLL_BARRIER:
+        return MPI_Barrier(w);
+    case UCG_COLL_BCAST:
+        return MPI_Bcast(d, n, t, 0, w);
+    case UCG_COLL_REDUCE:
+        return MPI_Reduce(s, d, n, t, MPI_SUM, 0, w);
+    case UCG_COLL_ALLREDUCE:
+        return MPI_Allreduce(s, d, n, t, MPI_SUM, w);
+    case UCG_COLL_GATHER:
+        return MPI_Gather(s, n, t, d, n, t, 0, w);
+    case UCG_COLL_GATHERV:
+        return MPI_Gatherv(s, n, t, d, counts.data(), displs.data(), t, 0, w);
+    case UCG_COLL_SCATTER:
+        return MPI_Scatter(s, n, t, d, n, t, 0, w);
+    case UCG_COLL_SCATTERV:
+        return MPI_Scatterv(s, counts.data(), displs.data(), t, d, n, t, 0, w);
+    case UCG_COLL_ALLGATHER:
+        return MPI_Allgather(s, n, t, d, n, t, w);
+    case UCG_COLL_ALLGATHERV:
+        return MPI_Allgatherv(s, n, t, d, counts.data(), displs.data(), t, w);
+    case UCG_COLL_ALLTOALL:
+        return MPI_Alltoall(s, n, t, d, n, t, w);
+    case UCG_COLL_ALLTOALLV:
+        return MPI_Alltoallv(s, counts.data(), displs.data(), t, d,
+                             counts.data(), displs.data(), t, w);
+    case UCG_COLL_REDUCE_SCATTER:
+        return MPI_Reduce_scatter(s, d, counts.data(), t, MPI_SUM, w);
+    case UCG_COLL_REDUCE_SCATTER_BLOCK:
+        return MPI_Reduce_scatter_block(s, d, n, t, MPI_SUM, w);
+    case UCG_COLL_SCAN:
+        return MPI_Scan(s, d, n, t, MPI_SUM, w);
+    default:
+        return MPI_Exscan(s, d, n, t, MPI_SUM, w);
+    }
+}
+
+} // namespace
+
+bool have_mpi()
+{
+    return true;
+}
+
+ucs_status_t bench_mpi(const Env &env, const Options &opt, ucg_coll_type_t coll,
+                       std::size_t bytes, Stats *out)
+{
+    Case c(env.rank, env.size, coll, bytes, elem_bytes(opt, coll));
+    const MPI_Datatype t = mpi_type(opt, coll);
+    const bool large = bytes > 8192;
+    const int warm = opt.warmup >= 0 ? opt.warmup : (large ? 10 : 200);
+    const int iters = opt.iters >= 0 ? opt.iters : (large ? 100 : 1000);
+    double total = 0, first = 0;
+    long errors = 0;
+    for (int i = 0; i < warm + iters; ++i) {
+        if (opt.validate) {
+            c.fill(i, opt.dtype);
+        }
+        const double t0 = MPI_Wtime();
+        if (call(c, t) != MPI_SUCCESS) {
+            return UCS_ERR_IO_ERROR;
+        }
+        const double dt = (MPI_Wtime() - t0) * 1e6;
+        first = i == 0 ? dt : first;
+        total += i >= warm ? dt : 0;
+        if (opt.validate) {
+            errors += c.check(i, opt.dtype);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    const double avg = iters > 0 ? total / iters : 0;
+    double lo, hi, sum;
+    MPI_Allreduce(&avg, &lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&avg, &hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&avg, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&first, &out->first_us, 1, MPI_DOUBLE, MPI_MAX,
+                  MPI_COMM_WORLD);
+    MPI_Allreduce(&errors, &out->errors, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    out->avg_us = sum / env.size;
+    out->min_us = lo;
+    out->max_us = hi;
+    out->iters = iters;
+    out->plan = "MPI";
+    out->ran = true;
+    return UCS_OK;
+}
+
+#else
+
+bool have_mpi()
+{
+    return false;
+}
+
+ucs_status_t bench_mpi(const Env &, const Options &, ucg_coll_type_t,
+                       std::size_t, Stats *)
+{
+    return UCS_ERR_UNSUPPORTED;
+}
+
+#endif
+
+} // namespace ucg::perftest

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Tables, CSV and the gnuplot figure of ucg_perftest (report.h).
+#include "report.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+
+namespace ucg::perftest {
+
+namespace {
+
+const char *dtype_label(const Options &opt, ucg_coll_type_t coll)
+{
+    return elem_bytes(opt, coll) == 1 &&
+                   !(coll == UCG_COLL_REDUCE || coll == UCG_COLL_ALLREDUCE)
+               ? "bytes"
+               : ucg_dtype_name(opt.dtype);
+}
+
+} // namespace
+
+Report::Report(const Options &opt, const Env &env, double group_create_us)
+    : opt_(opt), env_(env)
+{
+    if (env.rank != 0) {
+        return; // rank 0 reports
+    }
+    std::printf("# ucg_perftest %d.%d: %d ranks (%s), %s\n", UCG_API_MAJOR,
+                UCG_API_MINOR, env.size, env.launcher.c_str(),
+                opt.oneoff ? "init+start+wait+free per call"
+                           : "persistent: init once, start+wait per call");
+    std::printf("# timing: OSU 7 (each iteration timed alone, a barrier "
+                "outside the timer; min/max/avg over ranks of each rank's "
+                "mean)\n");
+    std::printf("# group creation: %.1f us (slowest rank)\n", group_create_us);
+    if (!opt.csv.empty()) {
+        csv_ = std::fopen(opt.csv.c_str(), "w");
+        if (csv_ == nullptr) {
+            std::fprintf(stderr, "ucg_perftest: --csv %s: cannot write\n",
+                         opt.csv.c_str());
+        } else {
+            std::fprintf(csv_, "collective,bytes,avg_us,min_us,max_us,"
+                               "iterations,plan,mpi_avg_us,mpi_min_us,"
+                               "mpi_max_us,ratio\n");
+        }
+    }
+}
+
+Report::~Report()
+{
+    if (csv_ != nullptr) {
+        std::fclose(csv_);
+    }
+}
+
+void Report::begin(ucg_coll_type_t coll)
+{
+    std::printf("\n# UCG %s latency, %s%s\n", ucg_coll_type_name(coll),
+                dtype_label(opt_, coll),
+                opt_.validate ? ", every result validated" : "");
+    std::printf("%-10s %12s %12s %12s %8s", "# Size", "Avg(us)", "Min(us)",
+                "Max(us)", "Iters");
+    if (opt_.baseline_mpi) {
+        std::printf(" %12s %7s", "MPI Avg(us)", "Ratio");
+    }
+    std::printf("  Plan\n");
+}
+
+void Report::row(const Row &r)
+{
+    rows_.push_back(r);
+    std::printf("%-10zu %12.2f %12.2f %12.2f %8d", r.bytes, r.ucg.avg_us,
+                r.ucg.min_us, r.ucg.max_us, r.ucg.iters);
+    const double ratio =
+        r.mpi.ran && r.mpi.avg_us > 0 ? r.ucg.avg_us / r.mpi.avg_us : 0;
+    if (opt_.baseline_mpi) {
+        std::printf(" %12.2f %7.2f", r.mpi.avg_us, ratio);
+    }
+    std::printf("  %s", r.ucg.plan.c_str());
+    if (r.ucg.errors != 0 || r.mpi.errors != 0) {
+        std::printf("  VALIDATION FAILED (%ld wrong)", r.ucg.errors);
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+    if (csv_ != nullptr) {
+        std::fprintf(csv_, "%s,%zu,%.3f,%.3f,%.3f,%d,\"%s\",",
+                     ucg_coll_type_name(r.coll), r.bytes, r.ucg.avg_us,
+                     r.ucg.min_us, r.ucg.max_us, r.ucg.iters,
+                     r.ucg.plan.c_str());
+        if (r.mpi.ran) {
+            std::fprintf(csv_, "%.3f,%.3f,%.3f,%.3f\n", r.mpi.avg_us,
+                         r.mpi.min_us, r.mpi.max_us, ratio);
+        } else {
+            std::fprintf(csv_, ",,,\n");
+        }
+    }
+}
+
+bool Report::finish()
+{
+    if (opt_.plot.empty()) {
+        return true;
+    }
+    const std::string data = opt_.plot + ".dat";
+    std::ofstream d(data);
+    std::set<int> colls;
+    for (const Row &r : rows_) {
+        colls.insert(r.coll);
+    }
+    int index = 0;
+    std::string plots;
+    for (int c : colls) {
+        d << "# " << ucg_coll_type_name(static_cast<ucg_coll_type_t>(c))
+          << "\n";
+        for (const Row &r : rows_) {
+            if (r.coll == c) {
+                d << r.bytes << " " << r.ucg.avg_us << " "
+                  << (r.mpi.ran ? r.mpi.avg_us : 0.0) << "\n";
+            }
+        }
+        d << "\n\n";
+        const std::string name =
+            ucg_coll_type_name(static_cast<ucg_coll_type_t>(c));
+        plots += (plots.empty() ? "" : ", ") + std::string("'") + data +
+                 "' index " + std::to_string(index) +
+                 " using 1:2 with linespoints title 'UCG " + name + "'";
+        if (opt_.baseline_mpi) {
+            plots += ", '" + data + "' index " + std::to_string(index) +
+                     " using 1:3 with linespoints dashtype 2 title 'MPI " +
+                     name + "'";
+        }
+        ++index;
+    }
+    d.close();
+    const std::string script = opt_.plot + ".gp";
+    std::ofstream s(script);
+    s << "set terminal pngcairo size 1000,650 noenhanced\nset output '"
+      << opt_.plot
+      << "'\nset logscale xy 2\nset xlabel 'message size (bytes)'\n"
+      << "set ylabel 'latency (us)'\nset key top left\nset grid\n"
+      << "set title 'ucg_perftest, " << env_.size << " ranks'\nplot " << plots
+      << "\n";
+    s.close();
+    const std::string cmd = "gnuplot '" + script + "'";
+    if (std::system(cmd.c_str()) != 0) {
+        std::fprintf(stderr, "ucg_perftest: --plot: gnuplot failed (is "
+                             "gnuplot installed?)\n");
+        return false;
+    }
+    std::printf("# figure: %s\n", opt_.plot.c_str());
+    return true;
+}
+
+} // namespace ucg::perftest

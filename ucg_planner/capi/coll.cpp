@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Collectives: the plan (selected once per collective, root and size
+// class, and cached on the group), lowered for this call's buffers and
+// run by an engine instance; start, test, wait, free; failure when a
+// member dies.
+#include "capi/coll_shape.h"
+#include "capi/internal.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <sched.h>
+
+namespace ucg::rt {
+
+namespace {
+
+using plan::Collective;
+
+// Plan variants that need their own rules.
+enum : int {
+    kVariantPointToPoint = 1, // no shm levels (user op or no transports)
+    kVariantForced = 2,       // a v collective's algorithm
+    kVariantOrdered = 4,      // a non-commutative operator: rank order
+};
+
+// The order-preserving algorithm (Algorithm::preserves_order) a
+// non-commutative operator runs, or nullptr where none is built.
+const char *ordered_algorithm(Collective c)
+{
+    switch (c) {
+    case Collective::kReduce:
+        return "ordered_knomial";
+    case Collective::kAllreduce:
+        return "knomial";
+    case Collective::kScan:
+    case Collective::kExscan:
+        return "recursive_doubling";
+    default:
+        return nullptr;
+    }
+}
+
+select::RuleSet rules_for(const ucg_group *g, const CollShape &s, int variant)
+{
+    select::RuleSet rules;
+    rules.origin = "UCG";
+    const char *forced = (variant & kVariantOrdered)
+                             ? ordered_algorithm(s.collective)
+                             : s.forced;
+    if (forced != nullptr) {
+        select::Rule r;
+        r.collective = s.collective;
+        r.algorithm = forced;
+        r.text =
+            std::string(plan::to_string(s.collective)) + ":0-inf:" + forced;
+        rules.rules.push_back(r);
+    }
+    if (variant & kVariantPointToPoint) {
+        // The host level's shape: anything but the shm transports.
+        select::Rule r;
+        r.collective = s.collective;
+        r.level = topology::LevelKind::kHost;
+        r.algorithm = "knomial";
+        r.text = "host level without shm";
+        rules.rules.push_back(r);
+    }
+    rules.rules.insert(rules.rules.end(), g->rules.rules.begin(),
+                       g->rules.rules.end());
+    return rules;
+}
+
+algorithms::ChannelLimits limits(const ucg::rt::OneToMany &tl)
+{
+    algorithms::ChannelLimits l;
+    if (tl.iface != nullptr) {
+        l.max_bytes = tl.attr.max_length;
+        l.seg_bytes = tl.attr.seg_length;
+    }
+    return l;
+}
+
+// "hierarchical radix=2 segments=1 [host: shm, world: knomial]".
+std::string describe(const plan::Plan &p, const select::Decision &d)
+{
+    std::string name = p.algorithm;
+    if (d.levels.empty()) {
+        return name;
+    }
+    name += " [";
+    for (std::size_t l = 0; l < d.levels.size(); ++l) {
+        name += (l != 0 ? ", " : "") +
+                std::string(topology::level_name(d.levels[l].kind)) + ": " +
+                d.levels[l].choice.algorithm;
+    }
+    return name + "]";
+}
+
+ucs_status_t plan_for(ucg_group *g, const CollShape &s, int variant,
+                      std::shared_ptr<const plan::Plan> *out, std::string *name)
+{
+    const int size_class = std::bit_width(s.select_bytes);
+    const ucg_plan_key key{static_cast<int>(s.collective), s.root, size_class,
+                           variant};
+    auto it = g->plans.find(key);
+    if (it != g->plans.end()) {
+        *out = it->second.first;
+        *name = it->second.second;
+        return UCS_OK;
+    }
+    const select::Selector sel(*g->topo, rules_for(g, s, variant));
+    select::SelectOptions o;
+    o.collective = s.collective;
+    o.bytes = s.select_bytes;
+    o.root = s.root;
+    o.shm_bcast = limits(g->ctx->bcast);
+    o.shm_incast = limits(g->ctx->incast);
+    auto d = sel.select(o);
+    if (!d) {
+        log_error("ucg_collective_init: %s", d.error().message.c_str());
+        return UCS_ERR_INVALID_PARAM;
+    }
+    auto p = sel.build(d.value(), g->rank);
+    if (!p) {
+        log_error("ucg_collective_init: %s", p.error().message.c_str());
+        return UCS_ERR_INVALID_PARAM;
+    }
+    *out = std::make_shared<const plan::Plan>(std::move(p.value()));
+    *name = describe(**out, d.value());
+    g->plans.emplace(key, std::make_pair(*out, *name));
+    return UCS_OK;
+}
+
+exec::Reducer reducer_for(const ucg_coll &c, const CollShape &s)
+{
+    exec::Reducer r;
+    if (!s.reducing) {
+        return r;
+    }
+    r.op = c.args.op;
+    r.dtype = c.args.dst.dtype.base;
+    const std::size_t es = ucg_dtype_size(r.dtype);
+    if (r.op == UCG_OP_USER) {
+        r.user = c.user_op.func;
+        r.user_arg = c.user_op.arg;
+        r.unit_bytes = datatype_bytes(c.args.dst.dtype);
+    } else {
+        r.kernel = ucg_reduce_kernel(r.op, r.dtype);
+        r.unit_bytes = es;
+    }
+    return r;
+}
+
+ucs_status_t channels_for(ucg_group *g, const exec::Program &prog,
+                          std::vector<exec::GroupChannel *> *out)
+{
+    for (const exec::ProgramGroup &pg : prog.groups) {
+        exec::GroupChannel *ch = nullptr;
+        if (pg.channel == plan::Channel::kShmBcast) {
+            ch = &g->bcast_ch;
+        } else if (pg.channel == plan::Channel::kShmIncast) {
+            ch = &g->incast_ch;
+        }
+        if (ch == nullptr || ch->handle == nullptr ||
+            ch->members != pg.members) {
+            return UCS_ERR_UNSUPPORTED; // not a group this host has
+        }
+        out->push_back(ch);
+    }
+    return UCS_OK;
+}
+
+ucs_status_t prepare(ucg_coll *c, const CollShape &s)
+{
+    ucg_group *g = c->group;
+    int variant = s.forced != nullptr ? kVariantForced : 0;
+    const bool user_op = s.reducing && c->args.op == UCG_OP_USER;
+    if (!g->one_to_many || user_op) {
+        variant |= kVariantPointToPoint;
+    }
+    if (user_op && !c->user_op.commutative) {
+        if (ordered_algorithm(s.collective) == nullptr) {
+            log_error("ucg_collective_init: no rank-order plan for %s with a "
+                      "non-commutative operator",
+                      plan::to_string(s.collective).data());
+            return UCS_ERR_UNSUPPORTED;
+        }
+        variant |= kVariantOrdered;
+    }
+    std::shared_ptr<const plan::Plan> plan;
+    std::string name;
+    ucs_status_t st = plan_for(g, s, variant, &plan, &name);
+    if (st != UCS_OK) {
+        return st;
+    }
+    auto prog = exec::lower(*plan, g->rank, s.layout);
+    if (!prog) {
+        log_error("ucg_collective_init: %s: %s", plan->algorithm.c_str(),
+                  prog.error().message.c_str());
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if ((variant & kVariantForced) && prog->scratch_bytes != 0) {
+        log_error("ucg_collective_init: %s needs scratch of equal blocks",
+                  plan->algorithm.c_str());
+        return UCS_ERR_UNSUPPORTED;
+    }
+    std::vector<exec::GroupChannel *> chans;
+    st = channels_for(g, prog.value(), &chans);
+    if (st != UCS_OK) {
+        log_error("ucg_collective_init: %s uses a one-to-many group this "
+                  "host does not have",
+                  plan->algorithm.c_str());
+        return st;
+    }
+    c->plan_name = name;
+    c->inst = std::make_unique<exec::Instance>(
+        std::make_shared<const exec::Program>(std::move(prog.value())),
+        g->fabric.get(), reducer_for(*c, s), g->id, std::move(chans));
+    c->input_copy.resize(s.copy_bytes);
+    c->copy_bytes = s.copy_bytes;
+    c->input = s.copy_bytes != 0 ? c->input_copy.data() : s.input;
+    c->output = s.output;
+    c->inst->bind(c->input, c->output);
+    return UCS_OK;
+}
+
+void deactivate(ucg_coll *c)
+{
+    if (!c->active) {
+        return;
+    }
+    auto &a = c->group->ctx->active;
+    a.erase(std::remove(a.begin(), a.end(), c), a.end());
+    c->active = false;
+}
+
+// Stalled: is a member dead? Rate limited to a quarter of the timeout.
+void check_stall(ucg_coll *c)
+{
+    if (c->inst->events() != c->last_events) {
+        c->last_events = c->inst->events();
+        c->idle_tests = 0;
+        return;
+    }
+    if (++c->idle_tests % 64 != 0) {
+        return; // the clock only every 64 tests without progress
+    }
+    const double now = now_sec();
+    const double timeout = c->group->ctx->timeout_sec;
+    if (c->idle_tests == 64) {
+        c->next_check = now + timeout / 4; // the stall starts now
+        return;
+    }
+    if (now < c->next_check) {
+        return;
+    }
+    c->next_check = now + timeout / 4;
+    const int dead = find_dead_member(c->group);
+    if (dead >= 0) {
+        log_error("ucg collective %s: rank %d of the group died",
+                  c->plan_name.c_str(), dead);
+        c->group->failed = UCS_ERR_CONNECTION_RESET;
+        c->inst->fail(UCS_ERR_CONNECTION_RESET);
+    }
+}
+
+} // namespace
+
+ucs_status_t coll_init(ucg_group_h g, const ucg_coll_args_t *args,
+                       ucg_coll_h *coll_p)
+{
+    if (g == nullptr || args == nullptr || coll_p == nullptr) {
+        log_error("ucg_collective_init: NULL group, arguments or output");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    CollShape s;
+    ucs_status_t st = coll_shape(*args, g->rank, g->size, &s);
+    if (st != UCS_OK) {
+        return st;
+    }
+    auto c = std::make_unique<ucg_coll>();
+    c->group = g;
+    c->args = *args;
+    if (args->op == UCG_OP_USER && args->user_op != nullptr) {
+        c->user_op = *args->user_op;
+    }
+    c->args.user_op = nullptr; // the copy above is what runs
+    c->trivial = s.trivial;
+    if (!s.trivial) {
+        st = prepare(c.get(), s);
+        if (st != UCS_OK) {
+            return st;
+        }
+    } else {
+        c->plan_name = "none (nothing to move)";
+    }
+    *coll_p = c.release();
+    return UCS_OK;
+}
+
+ucs_status_t coll_start(ucg_coll_h c)
+{
+    if (c->trivial) {
+        return UCS_OK;
+    }
+    ucg_group *g = c->group;
+    if (g->failed != UCS_OK) {
+        return g->failed;
+    }
+    if (c->inst->in_flight() || c->inst->outstanding() != 0) {
+        return UCS_ERR_BUSY;
+    }
+    if (c->copy_bytes != 0) {
+        std::memcpy(c->input_copy.data(), c->output, c->copy_bytes);
+    }
+    c->failure = UCS_OK;
+    const ucs_status_t st = c->inst->start(g->started++ % exec::kWireSeqs);
+    if (st != UCS_OK) {
+        return st;
+    }
+    if (c->inst->in_flight()) {
+        g->ctx->active.push_back(c);
+        c->active = true;
+        c->last_events = c->inst->events();
+        c->idle_tests = 0;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t coll_test(ucg_coll_h c)
+{
+    if (c->trivial) {
+        return UCS_OK;
+    }
+    if (c->inst->in_flight()) {
+        progress(c->group->ctx);
+    }
+    const ucs_status_t st = c->inst->status();
+    if (st == UCS_INPROGRESS) {
+        check_stall(c);
+        return c->inst->status();
+    }
+    deactivate(c);
+    if (st == UCS_OK) {
+        return st;
+    }
+    if (c->failure == UCS_OK) {
+        // Whichever layer saw a dead member first (UCP's shared memory,
+        // a one-to-many transport, our check), the caller sees one code.
+        c->failure = st;
+        if (st != UCS_ERR_CONNECTION_RESET && find_dead_member(c->group) >= 0) {
+            c->failure = UCS_ERR_CONNECTION_RESET;
+        }
+    }
+    if (c->group->failed == UCS_OK) {
+        c->group->failed = c->failure; // sequences diverged: the group is lost
+    }
+    return c->failure;
+}
+
+ucs_status_t coll_wait(ucg_coll_h c)
+{
+    // Spin a while (a message is often a few hundred ns away), then give
+    // the CPU away on every round: with more ranks than cores the peer we
+    // wait for may need this very core. Oversubscribed, yield at once.
+    const unsigned spin = c->group->oversubscribed ? 4 : 256;
+    for (unsigned spins = 0;; ++spins) {
+        const ucs_status_t st = coll_test(c);
+        if (st != UCS_INPROGRESS) {
+            return st;
+        }
+        if (spins >= spin) {
+            sched_yield();
+        }
+    }
+}
+
+void coll_free(ucg_coll_h c)
+{
+    if (c == nullptr) {
+        return;
+    }
+    deactivate(c);
+    if (c->inst && c->inst->in_flight()) {
+        log_warn("ucg_collective_free: %s was still in flight",
+                 c->plan_name.c_str());
+        c->inst->fail(UCS_ERR_CANCELED);
+    }
+    if (c->inst && c->inst->outstanding() != 0) {
+        c->group->ctx->zombies.push_back(c); // the fabric still holds posts
+        return;
+    }
+    delete c;
+}
+
+void reap_zombies(ucg_context *ctx, bool force)
+{
+    auto &z = ctx->zombies;
+    auto keep = std::partition(z.begin(), z.end(), [force](ucg_coll *c) {
+        return !force && c->inst->outstanding() != 0;
+    });
+    for (auto it = keep; it != z.end(); ++it) {
+        delete *it;
+    }
+    z.erase(keep, z.end());
+}
+
+} // namespace ucg::rt

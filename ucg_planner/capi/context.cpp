@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Contexts: the UCP context and worker (the caller's or our own), the
+// one-to-many ifaces found in the worker, and progress of every
+// collective in flight.
+#include "capi/internal.h"
+
+#include "capi/ucp_fabric.h"
+#include "ucx/ucp_glue.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace ucg::rt {
+
+namespace {
+
+ucs_status_t open_ucp(ucg_context *ctx)
+{
+    ucp_config_t *config;
+    ucs_status_t st = ucp_config_read("UCG", nullptr, &config);
+    if (st != UCS_OK) {
+        return st;
+    }
+    ucp_params_t p{};
+    p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
+    p.features = UCP_FEATURE_TAG;
+    p.name = "ucg";
+    st = ucp_init(&p, config, &ctx->ucp);
+    ucp_config_release(config);
+    if (st != UCS_OK) {
+        return st;
+    }
+    ucp_worker_params_t wp{};
+    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+    st = ucp_worker_create(ctx->ucp, &wp, &ctx->worker);
+    if (st != UCS_OK) {
+        ucp_cleanup(ctx->ucp);
+        ctx->ucp = nullptr;
+        return st;
+    }
+    ctx->own_ucp = true;
+    return UCS_OK;
+}
+
+// The one-to-many ifaces UCP opened (UCX_TLS may leave them out).
+void find_one_to_many(ucg_context *ctx)
+{
+    struct Want {
+        const char *name;
+        OneToMany *slot;
+        ucs_status_t (*query)(uct_iface_h, uct_group_attr_t *);
+    };
+    for (const Want &w :
+         {Want{"mm_bcast", &ctx->bcast, uct_mm_bcast_group_iface_query},
+          Want{"mm_incast", &ctx->incast, uct_mm_incast_group_iface_query}}) {
+        OneToMany o;
+        if (w.query != nullptr &&
+            ucg_ucp_find_iface(ctx->worker, w.name, &o.iface, &o.tl_csum,
+                               &o.addr_len) &&
+            w.query(o.iface, &o.attr) == UCS_OK) {
+            *w.slot = o;
+        }
+    }
+}
+
+} // namespace
+
+ucs_status_t context_create(const ucg_context_params_t *params,
+                            ucg_context_h *context_p)
+{
+    const std::uint64_t mask = params != nullptr ? params->field_mask : 0;
+    const bool has_ctx = mask & UCG_CONTEXT_PARAM_FIELD_UCP_CONTEXT;
+    const bool has_worker = mask & UCG_CONTEXT_PARAM_FIELD_UCP_WORKER;
+    if (context_p == nullptr || has_ctx != has_worker ||
+        (has_ctx &&
+         (params->ucp_context == nullptr || params->ucp_worker == nullptr))) {
+        log_error("ucg_context_create: pass both a UCP context and a worker, "
+                  "or neither, and an output pointer");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    auto ctx = std::make_unique<ucg_context>();
+    ctx->timeout_sec = env_double("UCG_TIMEOUT", 30.0);
+    if (mask & UCG_CONTEXT_PARAM_FIELD_TIMEOUT) {
+        if (!(params->timeout_sec > 0)) {
+            log_error("ucg_context_create: timeout_sec must be positive");
+            return UCS_ERR_INVALID_PARAM;
+        }
+        ctx->timeout_sec = params->timeout_sec;
+    }
+    if (has_ctx) {
+        ctx->ucp = params->ucp_context;
+        ctx->worker = params->ucp_worker;
+    } else {
+        const ucs_status_t st = open_ucp(ctx.get());
+        if (st != UCS_OK) {
+            log_error("ucg_context_create: UCP: %s", ucs_status_string(st));
+            return st;
+        }
+    }
+    find_one_to_many(ctx.get());
+    *context_p = ctx.release();
+    return UCS_OK;
+}
+
+void context_destroy(ucg_context_h ctx)
+{
+    if (ctx == nullptr) {
+        return;
+    }
+    if (!ctx->groups.empty()) {
+        log_error("ucg_context_destroy: %zu groups are still alive",
+                  ctx->groups.size());
+    }
+    for (auto &[addr, ep] : ctx->eps) {
+        close_ep(ctx, ep);
+    }
+    ctx->eps.clear();
+    reap_zombies(ctx, true);
+    if (ctx->own_ucp) {
+        ucp_worker_destroy(ctx->worker);
+        ucp_cleanup(ctx->ucp);
+    }
+    delete ctx;
+}
+
+unsigned progress(ucg_context *ctx)
+{
+    unsigned n = ucp_worker_progress(ctx->worker);
+    // Completions above only released ops: run them, after retrying the
+    // channels whose last post found no room.
+    for (std::size_t i = 0; i < ctx->active.size(); ++i) {
+        ucg_coll *c = ctx->active[i];
+        for (exec::GroupChannel *ch :
+             {&c->group->bcast_ch, &c->group->incast_ch}) {
+            if (ch->blocked) {
+                exec::Instance::post_channel(*ch);
+            }
+        }
+        n += c->inst->drain();
+    }
+    if (!ctx->zombies.empty()) {
+        reap_zombies(ctx, false);
+    }
+    return n;
+}
+
+} // namespace ucg::rt

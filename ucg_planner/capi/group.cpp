@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Groups: the out-of-band exchange (group id, Hello records, UCP worker
+// addresses), endpoints, the topology the planner sees, and the host's
+// one-to-many groups, whose members' iface addresses come out of their
+// worker addresses (no second exchange).
+#include "capi/internal.h"
+
+#include "capi/ucp_fabric.h"
+#include "topology/hwloc_probe.h"
+#include "uct_mm_common/liveness.h"
+#include "ucx/ucp_glue.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <sched.h>
+#include <unistd.h>
+
+namespace ucg::rt {
+
+namespace {
+
+constexpr std::uint32_t kHelloMagic = 0x55434731; // "UCG1"
+
+struct Oob {
+    ucg_oob_allgather_fn_t fn;
+    void *arg;
+    int size;
+
+    template <class T>
+    ucs_status_t allgather(const T &mine, std::vector<T> *all) const
+    {
+        all->resize(static_cast<std::size_t>(size));
+        return fn(arg, &mine, all->data(), sizeof(T));
+    }
+};
+
+void copy_name(char (&to)[64], const std::string &from)
+{
+    std::memset(to, 0, sizeof(to));
+    std::memcpy(to, from.data(), std::min(from.size(), sizeof(to) - 1));
+}
+
+std::string real_host_name()
+{
+    char name[256] = {};
+    gethostname(name, sizeof(name) - 1);
+    return name;
+}
+
+// The group id: the largest proposal, where every member proposes its
+// lowest free id from the last agreed one; repeated until all agree, so
+// the id is free on every member (ids are unique per process while live).
+ucs_status_t agree_id(ucg_context *ctx, const Oob &oob, std::uint32_t *id_p)
+{
+    auto in_use = [ctx](std::uint32_t id) {
+        return std::any_of(ctx->groups.begin(), ctx->groups.end(),
+                           [id](const ucg_group *g) { return g->id == id; });
+    };
+    std::uint32_t base = ctx->next_group_id;
+    for (int round = 0; round < 64; ++round) {
+        std::uint32_t mine = base % exec::kMaxGroupIds;
+        for (std::uint32_t n = 0; n < exec::kMaxGroupIds && in_use(mine); ++n) {
+            mine = (mine + 1) % exec::kMaxGroupIds;
+        }
+        std::vector<std::uint32_t> all;
+        const ucs_status_t st = oob.allgather(mine, &all);
+        if (st != UCS_OK) {
+            return st;
+        }
+        const std::uint32_t top = *std::max_element(all.begin(), all.end());
+        if (std::all_of(all.begin(), all.end(),
+                        [top](std::uint32_t v) { return v == top; })) {
+            *id_p = top;
+            ctx->next_group_id = top + 1;
+            return UCS_OK;
+        }
+        base = top;
+    }
+    log_error("ucg_group_create: members found no common free group id");
+    return UCS_ERR_NO_RESOURCE;
+}
+
+ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
+                        std::size_t addr_len, ucg::rt::Hello *h)
+{
+    std::memset(h, 0, sizeof(*h));
+    h->magic = kHelloMagic;
+    h->size = static_cast<std::uint32_t>(g->size);
+    h->rank = static_cast<std::uint32_t>(g->rank);
+    h->addr_len = static_cast<std::uint32_t>(addr_len);
+    const auto self = uct_mm_common::self_process_id();
+    h->pid = self.pid;
+    h->start_time = self.start_time;
+    h->key = std::random_device{}();
+    h->key = h->key << 32 | std::random_device{}();
+    std::string host;
+    if ((p->field_mask & UCG_GROUP_PARAM_FIELD_HOST) && p->host_id != nullptr) {
+        host = p->host_id;
+    } else {
+        auto loc = topology::probe_locality();
+        if (!loc) {
+            log_error("ucg_group_create: %s", loc.error().message.c_str());
+            return UCS_ERR_INVALID_PARAM;
+        }
+        host = loc->host;
+    }
+    copy_name(h->host, host);
+    copy_name(h->real_host, real_host_name());
+    if (g->flags & UCG_GROUP_FLAG_NO_ONE_TO_MANY) {
+        h->flags |= kHelloNoO2m;
+    }
+    if (g->ctx->bcast.iface != nullptr) {
+        h->flags |= kHelloBcast;
+    }
+    if (g->ctx->incast.iface != nullptr) {
+        h->flags |= kHelloIncast;
+    }
+    return UCS_OK;
+}
+
+ucs_status_t exchange_addresses(ucg_group *g, const Oob &oob,
+                                const ucp_address_t *mine, std::size_t len)
+{
+    std::size_t longest = 0;
+    for (const auto &h : g->hello) {
+        longest = std::max<std::size_t>(longest, h.addr_len);
+    }
+    std::vector<char> out(longest, 0), all(longest * g->hello.size());
+    std::memcpy(out.data(), mine, len);
+    const ucs_status_t st = oob.fn(oob.arg, out.data(), all.data(), longest);
+    if (st != UCS_OK) {
+        return st;
+    }
+    for (std::size_t r = 0; r < g->hello.size(); ++r) {
+        g->addrs.emplace_back(all.data() + r * longest, g->hello[r].addr_len);
+    }
+    return UCS_OK;
+}
+
+// UCP found a transport error on an endpoint (a peer died): remember it,
+// so the members' liveness check reports the peer; without a callback UCP
+// treats the error as fatal.
+void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    auto *ctx = static_cast<ucg_context *>(arg);
+    if (std::find(ctx->failed_eps.begin(), ctx->failed_eps.end(), ep) ==
+        ctx->failed_eps.end()) {
+        ctx->failed_eps.push_back(ep);
+        log_warn("a peer's endpoint failed: %s", ucs_status_string(status));
+    }
+}
+
+ucs_status_t connect(ucg_group *g)
+{
+    ucg_context *ctx = g->ctx;
+    for (const std::string &addr : g->addrs) {
+        auto it = ctx->eps.find(addr);
+        if (it == ctx->eps.end()) {
+            ucp_ep_params_t ep{};
+            ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
+                            UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                            UCP_EP_PARAM_FIELD_ERR_HANDLER;
+            ep.err_handler.cb = ep_failed;
+            ep.err_handler.arg = ctx;
+            ep.address = reinterpret_cast<const ucp_address_t *>(addr.data());
+            // Peer failures are found by the members' liveness, not by UCP
+            // (its peer mode would leave out the shared-memory lanes).
+            ep.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+            ucp_ep_h h;
+            const ucs_status_t st = ucp_ep_create(ctx->worker, &ep, &h);
+            if (st != UCS_OK) {
+                log_error("ucg_group_create: no endpoint to a member: %s",
+                          ucs_status_string(st));
+                return UCS_ERR_UNREACHABLE;
+            }
+            it = ctx->eps.emplace(addr, h).first;
+        }
+        g->eps.push_back(it->second);
+    }
+    return UCS_OK;
+}
+
+ucs_status_t build_topology(ucg_group *g, const ucg_group_params_t *p)
+{
+    std::vector<topology::Locality> locs;
+    for (const auto &h : g->hello) {
+        topology::Locality l;
+        l.host = h.host;
+        locs.push_back(l); // one shared-memory level per host (host groups)
+    }
+    auto topo = topology::Topology::from_localities(locs, nullptr);
+    if (!topo) {
+        log_error("ucg_group_create: %s", topo.error().message.c_str());
+        return UCS_ERR_INVALID_PARAM;
+    }
+    g->topo = std::make_unique<topology::Topology>(std::move(topo.value()));
+    const char *tune = (p->field_mask & UCG_GROUP_PARAM_FIELD_TUNE)
+                           ? p->tune
+                           : std::getenv("UCG_TUNE");
+    if (tune != nullptr && *tune != '\0') {
+        auto rules = select::parse_rules(tune, "UCG_TUNE");
+        if (!rules) {
+            log_error("ucg_group_create: %s", rules.error().message.c_str());
+            return UCS_ERR_INVALID_PARAM;
+        }
+        g->rules = std::move(rules.value());
+    }
+    return UCS_OK;
+}
+
+ucs_status_t
+open_channel(ucg_group *g, const OneToMany &tl,
+             ucs_status_t (*create)(uct_iface_h, const uct_group_params_t *,
+                                    uct_group_h *),
+             std::uint64_t salt, uct_group_h *group_p, exec::GroupChannel *ch)
+{
+    const std::size_t n = g->host_ranks.size();
+    std::vector<std::vector<char>> addr(n, std::vector<char>(tl.addr_len));
+    std::vector<const uct_iface_addr_t *> ptrs;
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto r = static_cast<std::size_t>(g->host_ranks[i]);
+        const ucs_status_t st =
+            ucg_ucp_peer_iface_addr(g->ctx->worker, g->addrs[r].data(),
+                                    tl.tl_csum, addr[i].data(), tl.addr_len);
+        if (st != UCS_OK) {
+            log_error("ucg_group_create: rank %zu's address has no %s iface", r,
+                      salt == 1 ? "mm_bcast" : "mm_incast");
+            return UCS_ERR_UNREACHABLE;
+        }
+        ptrs.push_back(
+            reinterpret_cast<const uct_iface_addr_t *>(addr[i].data()));
+    }
+    ch->members = g->host_ranks;
+    ch->my_index = static_cast<int>(
+        std::find(ch->members.begin(), ch->members.end(), g->rank) -
+        ch->members.begin());
+    uct_group_params_t gp{};
+    gp.field_mask =
+        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
+        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
+    // Rank 0's random key plus the id and the channel: unique per live
+    // group, and not guessable by another user of the host.
+    gp.group_key = g->hello[0].key ^ (std::uint64_t{g->id} << 8) ^ salt;
+    gp.member_index = static_cast<unsigned>(ch->my_index);
+    gp.group_size = static_cast<unsigned>(n);
+    gp.member_addrs = ptrs.data();
+    const ucs_status_t st = create(tl.iface, &gp, group_p);
+    if (st != UCS_OK) {
+        log_error("ucg_group_create: host group: %s", ucs_status_string(st));
+        return st;
+    }
+    ch->handle = *group_p;
+    return UCS_OK;
+}
+
+// A zero-byte message on a host group, waited for: it completes only once
+// every member attached, and the last to attach drops the segment's name,
+// so nothing can stay in /dev/shm however the group is used later.
+ucs_status_t connect_channel(ucg_group *g, uct_group_h group, bool bcast)
+{
+    struct Done {
+        uct_completion_t comp;
+        bool done;
+    } d{};
+    d.comp.func = [](uct_completion_t *self) {
+        reinterpret_cast<Done *>(self)->done = true;
+    };
+    d.comp.count = 1;
+    d.comp.status = UCS_OK;
+    uct_group_msg_t m{};
+    m.coll = bcast ? UCT_GROUP_COLL_BCAST : UCT_GROUP_COLL_REDUCE;
+    m.root = 0;
+    m.op = UCG_OP_SUM;
+    m.dtype = UCG_DTYPE_UINT8;
+    const bool root = g->host_ranks[0] == g->rank;
+    const bool sends = bcast ? root : !root;
+    ucs_status_t st = sends ? uct_group_send(group, &m, &d.comp)
+                            : uct_group_recv(group, &m, &d.comp);
+    for (unsigned spins = 0; st == UCS_INPROGRESS && !d.done; ++spins) {
+        ucp_worker_progress(g->ctx->worker);
+        if (spins > 64) {
+            sched_yield();
+        }
+    }
+    if (st == UCS_INPROGRESS) {
+        st = d.comp.status;
+    }
+    if (st != UCS_OK) {
+        log_error("ucg_group_create: the host's members did not all join: %s",
+                  ucs_status_string(st));
+    }
+    return st;
+}
+
+ucs_status_t setup_one_to_many(ucg_group *g)
+{
+    const std::string mine = g->hello[static_cast<std::size_t>(g->rank)].host;
+    for (int r = 0; r < g->size; ++r) {
+        if (mine == g->hello[static_cast<std::size_t>(r)].host) {
+            g->host_ranks.push_back(r);
+        }
+    }
+    // Every member decides alike: plans use shm levels only when every
+    // member has both transports and none asked for point-to-point only.
+    g->one_to_many = std::all_of(
+        g->hello.begin(), g->hello.end(), [](const ucg::rt::Hello &h) {
+            return (h.flags & (kHelloBcast | kHelloIncast)) ==
+                       (kHelloBcast | kHelloIncast) &&
+                   !(h.flags & kHelloNoO2m);
+        });
+    if (!g->one_to_many || g->host_ranks.size() < 2) {
+        return UCS_OK;
+    }
+    ucs_status_t st = open_channel(g, g->ctx->bcast, uct_mm_bcast_group_create,
+                                   1, &g->bcast_group, &g->bcast_ch);
+    if (st == UCS_OK) {
+        st = open_channel(g, g->ctx->incast, uct_mm_incast_group_create, 2,
+                          &g->incast_group, &g->incast_ch);
+    }
+    if (st == UCS_OK) {
+        st = connect_channel(g, g->bcast_group, true);
+    }
+    if (st == UCS_OK) {
+        st = connect_channel(g, g->incast_group, false);
+    }
+    return st;
+}
+
+// Members sharing this machine (whatever host they pose as) against the
+// CPUs this process may use.
+bool oversubscribed(const ucg_group *g)
+{
+    const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
+    const auto local = std::count_if(
+        g->hello.begin(), g->hello.end(), [&me](const ucg::rt::Hello &h) {
+            return std::strcmp(h.real_host, me.real_host) == 0;
+        });
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+        return false;
+    }
+    return local > CPU_COUNT(&set);
+}
+
+ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
+{
+    const Oob oob{p->oob_allgather, p->oob_arg, g->size};
+    ucs_status_t st = agree_id(g->ctx, oob, &g->id);
+    if (st != UCS_OK) {
+        return st;
+    }
+    ucp_address_t *addr;
+    std::size_t len;
+    st = ucp_worker_get_address(g->ctx->worker, &addr, &len);
+    if (st != UCS_OK) {
+        return st;
+    }
+    ucg::rt::Hello mine;
+    st = make_hello(g, p, len, &mine);
+    if (st == UCS_OK) {
+        st = oob.allgather(mine, &g->hello);
+    }
+    if (st == UCS_OK) {
+        for (const auto &h : g->hello) {
+            if (h.magic != kHelloMagic || h.size != mine.size) {
+                log_error("ucg_group_create: the members disagree on the "
+                          "group size (or one is not UCG)");
+                st = UCS_ERR_INVALID_PARAM;
+                break;
+            }
+        }
+    }
+    if (st == UCS_OK) {
+        st = exchange_addresses(g, oob, addr, len);
+    }
+    ucp_worker_release_address(g->ctx->worker, addr);
+    if (st == UCS_OK) {
+        st = connect(g);
+    }
+    if (st == UCS_OK) {
+        st = build_topology(g, p);
+    }
+    if (st == UCS_OK) {
+        g->oversubscribed = oversubscribed(g);
+        st = setup_one_to_many(g);
+    }
+    return st;
+}
+
+} // namespace
+
+ucs_status_t group_create(ucg_context_h ctx, const ucg_group_params_t *p,
+                          ucg_group_h *group_p)
+{
+    const std::uint64_t need = UCG_GROUP_PARAM_FIELD_SIZE |
+                               UCG_GROUP_PARAM_FIELD_RANK |
+                               UCG_GROUP_PARAM_FIELD_OOB;
+    if (ctx == nullptr || p == nullptr || group_p == nullptr ||
+        (p->field_mask & need) != need || p->oob_allgather == nullptr) {
+        log_error("ucg_group_create: needs a context, size, rank, an "
+                  "out-of-band allgather and an output pointer");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (p->size == 0 || p->rank >= p->size || p->size > exec::kMaxWireRanks) {
+        log_error("ucg_group_create: rank %u of a group of %u (at most %u)",
+                  p->rank, p->size, exec::kMaxWireRanks);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    auto g = std::make_unique<ucg_group>();
+    g->ctx = ctx;
+    g->size = static_cast<int>(p->size);
+    g->rank = static_cast<int>(p->rank);
+    g->flags = (p->field_mask & UCG_GROUP_PARAM_FIELD_FLAGS) ? p->flags : 0;
+    g->dead.assign(p->size, 0);
+    const ucs_status_t st = create_impl(g.get(), p);
+    if (st != UCS_OK) {
+        group_destroy(g.release());
+        return st;
+    }
+    g->fabric = std::make_unique<UcpFabric>(ctx->worker, &g->eps);
+    ctx->groups.push_back(g.get());
+    *group_p = g.release();
+    return UCS_OK;
+}
+
+void group_destroy(ucg_group_h g)
+{
+    if (g == nullptr) {
+        return;
+    }
+    ucg_context *ctx = g->ctx;
+    ctx->groups.erase(std::remove(ctx->groups.begin(), ctx->groups.end(), g),
+                      ctx->groups.end());
+    if (g->bcast_group != nullptr) {
+        uct_group_destroy(g->bcast_group);
+    }
+    if (g->incast_group != nullptr) {
+        uct_group_destroy(g->incast_group);
+    }
+    delete g;
+}
+
+void close_ep(ucg_context *ctx, ucp_ep_h ep)
+{
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    void *req = ucp_ep_close_nbx(ep, &p);
+    if (req == nullptr || UCS_PTR_IS_ERR(req)) {
+        return;
+    }
+    while (ucp_request_check_status(req) == UCS_INPROGRESS) {
+        ucp_worker_progress(ctx->worker);
+    }
+    ucp_request_free(req);
+}
+
+int find_dead_member(ucg_group *g)
+{
+    const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
+    for (int r = 0; r < g->size; ++r) {
+        const auto &h = g->hello[static_cast<std::size_t>(r)];
+        const auto &failed = g->ctx->failed_eps;
+        if (g->dead[static_cast<std::size_t>(r)] ||
+            std::find(failed.begin(), failed.end(),
+                      g->eps[static_cast<std::size_t>(r)]) != failed.end()) {
+            g->dead[static_cast<std::size_t>(r)] = 1;
+            return r;
+        }
+        if (r == g->rank || std::strcmp(h.real_host, me.real_host) != 0) {
+            continue; // another machine: its pid means nothing here
+        }
+        const uct_mm_common::ProcessId id{h.pid, 0, h.start_time};
+        if (!uct_mm_common::process_alive(id)) {
+            g->dead[static_cast<std::size_t>(r)] = 1;
+            return r;
+        }
+    }
+    return -1;
+}
+
+} // namespace ucg::rt

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// What the runtime's files share: the objects (runtime.h) and the
+// functions behind each ucg.h entry, plus logging and small helpers.
+#pragma once
+
+#include "capi/runtime.h"
+
+// The transports' group entry points (uct_group.h). Weak until every
+// build has them: a transport without them leaves the runtime
+// point-to-point only.
+extern "C" {
+ucs_status_t uct_mm_bcast_group_iface_query(uct_iface_h, uct_group_attr_t *)
+    __attribute__((weak));
+ucs_status_t uct_mm_bcast_group_create(uct_iface_h, const uct_group_params_t *,
+                                       uct_group_h *) __attribute__((weak));
+ucs_status_t uct_mm_incast_group_iface_query(uct_iface_h, uct_group_attr_t *)
+    __attribute__((weak));
+ucs_status_t uct_mm_incast_group_create(uct_iface_h, const uct_group_params_t *,
+                                        uct_group_h *) __attribute__((weak));
+}
+
+namespace ucg::rt {
+
+/// One line on stderr (or UCX's log), where an error is classified.
+void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/// $name as a number, else `fallback`.
+double env_double(const char *name, double fallback);
+/// Monotonic seconds.
+double now_sec();
+
+// context.cpp
+ucs_status_t context_create(const ucg_context_params_t *params,
+                            ucg_context_h *context_p);
+void context_destroy(ucg_context_h ctx);
+unsigned progress(ucg_context *ctx);
+
+// group.cpp
+ucs_status_t group_create(ucg_context_h ctx, const ucg_group_params_t *params,
+                          ucg_group_h *group_p);
+void group_destroy(ucg_group_h group);
+void close_ep(ucg_context *ctx, ucp_ep_h ep);
+/// Checks every member this process can probe (same real host: pid);
+/// returns the first dead rank, or -1.
+int find_dead_member(ucg_group *group);
+
+// coll.cpp
+ucs_status_t coll_init(ucg_group_h group, const ucg_coll_args_t *args,
+                       ucg_coll_h *coll_p);
+ucs_status_t coll_start(ucg_coll_h coll);
+ucs_status_t coll_test(ucg_coll_h coll);
+ucs_status_t coll_wait(ucg_coll_h coll);
+void coll_free(ucg_coll_h coll);
+/// Deletes freed collectives whose posts the fabric released (all of them
+/// with `force`, at context destroy).
+void reap_zombies(ucg_context *ctx, bool force);
+
+} // namespace ucg::rt

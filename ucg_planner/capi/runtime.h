@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The runtime behind ucg.h: context (UCP worker, one-to-many ifaces),
+// group (members, endpoints, topology, host groups on the one-to-many
+// transports, plan cache) and collective (a lowered plan bound to buffers,
+// run by the engine). One thread at a time per context.
+#pragma once
+
+#include "capi/ucp_fabric.h"
+#include "exec/engine.h"
+#include "select/selector.h"
+#include "topology/topology.h"
+#include "ucg/ucg.h"
+
+#include <uct_group.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace ucg::rt {
+
+class UcpFabric;
+
+/// A one-to-many transport this context's worker opened.
+struct OneToMany {
+    uct_iface_h iface = nullptr;
+    std::uint16_t tl_csum = 0; ///< UCP's checksum of the transport name
+    std::size_t addr_len = 0;  ///< its iface address length
+    uct_group_attr_t attr{};
+};
+
+/// What every member tells the others at group creation (fixed size).
+struct Hello {
+    std::uint32_t magic;
+    std::uint32_t size;
+    std::uint32_t rank;
+    std::uint32_t addr_len; ///< UCP worker address bytes
+    std::int32_t pid;
+    std::uint32_t flags;      ///< kHello*
+    std::uint64_t start_time; ///< process start (pid reuse check)
+    std::uint64_t key;        ///< random, from every member (rank 0's used)
+    char host[64];            ///< host identity (UCG_TOPO_HOST or name)
+    char real_host[64];       ///< gethostname(): whether pids can be probed
+};
+enum : std::uint32_t {
+    kHelloBcast = 1,  ///< has an mm_bcast iface
+    kHelloIncast = 2, ///< has an mm_incast iface
+    kHelloNoO2m = 4,  ///< asked for point-to-point only
+};
+
+} // namespace ucg::rt
+
+struct ucg_context {
+    using OneToMany = ucg::rt::OneToMany;
+    ucp_context_h ucp = nullptr;
+    ucp_worker_h worker = nullptr;
+    bool own_ucp = false;
+    double timeout_sec = 30;
+    OneToMany bcast, incast;
+    std::vector<ucg_group *> groups;
+    std::uint32_t next_group_id = 1;
+    std::map<std::string, ucp_ep_h> eps; ///< by worker address bytes
+    std::vector<ucp_ep_h> failed_eps;    ///< UCP reported an error on them
+    std::vector<ucg_coll *> active;      ///< collectives in flight
+    std::vector<ucg_coll *> zombies;     ///< freed, posts still held
+};
+
+/// Key of a cached plan: collective, root, size class, flags.
+using ucg_plan_key = std::tuple<int, int, int, int>;
+
+struct ucg_group {
+    using Hello = ucg::rt::Hello;
+    ucg_context *ctx = nullptr;
+    int size = 0;
+    int rank = 0;
+    std::uint32_t id = 0;
+    std::uint64_t flags = 0;
+    std::vector<Hello> hello;
+    std::vector<std::string> addrs; ///< worker addresses
+    std::vector<ucp_ep_h> eps;      ///< per rank (own rank: loopback ep)
+    std::vector<int> host_ranks;    ///< ranks on this host, ascending
+    std::unique_ptr<ucg::topology::Topology> topo;
+    ucg::select::RuleSet rules;
+    bool one_to_many = false; ///< every host's members share the groups
+    /// More members on this machine than CPUs this process may run on:
+    /// waits yield at once.
+    bool oversubscribed = false;
+    uct_group_h bcast_group = nullptr, incast_group = nullptr;
+    ucg::exec::GroupChannel bcast_ch, incast_ch;
+    std::unique_ptr<ucg::rt::UcpFabric> fabric;
+    /// Plans by key, with what to call them (the levels' shapes shown).
+    std::map<ucg_plan_key,
+             std::pair<std::shared_ptr<const ucg::plan::Plan>, std::string>>
+        plans;
+    std::uint32_t started = 0; ///< collectives started (wire sequence)
+    ucs_status_t failed = UCS_OK;
+    std::vector<char> dead; ///< per rank, once seen dead
+};
+
+/// A collective (the C handle's type).
+struct ucg_coll {
+    ucg_group *group = nullptr;
+    ucg_coll_args_t args{};
+    ucg_user_op_t user_op{};
+    std::unique_ptr<ucg::exec::Instance> inst;
+    std::string plan_name;
+    std::vector<std::uint8_t> input_copy; ///< in-place inputs the plan reads
+    const void *input = nullptr;
+    void *output = nullptr;
+    std::size_t copy_bytes = 0; ///< bytes of `output` copied to input_copy
+    bool trivial = false;       ///< nothing to move: complete at start
+    bool active = false;
+    ucs_status_t failure = UCS_OK; ///< what the caller was told
+    std::uint64_t last_events = 0; ///< engine events at the last test
+    std::uint64_t idle_tests = 0;  ///< tests since the last event
+    double next_check = 0;         ///< when to look for dead members
+};

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Forked ranks for the runtime's tests (rank_env.h).
+#include "rank_env.h"
+
+#include "local_launch.h"
+
+#include <catch2/catch.hpp>
+#include <ucg_test/check.h>
+#include <ucg_test/fork_ranks.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace ucg::test {
+
+namespace {
+
+// The running rank's context and group parameters (one rank per child).
+ucg_context_h g_ctx = nullptr;
+ucg_group_params_t g_params{};
+
+} // namespace
+
+void oob_barrier()
+{
+    char none = 0;
+    std::vector<char> all(g_params.size);
+    UCG_CHECK(g_params.oob_allgather(g_params.oob_arg, &none, all.data(), 1) ==
+              UCS_OK);
+}
+
+ucs_status_t second_group(ucg_group_h, int, int, ucg_group_h *out)
+{
+    return ucg_group_create(g_ctx, &g_params, out);
+}
+
+void run_ranks(int size, int hosts,
+               const std::function<void(ucg_group_h, int)> &body,
+               double timeout_sec, const char *tune,
+               const std::vector<int> &may_be_killed)
+{
+    std::unique_ptr<launch::Board> board(launch::Board::create(size, 4096));
+    REQUIRE(board != nullptr);
+    ucg_test::ForkOptions opts(size);
+    opts.timeout =
+        std::chrono::milliseconds(static_cast<long>(timeout_sec * 1000));
+    opts.may_be_killed = may_be_killed;
+    const auto result = ucg_test::run_fork_ranks(opts, [&](int rank) {
+        ucg_context_h ctx;
+        UCG_CHECK(ucg_context_create(nullptr, &ctx) == UCS_OK);
+        launch::BoardOob oob{board.get(), rank};
+        const std::string host = "host" + std::to_string(rank % hosts);
+        ucg_group_params_t p{};
+        p.field_mask = UCG_GROUP_PARAM_FIELD_SIZE | UCG_GROUP_PARAM_FIELD_RANK |
+                       UCG_GROUP_PARAM_FIELD_OOB | UCG_GROUP_PARAM_FIELD_HOST;
+        p.size = static_cast<unsigned>(size);
+        p.rank = static_cast<unsigned>(rank);
+        p.oob_allgather = launch::board_allgather;
+        p.oob_arg = &oob;
+        p.host_id = host.c_str();
+        if (tune != nullptr) {
+            p.field_mask |= UCG_GROUP_PARAM_FIELD_TUNE;
+            p.tune = tune;
+        }
+        ucg_group_h g;
+        UCG_CHECK(ucg_group_create(ctx, &p, &g) == UCS_OK);
+        g_ctx = ctx;
+        g_params = p;
+        body(g, rank);
+        ucg_group_destroy(g);
+        ucg_context_destroy(ctx);
+    });
+    INFO(result.summary());
+    REQUIRE(result.ok);
+}
+
+void run_case(ucg_group_h g, RefCase &c, int repeats)
+{
+    ucg_coll_args_t a = c.args();
+    ucg_coll_h h;
+    const ucs_status_t st = ucg_collective_init(g, &a, &h);
+    if (st != UCS_OK) {
+        ucg_test::fail_check(__FILE__, __LINE__, "init",
+                             std::string(ucg_coll_type_name(c.coll)) + ": " +
+                                 ucs_status_string(st));
+    }
+    for (int i = 0; i < repeats; ++i) {
+        if (i > 0) {
+            c.refill(c.iter + 1);
+        }
+        UCG_CHECK(ucg_collective_start(h) == UCS_OK);
+        const ucs_status_t done = ucg_collective_wait(h);
+        if (done != UCS_OK) {
+            ucg_test::fail_check(__FILE__, __LINE__, "wait",
+                                 std::string(ucg_coll_type_name(c.coll)) +
+                                     " (" + ucg_collective_plan_name(h) +
+                                     "): " + ucs_status_string(done));
+        }
+        const std::string err = c.check();
+        if (!err.empty()) {
+            ucg_test::fail_check(__FILE__, __LINE__, "output",
+                                 err + " (" + ucg_collective_plan_name(h) +
+                                     ")");
+        }
+    }
+    ucg_collective_free(h);
+}
+
+} // namespace ucg::test

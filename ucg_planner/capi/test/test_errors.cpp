@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Bad input gets a named status (and one log line), a collective started
+// twice is busy, and a member killed mid-collective makes the others fail
+// with UCS_ERR_CONNECTION_RESET within the context's timeout, leaving
+// nothing in /dev/shm.
+#include "coll_ref.h"
+#include "rank_env.h"
+
+#include <catch2/catch.hpp>
+#include <ucg_test/check.h>
+#include <ucg_test/fork_ranks.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <string>
+#include <unistd.h>
+
+namespace ucg::test {
+
+namespace {
+
+ucs_status_t self_allgather(void *, const void *s, void *r, std::size_t n)
+{
+    std::memcpy(r, s, n);
+    return UCS_OK;
+}
+
+struct Solo {
+    ucg_context_h ctx = nullptr;
+    ucg_group_h g = nullptr;
+    Solo()
+    {
+        REQUIRE(ucg_context_create(nullptr, &ctx) == UCS_OK);
+        ucg_group_params_t p{};
+        p.field_mask = UCG_GROUP_PARAM_FIELD_SIZE | UCG_GROUP_PARAM_FIELD_RANK |
+                       UCG_GROUP_PARAM_FIELD_OOB;
+        p.size = 1;
+        p.oob_allgather = self_allgather;
+        REQUIRE(ucg_group_create(ctx, &p, &g) == UCS_OK);
+    }
+    ~Solo()
+    {
+        ucg_group_destroy(g);
+        ucg_context_destroy(ctx);
+    }
+    ucs_status_t init(const ucg_coll_args_t &a)
+    {
+        ucg_coll_h h = nullptr;
+        const ucs_status_t st = ucg_collective_init(g, &a, &h);
+        if (st == UCS_OK) {
+            ucg_collective_free(h);
+        }
+        return st;
+    }
+};
+
+ucg_coll_args_t allreduce(void *s, void *d, std::size_t n)
+{
+    ucg_coll_args_t a{};
+    a.field_mask = UCG_COLL_ARGS_FIELD_OP;
+    a.coll = UCG_COLL_ALLREDUCE;
+    a.op = UCG_OP_SUM;
+    a.src = {s, n, {UCG_DTYPE_INT32, 1}, nullptr, nullptr};
+    a.dst = {d, n, {UCG_DTYPE_INT32, 1}, nullptr, nullptr};
+    return a;
+}
+
+int ucg_shm_entries()
+{
+    int n = 0;
+    if (DIR *d = opendir("/dev/shm")) {
+        while (dirent *e = readdir(d)) {
+            n += std::string(e->d_name).rfind("ucg-", 0) == 0;
+        }
+        closedir(d);
+    }
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("bad arguments get a named status", "[ucg][errors]")
+{
+    Solo s;
+    int buf[4] = {};
+    CHECK(s.init(allreduce(buf, buf + 2, 2)) == UCS_OK);
+    CHECK(s.init(allreduce(nullptr, buf, 2)) == UCS_ERR_INVALID_PARAM);
+    CHECK(s.init(allreduce(buf, nullptr, 2)) == UCS_ERR_INVALID_PARAM);
+    ucg_coll_args_t a = allreduce(buf, buf + 2, 2);
+    a.dst.count = 1; // counts differ
+    CHECK(s.init(a) == UCS_ERR_INVALID_PARAM);
+    a = allreduce(buf, buf + 2, 2);
+    a.op = static_cast<ucg_op_t>(99);
+    CHECK(s.init(a) == UCS_ERR_INVALID_PARAM);
+    a = allreduce(buf, buf + 2, 2);
+    a.src.dtype.base = a.dst.dtype.base = static_cast<ucg_dtype_t>(99);
+    CHECK(s.init(a) == UCS_ERR_INVALID_PARAM);
+    a = allreduce(buf, buf + 2, 2);
+    a.src.dtype.base = a.dst.dtype.base = UCG_DTYPE_FLOAT;
+    a.op = UCG_OP_BAND;
+    CHECK(s.init(a) == UCS_ERR_UNSUPPORTED);
+    a = allreduce(buf, buf + 2, 2);
+    a.op = UCG_OP_USER; // without user_op
+    CHECK(s.init(a) == UCS_ERR_INVALID_PARAM);
+    a = allreduce(buf, buf + 2, 2);
+    a.coll = static_cast<ucg_coll_type_t>(UCG_COLL_LAST);
+    CHECK(s.init(a) == UCS_ERR_INVALID_PARAM);
+    a = allreduce(buf, buf + 2, 2);
+    a.coll = UCG_COLL_BCAST;
+    a.field_mask |= UCG_COLL_ARGS_FIELD_ROOT;
+    a.root = 1; // a group of one
+    CHECK(s.init(a) == UCS_ERR_INVALID_PARAM);
+    a.coll = UCG_COLL_GATHERV; // no counts
+    a.root = 0;
+    CHECK(s.init(a) == UCS_ERR_INVALID_PARAM);
+    CHECK(s.init(allreduce(nullptr, nullptr, 0)) == UCS_OK); // zero count
+    CHECK(ucg_collective_start(nullptr) == UCS_ERR_INVALID_PARAM);
+    CHECK(ucg_collective_wait(nullptr) == UCS_ERR_INVALID_PARAM);
+}
+
+TEST_CASE("bad group parameters get a named status", "[ucg][errors]")
+{
+    ucg_context_h ctx;
+    REQUIRE(ucg_context_create(nullptr, &ctx) == UCS_OK);
+    ucg_group_params_t p{};
+    p.field_mask = UCG_GROUP_PARAM_FIELD_SIZE | UCG_GROUP_PARAM_FIELD_RANK;
+    p.size = 2;
+    ucg_group_h g;
+    CHECK(ucg_group_create(ctx, &p, &g) == UCS_ERR_INVALID_PARAM); // no OOB
+    p.field_mask |= UCG_GROUP_PARAM_FIELD_OOB;
+    p.oob_allgather = self_allgather;
+    p.rank = 2;
+    CHECK(ucg_group_create(ctx, &p, &g) == UCS_ERR_INVALID_PARAM);
+    ucg_context_params_t cp{};
+    cp.field_mask = UCG_CONTEXT_PARAM_FIELD_UCP_CONTEXT;
+    ucg_context_h bad;
+    CHECK(ucg_context_create(&cp, &bad) == UCS_ERR_INVALID_PARAM);
+    ucg_context_destroy(ctx);
+}
+
+TEST_CASE("a collective in flight is busy", "[ucg][fork]")
+{
+    run_ranks(2, 1, [](ucg_group_h g, int rank) {
+        int in[64] = {}, out[64] = {};
+        ucg_coll_args_t a = allreduce(in, out, 64);
+        ucg_coll_h h;
+        UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+        if (rank == 0) { // rank 1 starts only after the barrier
+            UCG_CHECK(ucg_collective_start(h) == UCS_OK);
+            UCG_CHECK(ucg_collective_start(h) == UCS_ERR_BUSY);
+            oob_barrier();
+        } else {
+            oob_barrier();
+            UCG_CHECK(ucg_collective_start(h) == UCS_OK);
+        }
+        UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
+        ucg_collective_free(h);
+    });
+}
+
+TEST_CASE("a member killed mid-collective fails the others in bounded time",
+          "[ucg][fork]")
+{
+    ::setenv("UCG_TIMEOUT", "2", 1); // the children inherit it
+    const int hosts = GENERATE(1, 2);
+    run_ranks(
+        3, hosts,
+        [](ucg_group_h g, int rank) {
+            if (rank == 2) {
+                for (;;) { // never joins the collective; killed by rank 0
+                    pause();
+                }
+            }
+            std::vector<int> in(1 << 20, rank), out(in.size());
+            ucg_coll_args_t a = allreduce(in.data(), out.data(), in.size());
+            ucg_coll_h h;
+            UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+            UCG_CHECK(ucg_collective_start(h) == UCS_OK);
+            if (rank == 0) {
+                ::kill(ucg_test::fork_rank_pid(2), SIGKILL);
+            }
+            const auto t0 = std::chrono::steady_clock::now();
+            const ucs_status_t st = ucg_collective_wait(h);
+            const double s = std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - t0)
+                                 .count();
+            if (st != UCS_ERR_CONNECTION_RESET || s >= 10) {
+                // 2 s timeout: members are checked every 0.5 s of stall
+                ucg_test::fail_check(__FILE__, __LINE__, "killed member",
+                                     std::string(ucs_status_string(st)) +
+                                         " after " + std::to_string(s) + " s");
+            }
+            ucg_collective_free(h);
+            // The group is lost: later collectives fail at once.
+            UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+            UCG_CHECK(ucg_collective_start(h) == UCS_ERR_CONNECTION_RESET);
+            ucg_collective_free(h);
+        },
+        60, nullptr, {2});
+    ::unsetenv("UCG_TIMEOUT");
+    CHECK(ucg_shm_entries() == 0);
+}
+
+} // namespace ucg::test

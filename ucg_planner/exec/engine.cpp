@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The engine (engine.h): op states, posting, completion, one-to-many
+// posting order, data movement between segments.
+#include "exec/engine.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+namespace ucg::exec {
+
+namespace {
+
+using plan::OpKind;
+
+// Op state bits.
+enum : std::uint8_t {
+    kPosted = 1,   // handed to the fabric
+    kArrived = 2,  // the fabric completed it
+    kDepsDone = 4, // every dep finished
+    kDone = 8,     // finished: dependents released
+};
+
+} // namespace
+
+std::uint64_t wire_tag(std::uint32_t group_id, std::uint32_t seq, int src,
+                       std::uint32_t msg_id)
+{
+    const auto u = [](auto v) { return static_cast<std::uint64_t>(v); };
+    return (u(1) << 63) | (u(group_id & 0x7fffu) << 48) |
+           (u(seq & 0xffu) << 40) |
+           (u(static_cast<std::uint32_t>(src) & 0xfffffu) << 20) |
+           u(msg_id & 0xfffffu);
+}
+
+Instance::Instance(std::shared_ptr<const Program> prog, Fabric *fabric,
+                   const Reducer &reducer, std::uint32_t group_id,
+                   std::vector<GroupChannel *> channels)
+    : prog_(std::move(prog)), fabric_(fabric), reducer_(reducer),
+      group_id_(group_id), channels_(std::move(channels))
+{
+    const std::size_t n = prog_->ops.size();
+    scratch_.resize(prog_->scratch_bytes);
+    staging_.resize(prog_->staging_bytes);
+    base_[static_cast<int>(Buf::kScratch)] = scratch_.data();
+    base_[static_cast<int>(Buf::kStaging)] = staging_.data();
+    deps_left_.resize(n);
+    state_.resize(n);
+    comps_.resize(n);
+    ready_.reserve(n);
+    group_next_.resize(prog_->groups.size());
+    std::uint64_t widest = 0;
+    stage_iov_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const LOp &o = prog_->ops[i];
+        comps_[i].inst = this;
+        comps_[i].op = static_cast<std::uint32_t>(i);
+        widest = std::max(widest, o.bytes);
+        stage_iov_[i] = Iov{staging_.data() + o.staging, o.bytes};
+    }
+    iov_.resize(prog_->segs.size());
+    member_ptrs_.resize(prog_->parts.size());
+    if (reducer_.user != nullptr) {
+        user_tmp_.resize(widest);
+    }
+}
+
+void Instance::bind(const void *input, void *output)
+{
+    // The plan never writes the input buffer (plan.h); the const is kept at
+    // the API and dropped only for the segment arithmetic.
+    base_[static_cast<int>(Buf::kInput)] =
+        static_cast<std::uint8_t *>(const_cast<void *>(input));
+    base_[static_cast<int>(Buf::kOutput)] = static_cast<std::uint8_t *>(output);
+    for (std::size_t i = 0; i < prog_->segs.size(); ++i) {
+        iov_[i] = Iov{at(prog_->segs[i]), prog_->segs[i].length};
+    }
+    for (std::size_t i = 0; i < prog_->parts.size(); ++i) {
+        member_ptrs_[i] = at(prog_->parts[i]);
+    }
+}
+
+ucs_status_t Instance::start(std::uint32_t seq)
+{
+    if (in_flight() || outstanding_ != 0) {
+        return UCS_ERR_BUSY;
+    }
+    const Program &p = *prog_;
+    seq_ = seq;
+    remaining_ = static_cast<std::uint32_t>(p.ops.size());
+    status_ = remaining_ == 0 ? UCS_OK : UCS_INPROGRESS;
+    if (remaining_ == 0) {
+        return UCS_OK;
+    }
+    for (std::size_t i = 0; i < p.ops.size(); ++i) {
+        deps_left_[i] = p.ops[i].ndeps;
+        state_[i] = 0;
+    }
+    ready_.clear();
+    std::fill(group_next_.begin(), group_next_.end(), 0);
+    for (std::size_t g = 0; g < channels_.size(); ++g) {
+        if (!p.group_ops[g].empty()) {
+            channels_[g]->fifo.push_back(this);
+        }
+    }
+    for (std::uint32_t op : p.early) {
+        const ucs_status_t st = post_p2p(op);
+        if (st != UCS_OK && st != UCS_INPROGRESS) {
+            return status_;
+        }
+    }
+    for (std::uint32_t op : p.roots) {
+        ready(op);
+    }
+    drain();
+    return UCS_OK;
+}
+
+void Instance::ready(std::uint32_t op)
+{
+    ready_.push_back(op);
+}
+
+unsigned Instance::drain()
+{
+    if (draining_) {
+        return 0; // a completion inside a post: the outer loop runs it
+    }
+    draining_ = true;
+    unsigned count = 0;
+    // FIFO, so chunks go out in program order (pipelining).
+    for (std::size_t i = 0; i < ready_.size() && status_ == UCS_INPROGRESS;
+         ++i) {
+        run(ready_[i]);
+        ++count;
+    }
+    ready_.clear();
+    draining_ = false;
+    return count;
+}
+
+void Instance::run(std::uint32_t op)
+{
+    const LOp &o = prog_->ops[op];
+    state_[op] |= kDepsDone;
+    switch (o.kind) {
+    case OpKind::kCopy:
+    case OpKind::kReduce:
+        zip(o.dst, o.ndst, o.src, o.nsrc, o.kind == OpKind::kReduce,
+            (o.flags & kOpSrcFirst) != 0);
+        finish(op);
+        return;
+    case OpKind::kSend:
+        post_p2p(op);
+        return;
+    case OpKind::kRecv:
+    case OpKind::kRecvReduce:
+        if (!(o.flags & kOpEarly)) {
+            post_p2p(op);
+        } else if (state_[op] & kArrived) {
+            apply_received(op);
+            finish(op);
+        }
+        return;
+    default:
+        assert(plan::is_one_to_many(o.kind));
+        post_channel(*channels_[static_cast<std::size_t>(o.group)]);
+        return;
+    }
+}
+
+std::uint8_t *Instance::at(const Segment &s) const
+{
+    return base_[static_cast<int>(s.buf)] + s.offset;
+}
+
+ucs_status_t Instance::post_p2p(std::uint32_t op)
+{
+    const LOp &o = prog_->ops[op];
+    ++outstanding_;
+    state_[op] |= kPosted;
+    ucs_status_t st;
+    if (o.kind == OpKind::kSend) {
+        st = fabric_->send(o.peer,
+                           wire_tag(group_id_, seq_, prog_->rank, o.msg_id),
+                           iov_.data() + o.src, o.nsrc, &comps_[op]);
+    } else {
+        const bool staged = (o.flags & kOpStaged) != 0;
+        st = fabric_->recv(o.peer, wire_tag(group_id_, seq_, o.peer, o.msg_id),
+                           staged ? &stage_iov_[op] : iov_.data() + o.dst,
+                           staged ? 1 : o.ndst, &comps_[op]);
+    }
+    on_posted(op, st);
+    return st;
+}
+
+void Instance::on_posted(std::uint32_t op, ucs_status_t st)
+{
+    if (st == UCS_INPROGRESS) {
+        return;
+    }
+    Completion *c = &comps_[op];
+    complete(c, st);
+}
+
+void Instance::complete(Completion *c, ucs_status_t status)
+{
+    Instance *self = c->inst;
+    const std::uint32_t op = c->op;
+    --self->outstanding_;
+    ++self->events_;
+    self->state_[op] |= kArrived; // the fabric holds it no more
+    if (self->status_ != UCS_INPROGRESS) {
+        return; // failed earlier: only the count matters now
+    }
+    if (status != UCS_OK) {
+        self->fail(status);
+        return;
+    }
+    const LOp &o = self->prog_->ops[op];
+    const bool waits_deps =
+        (o.flags & kOpEarly) && !(self->state_[op] & kDepsDone);
+    if (waits_deps) {
+        return; // applied once its deps are done (run())
+    }
+    if (!plan::is_send(o.kind) && (o.flags & kOpStaged)) {
+        self->apply_received(op);
+    }
+    self->finish(op);
+}
+
+void Instance::apply_received(std::uint32_t op)
+{
+    const LOp &o = prog_->ops[op];
+    const std::uint8_t *from = staging_.data() + o.staging;
+    const bool reduce =
+        o.kind == OpKind::kRecvReduce || o.kind == OpKind::kIncastRecvReduce;
+    const bool src_first = (o.flags & kOpSrcFirst) != 0;
+    std::uint64_t off = 0;
+    for (std::uint32_t i = 0; i < o.ndst; ++i) {
+        const Segment &d = prog_->segs[o.dst + i];
+        if (reduce) {
+            reduce_into(at(d), from + off, d.length, src_first);
+        } else {
+            std::memcpy(at(d), from + off, d.length);
+        }
+        off += d.length;
+    }
+}
+
+void Instance::finish(std::uint32_t op)
+{
+    state_[op] |= kDone;
+    ++events_;
+    const LOp &o = prog_->ops[op];
+    for (std::uint32_t i = 0; i < o.nnext; ++i) {
+        const std::uint32_t n = prog_->next[o.next + i];
+        if (--deps_left_[n] == 0) {
+            ready(n);
+        }
+    }
+    if (--remaining_ == 0) {
+        status_ = UCS_OK;
+    }
+}
+
+void Instance::fail(ucs_status_t status)
+{
+    if (status_ != UCS_INPROGRESS) {
+        return;
+    }
+    status_ = status;
+    ready_.clear();
+    fabric_->cancel(*this);
+}
+
+void Instance::outstanding_p2p(std::vector<Completion *> *out)
+{
+    for (std::size_t i = 0; i < comps_.size(); ++i) {
+        const LOp &o = prog_->ops[i];
+        const bool p2p = o.kind == OpKind::kSend || o.kind == OpKind::kRecv ||
+                         o.kind == OpKind::kRecvReduce;
+        if (p2p && (state_[i] & kPosted) && !(state_[i] & kArrived)) {
+            out->push_back(&comps_[i]);
+        }
+    }
+}
+
+void Instance::pack(std::uint32_t src, std::uint32_t nsrc,
+                    std::uint8_t *to) const
+{
+    for (std::uint32_t i = 0; i < nsrc; ++i) {
+        const Segment &s = prog_->segs[src + i];
+        std::memcpy(to, at(s), s.length);
+        to += s.length;
+    }
+}
+
+void Instance::reduce_into(std::uint8_t *dst, const std::uint8_t *src,
+                           std::size_t bytes, bool src_first)
+{
+    const std::size_t count = bytes / reducer_.unit_bytes;
+    if (reducer_.user == nullptr) {
+        // Predefined operators are commutative: operand order cannot
+        // change a result (IEEE a + b == b + a).
+        reducer_.kernel(dst, src, count);
+        return;
+    }
+    if (src_first) { // dst = src (+) dst: MPI's (in, inout) as is
+        reducer_.user(src, dst, count, reducer_.user_arg);
+        return;
+    }
+    std::memcpy(user_tmp_.data(), src, bytes); // dst = dst (+) src
+    reducer_.user(dst, user_tmp_.data(), count, reducer_.user_arg);
+    std::memcpy(dst, user_tmp_.data(), bytes);
+}
+
+void Instance::zip(std::uint32_t dst, std::uint32_t ndst, std::uint32_t src,
+                   std::uint32_t nsrc, bool reduce, bool src_first)
+{
+    const Segment *d = prog_->segs.data() + dst;
+    const Segment *s = prog_->segs.data() + src;
+    std::uint32_t di = 0, si = 0;
+    std::uint64_t doff = 0, soff = 0;
+    while (di < ndst && si < nsrc) {
+        const std::uint64_t n =
+            std::min(d[di].length - doff, s[si].length - soff);
+        std::uint8_t *dp = at(d[di]) + doff;
+        const std::uint8_t *sp = at(s[si]) + soff;
+        if (reduce) {
+            reduce_into(dp, sp, n, src_first);
+        } else if (dp != sp) { // in-place aliasing copies onto itself
+            std::memmove(dp, sp, n);
+        }
+        doff += n;
+        soff += n;
+        if (doff == d[di].length) {
+            ++di;
+            doff = 0;
+        }
+        if (soff == s[si].length) {
+            ++si;
+            soff = 0;
+        }
+    }
+}
+
+ucs_status_t Instance::post_group(std::uint32_t op)
+{
+    const LOp &o = prog_->ops[op];
+    GroupChannel &ch = *channels_[static_cast<std::size_t>(o.group)];
+    const auto root =
+        std::lower_bound(ch.members.begin(), ch.members.end(), o.peer);
+    GroupMsg m;
+    m.root = static_cast<unsigned>(root - ch.members.begin());
+    m.length = o.bytes;
+    m.op = reducer_.op;
+    m.dtype = reducer_.dtype;
+    const bool send = plan::is_send(o.kind);
+    const bool staged = (o.flags & kOpStaged) != 0;
+    std::uint8_t *stage = staging_.data() + o.staging;
+    const std::uint32_t seg = send ? o.src : o.dst;
+    const std::uint32_t nseg = send ? o.nsrc : o.ndst;
+    if (staged && send) {
+        pack(o.src, o.nsrc, stage);
+    }
+    m.buffer = staged ? stage : (nseg != 0 ? at(prog_->segs[seg]) : nullptr);
+    switch (o.kind) {
+    case OpKind::kBcastSend:
+    case OpKind::kBcastRecv:
+        m.coll = GroupColl::kBcast;
+        break;
+    case OpKind::kIncastGatherSend:
+        m.coll = GroupColl::kGather;
+        break;
+    case OpKind::kIncastRecv:
+        m.coll = GroupColl::kGather;
+        if (!staged) {
+            m.buffer = nullptr;
+            m.member_buffers = member_ptrs_.data() + o.parts;
+        }
+        break;
+    case OpKind::kIncastSend:
+        m.coll = GroupColl::kReduce;
+        break;
+    default: // kIncastRecvReduce
+        m.coll = GroupColl::kReduce;
+        m.accumulate = !staged;
+        break;
+    }
+    if (m.coll == GroupColl::kReduce && reducer_.user != nullptr) {
+        fail(UCS_ERR_UNSUPPORTED); // plans for user operators avoid incasts
+        return UCS_ERR_UNSUPPORTED;
+    }
+    ++outstanding_;
+    state_[op] |= kPosted;
+    const ucs_status_t st = send ? fabric_->group_send(ch, m, &comps_[op])
+                                 : fabric_->group_recv(ch, m, &comps_[op]);
+    if (st == UCS_ERR_NO_RESOURCE) {
+        --outstanding_;
+        state_[op] &= static_cast<std::uint8_t>(~kPosted);
+        return st;
+    }
+    on_posted(op, st);
+    return st == UCS_INPROGRESS ? UCS_OK : st;
+}
+
+void Instance::post_channel(GroupChannel &ch)
+{
+    ch.blocked = false;
+    while (ch.head < ch.fifo.size()) {
+        Instance *inst = ch.fifo[ch.head];
+        const auto g = static_cast<std::size_t>(
+            std::find(inst->channels_.begin(), inst->channels_.end(), &ch) -
+            inst->channels_.begin());
+        const std::vector<std::uint32_t> &list = inst->prog_->group_ops[g];
+        std::uint32_t &next = inst->group_next_[g];
+        if (inst->status_ != UCS_INPROGRESS || next == list.size()) {
+            ++ch.head; // done posting (or failed: the group is lost)
+            continue;
+        }
+        const std::uint32_t op = list[next];
+        if (!(inst->state_[op] & kDepsDone)) {
+            break;
+        }
+        const ucs_status_t st = inst->post_group(op);
+        if (st == UCS_ERR_NO_RESOURCE) {
+            ch.blocked = true;
+            break;
+        }
+        ++next;
+    }
+    if (ch.head == ch.fifo.size()) {
+        ch.fifo.clear();
+        ch.head = 0;
+    }
+}
+
+} // namespace ucg::exec

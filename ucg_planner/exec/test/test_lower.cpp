@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Lowering: segments, message ids, early receives, staging.
+#include "exec/program.h"
+
+#include "algorithms/registry.h"
+
+#include <catch2/catch.hpp>
+
+#include <set>
+
+namespace ucg::exec {
+
+namespace {
+
+using plan::Buffer;
+using plan::Collective;
+using plan::OpKind;
+
+Layout one_block(std::uint64_t count, std::size_t es)
+{
+    Layout l;
+    l.elem_bytes = es;
+    l.input = BufferLayout::uniform(1, count, es);
+    l.output = BufferLayout::uniform(1, count, es);
+    l.scratch_count = count;
+    return l;
+}
+
+plan::Plan build(Collective c, const char *name, int p, int segments = 1)
+{
+    algorithms::Request q;
+    q.collective = c;
+    q.nranks = p;
+    q.segments = segments;
+    auto plan = algorithms::build(name, q);
+    REQUIRE(plan);
+    return plan.value();
+}
+
+} // namespace
+
+TEST_CASE("adjacent chunks of a block become one segment", "[exec][lower]")
+{
+    plan::Plan p;
+    p.collective = Collective::kAllreduce;
+    p.nranks = 1;
+    p.nchunks = 4;
+    plan::RankProgram rp;
+    rp.ops.push_back(plan::Op{OpKind::kCopy,
+                              plan::Channel::kP2p,
+                              {},
+                              0,
+                              {plan::chunks(Buffer::kInput, 0, 0, 4)},
+                              {plan::chunks(Buffer::kOutput, 0, 0, 2),
+                               plan::chunks(Buffer::kOutput, 0, 2, 2)},
+                              {}});
+    p.ranks.push_back(rp);
+    const auto prog = lower(p, 0, one_block(10, 8));
+    REQUIRE(prog);
+    const LOp &op = prog->ops[0];
+    CHECK(op.nsrc == 1);
+    CHECK(op.ndst == 1);
+    CHECK(prog->segs[op.dst].length == 80);
+    CHECK(op.bytes == 80);
+}
+
+TEST_CASE("both sides of every message number it alike", "[exec][lower]")
+{
+    for (const char *alg : {"ring", "recursive_doubling", "rabenseifner"}) {
+        const int p = 5;
+        const plan::Plan plan = build(Collective::kAllreduce, alg, p, 2);
+        std::vector<Program> progs;
+        for (int r = 0; r < p; ++r) {
+            auto prog = lower(plan, r, one_block(100, 4));
+            REQUIRE(prog);
+            progs.push_back(std::move(prog.value()));
+        }
+        // (from, to, id) -> bytes, from the senders; receivers must find it.
+        std::map<std::tuple<int, int, std::uint32_t>, std::uint64_t> sent;
+        for (const Program &pr : progs) {
+            for (const LOp &op : pr.ops) {
+                if (op.kind == OpKind::kSend) {
+                    CHECK(sent.emplace(std::tuple{pr.rank, op.peer, op.msg_id},
+                                       op.bytes)
+                              .second);
+                }
+            }
+        }
+        std::size_t received = 0;
+        for (const Program &pr : progs) {
+            for (const LOp &op : pr.ops) {
+                if (op.kind == OpKind::kRecv ||
+                    op.kind == OpKind::kRecvReduce) {
+                    const auto it = sent.find({op.peer, pr.rank, op.msg_id});
+                    REQUIRE(it != sent.end());
+                    CHECK(it->second == op.bytes);
+                    ++received;
+                }
+            }
+        }
+        CHECK(received == sent.size());
+    }
+}
+
+TEST_CASE("receives after a send of the same rank are early", "[exec][lower]")
+{
+    // Recursive doubling sends a slot, then receives into it: posted at
+    // start into staging, or rendezvous sends would deadlock.
+    const plan::Plan plan =
+        build(Collective::kAllreduce, "recursive_doubling", 4);
+    auto prog = lower(plan, 0, one_block(64, 4));
+    REQUIRE(prog);
+    int early = 0;
+    for (const LOp &op : prog->ops) {
+        if (op.flags & kOpEarly) {
+            CHECK((op.flags & kOpStaged) != 0);
+            ++early;
+        }
+    }
+    CHECK(early > 0);
+    CHECK(prog->staging_bytes >= 64 * 4);
+    // A bcast root only sends: nothing early.
+    const plan::Plan b = build(Collective::kBcast, "knomial", 4);
+    auto bprog = lower(b, 0, one_block(64, 4));
+    REQUIRE(bprog);
+    CHECK(bprog->early.empty());
+}
+
+TEST_CASE("a layout without the plan's blocks is refused", "[exec][lower]")
+{
+    const plan::Plan plan = build(Collective::kAllgather, "ring", 3);
+    Layout l = one_block(8, 4); // allgather output needs 3 blocks
+    const auto prog = lower(plan, 0, l);
+    REQUIRE(!prog);
+    CHECK(prog.error().message.find("block") != std::string::npos);
+}
+
+} // namespace ucg::exec
