@@ -41,11 +41,15 @@ struct LevelChoice {
     int radix = 2;
 };
 
-/* What one one-to-many channel carries well: uct_group_attr_t's
- * max_length and seg_length of the transport behind it. */
+/* What one one-to-many channel carries well (uct_group_attr_t's
+ * max_length and seg_length of the transport behind it) and what one of
+ * its ops costs (from uct_iface_attr_t); a cost of 0 prices the op as one
+ * point-to-point message of the level it serves. */
 struct ChannelLimits {
     std::size_t max_bytes = 0; // largest message; 0: any
     std::size_t seg_bytes = 0; // preferred message size; 0: no preference
+    double alpha_ns = 0;       // one op's latency; 0: the level link's
+    double ns_per_byte = 0;    // each byte, end to end; 0: the level link's
 };
 
 struct Request {

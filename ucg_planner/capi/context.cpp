@@ -59,6 +59,12 @@ void find_one_to_many(ucg_context *ctx)
             ucg_ucp_find_iface(ctx->worker, w.name, &o.iface, &o.tl_csum,
                                &o.addr_len) &&
             w.query(o.iface, &o.attr) == UCS_OK) {
+            uct_iface_attr_t ia{};
+            if (uct_iface_query(o.iface, &ia) == UCS_OK) {
+                const double bw = ia.bandwidth.dedicated + ia.bandwidth.shared;
+                o.alpha_ns = (ia.latency.c + 2 * ia.overhead) * 1e9;
+                o.ns_per_byte = bw > 0 ? 2e9 / bw : 0;
+            }
             *w.slot = o;
         }
     }

@@ -31,6 +31,11 @@ struct OneToMany {
     std::uint16_t tl_csum = 0; ///< UCP's checksum of the transport name
     std::size_t addr_len = 0;  ///< its iface address length
     uct_group_attr_t attr{};
+    /// One op's cost as the iface reports it (uct_iface_attr_t): latency
+    /// plus send and receive overhead; each byte copied in by the sender
+    /// and out by the receivers. 0: unknown.
+    double alpha_ns = 0;
+    double ns_per_byte = 0;
 };
 
 /// What every member tells the others at group creation (fixed size).

@@ -20,17 +20,30 @@ using topology::LevelKind;
 constexpr int kMaxSegments = 64;
 constexpr double kMinChunkBytes = 256;
 
+/// A channel's cost where it names one, else the link's, per field.
+cost::AlphaBeta channel_cost(const algorithms::ChannelLimits &ch,
+                             const cost::AlphaBeta &link)
+{
+    return {ch.alpha_ns > 0 ? ch.alpha_ns : link.alpha_ns,
+            ch.ns_per_byte > 0 ? ch.ns_per_byte : link.beta_ns_per_byte};
+}
+
 std::vector<LevelInfo>
 level_infos(const topology::Topology &topo,
-            const std::vector<topology::Partition> &parts)
+            const std::vector<topology::Partition> &parts,
+            const algorithms::ChannelLimits &bcast,
+            const algorithms::ChannelLimits &incast)
 {
     std::vector<LevelInfo> out;
     for (const auto &p : parts) {
+        const cost::AlphaBeta ab = cost::alpha_beta(p.link);
         LevelInfo li{p.kind,
                      int(p.groups.size()),
                      0,
                      p.participants,
-                     cost::alpha_beta(p.link),
+                     ab,
+                     channel_cost(bcast, ab),
+                     channel_cost(incast, ab),
                      true,
                      true,
                      std::max(p.link.overhead_ns, p.link.gap_ns)};
@@ -109,9 +122,12 @@ Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
                 bool top_rk, const Rule *forced, const std::string &why)
 {
     auto eval = [&](Shape s, int k) {
-        ShapeCost u =
-            up ? shape_cost(s, k, li.max_group, b, li.ab, true) : ShapeCost{};
-        ShapeCost d = down ? shape_cost(s, k, li.max_group, b, li.ab, false)
+        const bool shm = s == Shape::kShm;
+        ShapeCost u = up ? shape_cost(s, k, li.max_group, b,
+                                      shm ? li.shm_up : li.ab, true)
+                         : ShapeCost{};
+        ShapeCost d = down ? shape_cost(s, k, li.max_group, b,
+                                        shm ? li.shm_down : li.ab, false)
                            : ShapeCost{};
         return ShapeCost{u.latency_ns + d.latency_ns,
                          std::max(u.stage_ns, d.stage_ns)};
@@ -162,8 +178,8 @@ double gather_level_ns(const LevelInfo &li, int k, double held)
 /// one message's latency, every byte into the leader once.
 double incast_level_ns(const LevelInfo &li, double held)
 {
-    return li.ab.alpha_ns +
-           double(li.max_group - 1) * held * li.ab.beta_ns_per_byte;
+    return li.shm_up.alpha_ns +
+           double(li.max_group - 1) * held * li.shm_up.beta_ns_per_byte;
 }
 
 /// A gather/scatter level's choice: radix (>= n: linear), or shm.

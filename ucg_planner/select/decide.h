@@ -19,14 +19,20 @@ struct LevelInfo {
     int max_group;
     int participants;
     cost::AlphaBeta ab;
-    bool one_host;     ///< every group on one host: shm reaches it
-    bool mcast;        ///< every group in one multicast domain
+    cost::AlphaBeta shm_down; ///< one shm_bcast op (channel cost, else ab)
+    cost::AlphaBeta shm_up;   ///< one shm_incast op (channel cost, else ab)
+    bool one_host;            ///< every group on one host: shm reaches it
+    bool mcast;               ///< every group in one multicast domain
     double per_msg_ns; ///< max(o, g): a receiver's cost per extra message
 };
 
+/// Each level's figures; the shm channels' costs where `bcast`/`incast`
+/// give them.
 std::vector<LevelInfo>
 level_infos(const topology::Topology &topo,
-            const std::vector<topology::Partition> &parts);
+            const std::vector<topology::Partition> &parts,
+            const algorithms::ChannelLimits &bcast = {},
+            const algorithms::ChannelLimits &incast = {});
 
 /// First matching rule of the user's set, then of the built-in set; its
 /// origin and text go to *reason.

@@ -9,6 +9,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace ucg;
 using namespace ucg::select;
 using plan::Collective;
@@ -359,14 +361,14 @@ TEST_CASE("gather and scatter go flat where leaders would store and forward",
     topology::SwitchMap switches;
     std::vector<std::string> hosts = {"a0"};
     for (int i = 0; i < 29; ++i) {
-        hosts.push_back("b" + std::to_string(i));
+        hosts.push_back(std::string("b").append(std::to_string(i)));
     }
     for (const char *h : {"a1", "a2", "a3"}) {
         hosts.push_back(h);
     }
     for (const std::string &h : hosts) {
         const bool in_a = h[0] == 'a';
-        switches[h] = in_a ? "A" : "B";
+        switches.emplace(h, in_a ? "A" : "B");
         const int ppn = in_a ? 16 : 8;
         for (int r = 0; r < ppn; ++r) {
             ranks.push_back({h, 2 * r / ppn, 0, ""});
@@ -480,4 +482,48 @@ TEST_CASE("the transports' limits reach the plans the selector builds",
     }
     CHECK(most > 0);
     CHECK(most <= (64u << 10));
+}
+
+namespace {
+
+bool any_shm_level(const Decision &d)
+{
+    return std::any_of(d.levels.begin(), d.levels.end(), [](const auto &l) {
+        return l.choice.algorithm == "shm";
+    });
+}
+
+} // namespace
+
+TEST_CASE("the shm channels' own costs decide between them and messages",
+          "[select]")
+{
+    auto t = synth("nodes=1,ppn=2");
+    Selector sel(t, {});
+    SelectOptions so{Collective::kAllreduce, 8, 0};
+    // Priced as one host message each, an incast and a broadcast cost
+    // twice one recursive-doubling round: messages win.
+    auto d = sel.select(so);
+    REQUIRE(d.ok());
+    CHECK_FALSE(any_shm_level(*d));
+    // The transports' own figures: a tenth of a message's latency, each
+    // byte copied twice.
+    const cost::AlphaBeta host = cost::alpha_beta(t.levels().front().link);
+    so.shm_bcast.alpha_ns = host.alpha_ns / 10;
+    so.shm_bcast.ns_per_byte = 2 * host.beta_ns_per_byte;
+    so.shm_incast = so.shm_bcast;
+    d = sel.select(so);
+    REQUIRE(d.ok());
+    CHECK(any_shm_level(*d));
+    check_plan(t, *d);
+    so.collective = Collective::kBcast;
+    d = sel.select(so);
+    REQUIRE(d.ok());
+    CHECK(any_shm_level(*d));
+    // A large broadcast copies twice through the rings; messages pipeline
+    // with one copy's cost.
+    so.bytes = 4 << 20;
+    d = sel.select(so);
+    REQUIRE(d.ok());
+    CHECK_FALSE(any_shm_level(*d));
 }
