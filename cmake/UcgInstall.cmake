@@ -113,7 +113,8 @@ foreach(_t ucg_perftest ucg_plan ucg_plan_bench ucg_mm_perftest
            ucg_mcast_perftest ucg_reduce_perftest ucs_lock_perftest)
     if(TARGET ${_t})
         set_target_properties(${_t} PROPERTIES
-            INSTALL_RPATH "${_rp_lib};${_rp_plug}")
+            INSTALL_RPATH "${_rp_lib};${_rp_plug}"
+            INSTALL_RPATH_USE_LINK_PATH ON) # MPI's folder, where linked
         list(APPEND _ucg_tools ${_t})
     endif()
 endforeach()

@@ -44,3 +44,16 @@ esac
 
 # Only the install prefix: the build tree's libraries must not be needed.
 LD_PRELOAD=${UCG_TEST_PRELOAD:-} "$consumer"
+
+# The installed transports, as README "Install" tells stock tools to load
+# them.
+if [ "$how" = pkgconfig ] && command -v ucx_info >/dev/null; then
+    plugins=$(pkg-config --variable=plugindir ucg)
+    for tl in mmbcast:mm_bcast mmincast:mm_incast; do
+        LD_PRELOAD=${UCG_TEST_PRELOAD:-}$plugins/libuct_${tl%%:*}.so.0 \
+            ucx_info -d -t "${tl#*:}" | grep -q "Transport: ${tl#*:}" || {
+            echo "FAIL: installed ${tl#*:} not listed by ucx_info" >&2
+            exit 1
+        }
+    done
+fi
