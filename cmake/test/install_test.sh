@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The install test: cmake --install (Runtime, Development) into a temporary
 # prefix, build cmake/test/install_consumer against it and run it (two
-# forked ranks, one bcast). Leaves nothing behind.
+# forked ranks, one bcast). Leaves nothing behind. Needs what those
+# components install built (libucg and the three transports), as a full
+# build does.
 #
 #   install_test.sh pkgconfig|cmake <build dir> <libdir> <consumer dir>
 #                   <cmake> <C compiler>
