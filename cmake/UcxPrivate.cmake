@@ -7,17 +7,28 @@
 #   ucx::private  - + the private headers and config.h of the matching tree
 #   ucg_add_uct_plugin(NAME <n> SOURCES <src...> [LIBS <lib...>])
 #       builds libuct_<n>.so, a transport that registers itself when loaded.
+# UCX_SOURCE_DIR set: that tree, nothing fetched. Unset: with UCG_FETCH_UCX
+# (default) scripts/prepare-ucx-source fetches Debian's; without, an error.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(UCX REQUIRED IMPORTED_TARGET ucx)
 
 set(UCG_UCX_CACHE_DIR "${CMAKE_BINARY_DIR}/_deps/ucx" CACHE PATH
     "Where the Debian UCX source tree is prepared (shared by build trees)")
 
+if(NOT UCX_SOURCE_DIR AND NOT UCG_FETCH_UCX)
+    message(FATAL_ERROR "UCG_FETCH_UCX=OFF needs -DUCX_SOURCE_DIR=<a UCX "
+            "${UCX_VERSION} source tree, configured (config.h present)>: "
+            "the transports include UCX's private headers. Nothing is fetched.")
+endif()
 if(UCX_SOURCE_DIR)
     set(_ucx_tree "${UCX_SOURCE_DIR}")
     if(NOT EXISTS "${_ucx_tree}/config.h")
         message(FATAL_ERROR "UCX_SOURCE_DIR=${_ucx_tree} has no config.h: "
                 "run UCX's ./configure there first")
+    endif()
+    if(NOT EXISTS "${_ucx_tree}/src/uct/api/version.h")
+        message(FATAL_ERROR "UCX_SOURCE_DIR=${_ucx_tree} has no "
+                "src/uct/api/version.h: not a configured UCX source tree")
     endif()
 else()
     execute_process(
@@ -57,8 +68,10 @@ function(ucg_add_uct_plugin)
         message(FATAL_ERROR "plugin name '${P_NAME}' must not contain '_'")
     endif()
     add_library(uct_${P_NAME} SHARED ${P_SOURCES})
+    # Versioned as UCX's own modules are (libuct_ib.so.0).
     set_target_properties(uct_${P_NAME} PROPERTIES OUTPUT_NAME uct_${P_NAME}
-        LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
+        LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib
+        VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
     target_link_libraries(uct_${P_NAME} PRIVATE ucx::private ${P_LIBS})
     target_link_options(uct_${P_NAME} PRIVATE -Wl,--no-undefined)
 endfunction()
