@@ -2,6 +2,7 @@
 // Reference data for ucg_perftest --validate (data.h).
 #include "data.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace ucg::perftest {
@@ -103,7 +104,7 @@ Case::Case(int r, int p, ucg_coll_type_t c, std::size_t bytes, std::size_t e)
 
 void Case::fill(int iter, ucg_dtype_t dt)
 {
-    std::memset(dst.data(), 0, dst.size());
+    std::fill(dst.begin(), dst.end(), std::uint8_t{0});
     const std::size_t blocks = static_cast<std::size_t>(size);
     if (reduction) {
         const bool many = coll == UCG_COLL_REDUCE_SCATTER ||
@@ -119,7 +120,7 @@ void Case::fill(int iter, ucg_dtype_t dt)
             src[b * count + i] = byte_of(rank, b, i, iter);
         }
     }
-    if (coll == UCG_COLL_BCAST && rank == 0) {
+    if (coll == UCG_COLL_BCAST && rank == 0 && count != 0) {
         std::memcpy(dst.data(), src.data(), count);
     }
 }

@@ -362,16 +362,20 @@ ucs_status_t coll_test(ucg_coll_h c)
 
 ucs_status_t coll_wait(ucg_coll_h c)
 {
-    // Spin a while (a message is often a few hundred ns away), then give
-    // the CPU away on every round: with more ranks than cores the peer we
-    // wait for may need this very core. Oversubscribed, yield at once.
-    const unsigned spin = c->group->oversubscribed ? 4 : 256;
+    // With more ranks than cores the peer we wait for may need this very
+    // core: yield on every round after a few. With a core each, spin (a
+    // message is often a few hundred ns away) and yield only now and then:
+    // every yield hands a loaded core to another process for a whole time
+    // slice, and a peer waiting on us then yields too.
+    const bool over = c->group->oversubscribed;
+    const unsigned spin = over ? 4 : 1024;
+    const unsigned every = over ? 1 : 64;
     for (unsigned spins = 0;; ++spins) {
         const ucs_status_t st = coll_test(c);
         if (st != UCS_INPROGRESS) {
             return st;
         }
-        if (spins >= spin) {
+        if (spins >= spin && spins % every == 0) {
             sched_yield();
         }
     }

@@ -11,8 +11,10 @@
 #include "ucx/ucp_glue.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <sched.h>
 #include <unistd.h>
@@ -108,6 +110,15 @@ ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
     }
     copy_name(h->host, host);
     copy_name(h->real_host, real_host_name());
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+        for (std::size_t c = 0; c < 64 * std::size(h->cpus); ++c) {
+            if (CPU_ISSET(c, &set)) {
+                h->cpus[c / 64] |= std::uint64_t{1} << (c % 64);
+            }
+        }
+    }
     if (g->flags & UCG_GROUP_FLAG_NO_ONE_TO_MANY) {
         h->flags |= kHelloNoO2m;
     }
@@ -329,19 +340,26 @@ ucs_status_t setup_one_to_many(ucg_group *g)
 }
 
 // Members sharing this machine (whatever host they pose as) against the
-// CPUs this process may use.
+// CPUs they may run on together: mpirun binds each rank to its own core,
+// which is no oversubscription; four unbound ranks on two cores are.
 bool oversubscribed(const ucg_group *g)
 {
     const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
-    const auto local = std::count_if(
-        g->hello.begin(), g->hello.end(), [&me](const ucg::rt::Hello &h) {
-            return std::strcmp(h.real_host, me.real_host) == 0;
-        });
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
-        return false;
+    std::uint64_t cpus[std::size(ucg::rt::Hello{}.cpus)] = {};
+    long local = 0;
+    for (const ucg::rt::Hello &h : g->hello) {
+        if (std::strcmp(h.real_host, me.real_host) == 0) {
+            ++local;
+            for (std::size_t w = 0; w < std::size(cpus); ++w) {
+                cpus[w] |= h.cpus[w];
+            }
+        }
     }
-    return local > CPU_COUNT(&set);
+    long ncpus = 0;
+    for (std::uint64_t w : cpus) {
+        ncpus += std::popcount(w);
+    }
+    return ncpus > 0 && local > ncpus;
 }
 
 ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)

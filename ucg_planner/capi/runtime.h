@@ -50,6 +50,7 @@ struct Hello {
     std::uint64_t key;        ///< random, from every member (rank 0's used)
     char host[64];            ///< host identity (UCG_TOPO_HOST or name)
     char real_host[64];       ///< gethostname(): whether pids can be probed
+    std::uint64_t cpus[16];   ///< CPUs it may run on (sched_getaffinity)
 };
 enum : std::uint32_t {
     kHelloBcast = 1,  ///< has an mm_bcast iface

@@ -241,7 +241,7 @@ void Instance::apply_received(std::uint32_t op)
         const Segment &d = prog_->segs[o.dst + i];
         if (reduce) {
             reduce_into(at(d), from + off, d.length, src_first);
-        } else {
+        } else if (d.length != 0) {
             std::memcpy(at(d), from + off, d.length);
         }
         off += d.length;
@@ -291,8 +291,10 @@ void Instance::pack(std::uint32_t src, std::uint32_t nsrc,
 {
     for (std::uint32_t i = 0; i < nsrc; ++i) {
         const Segment &s = prog_->segs[src + i];
-        std::memcpy(to, at(s), s.length);
-        to += s.length;
+        if (s.length != 0) {
+            std::memcpy(to, at(s), s.length);
+            to += s.length;
+        }
     }
 }
 

@@ -156,7 +156,9 @@ void LoopbackWorld::match(Key key)
             m.data.size() == room ? UCS_OK : UCS_ERR_MESSAGE_TRUNCATED;
         for (const Iov &v : r.iov) {
             const std::size_t n = std::min(v.length, m.data.size() - off);
-            std::memcpy(v.base, m.data.data() + off, n);
+            if (n != 0) {
+                std::memcpy(v.base, m.data.data() + off, n);
+            }
             off += n;
         }
         complete_later(r.c, st);

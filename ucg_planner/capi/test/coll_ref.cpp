@@ -326,7 +326,9 @@ void RefCase::refill(int it)
         const std::size_t n = s_elems;
         const auto mine = contribution(rank, 0, n);
         auto &to = place ? dst : src;
-        std::memcpy(to.data(), mine.data(), mine.size());
+        if (!mine.empty()) {
+            std::memcpy(to.data(), mine.data(), mine.size());
+        }
     } else if (coll == UCG_COLL_BCAST) {
         if (at_root) {
             put_bytes(dst, 0, root, 0, count);

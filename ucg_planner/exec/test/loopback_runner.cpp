@@ -53,6 +53,10 @@ std::int32_t expected(const plan::Plan &p, int r, int b, std::uint64_t i)
         return in(b, r, i);
     case Collective::kReduceScatter:
         return sum_over_ranks(p.nranks, r, i);
+    case Collective::kScan:
+        return sum_over_ranks(r + 1, 0, i);
+    case Collective::kExscan: // rank 0's output is untouched
+        return r == 0 ? kUnwritten : sum_over_ranks(r, 0, i);
     default:
         return kUnwritten; // barrier: tokens, nothing to compare
     }
