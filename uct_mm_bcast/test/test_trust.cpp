@@ -179,8 +179,8 @@ TEST_CASE("bcast trust: a failure word with no reason fails a member that "
     const std::atomic<bool> corrupter_done{true};
     const Bound b{&corrupter_done,
                   std::chrono::steady_clock::now() + std::chrono::seconds(2)};
-    CHECK(post_wait_bounded(*g1, false, bcast(0, buf.data(), buf.size(), 1),
-                            &p, b) == Outcome::kError);
+    CHECK(post_wait_bounded(*g1, false, bcast(0, buf.data(), buf.size(), 1), &p,
+                            b) == Outcome::kError);
     CHECK(g1->state() == Status::kIoError);
 }
 
@@ -277,19 +277,17 @@ TEST_CASE("bcast trust: random control fields in a live segment fail the "
     INFO("rounds " << rounds << ", fields hit " << tally.hits.load()
                    << ": correct " << tally.ok.load() << ", unchecked "
                    << tally.unchecked.load() << ", errors "
-                   << tally.errors.load() << ", stalls "
-                   << tally.stalls.load() << ", log lines "
-                   << QuietLog::lines());
+                   << tally.errors.load() << ", stalls " << tally.stalls.load()
+                   << ", log lines " << QuietLog::lines());
     INFO(wrong_trace);
     CHECK(tally.wrong.load() == 0);
     if (rounds >= 100) {
         CHECK(tally.ok.load() > 0);
         CHECK(tally.errors.load() > 0);
     }
-    WARN("bcast fuzz: rounds " << rounds << ", hits " << tally.hits.load()
-                               << ", correct " << tally.ok.load()
-                               << ", unchecked " << tally.unchecked.load()
-                               << ", errors " << tally.errors.load()
-                               << ", stalls " << tally.stalls.load()
-                               << ", log lines " << QuietLog::lines());
+    WARN("bcast fuzz: rounds "
+         << rounds << ", hits " << tally.hits.load() << ", correct "
+         << tally.ok.load() << ", unchecked " << tally.unchecked.load()
+         << ", errors " << tally.errors.load() << ", stalls "
+         << tally.stalls.load() << ", log lines " << QuietLog::lines());
 }

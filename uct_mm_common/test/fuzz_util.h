@@ -77,8 +77,7 @@ inline std::vector<Field> link_fields(std::uint32_t members)
 /// Writes seeded random values into fields of a live segment.
 class Corrupter {
   public:
-    Corrupter(std::uint8_t *base, std::vector<Field> fields,
-              std::uint64_t seed)
+    Corrupter(std::uint8_t *base, std::vector<Field> fields, std::uint64_t seed)
         : base_(base), fields_(std::move(fields)), rng_(seed)
     {
     }
@@ -265,12 +264,12 @@ class QuietLog {
 
 /// Totals of a fuzz test's rounds (every member's outcome of every round).
 struct FuzzTally {
-    std::atomic<unsigned> ok{0};       ///< completed, data checked correct
+    std::atomic<unsigned> ok{0};        ///< completed, data checked correct
     std::atomic<unsigned> unchecked{0}; ///< completed in a forged round
-    std::atomic<unsigned> errors{0};   ///< the group failed (named status)
-    std::atomic<unsigned> stalls{0};   ///< gave up waiting
-    std::atomic<unsigned> wrong{0};    ///< completed, wrong data, not forged
-    std::atomic<unsigned> hits{0};     ///< fields written
+    std::atomic<unsigned> errors{0};    ///< the group failed (named status)
+    std::atomic<unsigned> stalls{0};    ///< gave up waiting
+    std::atomic<unsigned> wrong{0};     ///< completed, wrong data, not forged
+    std::atomic<unsigned> hits{0};      ///< fields written
 };
 
 } // namespace uct_mm_common::test
