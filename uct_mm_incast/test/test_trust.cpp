@@ -8,6 +8,7 @@
 // bound. The LOCKED mode's lock word is left alone: a peer holding it
 // stalls the senders as a stopped peer would, which no check can tell.
 #include "fifo.h"
+#include "fuzz_util.h"
 #include "incast_script.h"
 
 #include "foreign_shm.h"
@@ -30,8 +31,7 @@ namespace {
 
 constexpr std::uint32_t kSeg = 256;
 
-IncastGroupConfig config(unsigned member, unsigned n,
-                         uct_mm_incast_mode_t mode)
+IncastGroupConfig config(unsigned member, unsigned n, uct_mm_incast_mode_t mode)
 {
     IncastGroupConfig c;
     c.member = member;
@@ -167,7 +167,7 @@ TEST_CASE("incast trust: random control fields in a live segment fail the "
           "group or deliver correct data",
           "[mm][incast][trust][fuzz]")
 {
-    const unsigned rounds = fuzz_rounds(1000);
+    const unsigned rounds = fuzz_rounds(700);
     const std::uint64_t seed = fuzz_seed();
     const uct_mm_incast_mode_t modes[] = {
         UCT_MM_INCAST_MODE_BATCHED, UCT_MM_INCAST_MODE_CENTRALIZED,
@@ -233,8 +233,7 @@ TEST_CASE("incast trust: random control fields in a live segment fail the "
                 } else if (++tally.wrong == 1) {
                     first_wrong = "round " + std::to_string(r) + ", mode " +
                                   uct_mm_incast::mode_name(mode) +
-                                  ", message " + std::to_string(k) + ": " +
-                                  why;
+                                  ", message " + std::to_string(k) + ": " + why;
                 }
             }
             if (++members_done == n) {
@@ -250,19 +249,70 @@ TEST_CASE("incast trust: random control fields in a live segment fail the "
     INFO("rounds " << rounds << ", fields hit " << tally.hits.load()
                    << ": correct " << tally.ok.load() << ", unchecked "
                    << tally.unchecked.load() << ", errors "
-                   << tally.errors.load() << ", stalls "
-                   << tally.stalls.load() << ", log lines "
-                   << QuietLog::lines());
+                   << tally.errors.load() << ", stalls " << tally.stalls.load()
+                   << ", log lines " << QuietLog::lines());
     INFO(wrong_trace);
     CHECK(tally.wrong.load() == 0);
     if (rounds >= 100) {
         CHECK(tally.ok.load() > 0);
         CHECK(tally.errors.load() > 0);
     }
-    WARN("incast fuzz: rounds " << rounds << ", hits " << tally.hits.load()
-                                << ", correct " << tally.ok.load()
-                                << ", unchecked " << tally.unchecked.load()
-                                << ", errors " << tally.errors.load()
-                                << ", stalls " << tally.stalls.load()
-                                << ", log lines " << QuietLog::lines());
+    WARN("incast fuzz: rounds "
+         << rounds << ", hits " << tally.hits.load() << ", correct "
+         << tally.ok.load() << ", unchecked " << tally.unchecked.load()
+         << ", errors " << tally.errors.load() << ", stalls "
+         << tally.stalls.load() << ", log lines " << QuietLog::lines());
+}
+
+TEST_CASE("incast trust: a receive FIFO element or header that does not fit "
+          "is refused, never read",
+          "[mm][incast][trust]")
+{
+    const QuietLog quiet;
+    uct_mm_incast::FifoReceiver rx;
+    REQUIRE(rx.init(4, 256) == UCS_OK);
+    // The receiver's segment as a corrupted peer maps it.
+    uct_mm_common::Segment view;
+    REQUIRE(uct_mm_common::Segment::attach_proc(getpid(), rx.fd(), rx.bytes(),
+                                                &view) ==
+            uct_mm_common::Status::kOk);
+    auto *hdr = static_cast<uct_mm_incast::FifoHeader *>(view.data());
+    unsigned delivered = 0;
+    const auto count = [&](std::uint8_t, std::byte *, std::uint32_t) {
+        ++delivered;
+    };
+
+    SECTION("an element longer than its slot is dropped")
+    {
+        uct_mm_incast::FifoSender tx;
+        REQUIRE(tx.attach(getpid(), rx.fd(), rx.bytes()) == UCS_OK);
+        std::uint64_t index = 0;
+        REQUIRE(tx.claim(&index) != nullptr);
+        tx.publish(index, 1, 257 + 64);
+        REQUIRE(tx.claim(&index) != nullptr);
+        tx.publish(index, 1, 256);
+        CHECK(rx.poll(4, count) == 2);
+        CHECK(delivered == 1);
+    }
+    SECTION("a header whose geometry does not fit is refused at attach")
+    {
+        const auto stride = hdr->elem_stride;
+        const auto elements = hdr->elements;
+        const auto payload = hdr->max_payload;
+        const int field = GENERATE(0, 1, 2, 3);
+        if (field == 0) {
+            hdr->elem_stride = std::uint64_t{1} << 30;
+        } else if (field == 1) {
+            hdr->elements = 0;
+        } else if (field == 2) {
+            hdr->elements = 1U << 30;
+        } else {
+            hdr->max_payload = ~std::uint64_t{0};
+        }
+        uct_mm_incast::FifoSender tx;
+        CHECK(tx.attach(getpid(), rx.fd(), rx.bytes()) == UCS_ERR_INVALID_ADDR);
+        hdr->elem_stride = stride;
+        hdr->elements = elements;
+        hdr->max_payload = payload;
+    }
 }
