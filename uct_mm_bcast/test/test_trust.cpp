@@ -422,3 +422,37 @@ TEST_CASE("bcast trust: a p2p slot that does not fit is refused, never read",
     }
     CHECK(r.delivered == (r.rx.state() == Status::kOk ? 2u : 0u));
 }
+
+TEST_CASE("bcast trust: a slot past the receiver's position fails the group",
+          "[mm][bcast][trust]")
+{
+    const QuietLog quiet;
+    SeqGeometry geo;
+    geo.num_slots = kSlots;
+    geo.seg_bytes = kSeg;
+    ucg_test::SharedMapping mem(
+        uct_mm_common::link_segment_bytes(2, geo.region_bytes()));
+    std::unique_ptr<SeqGroup> g[2];
+    for (unsigned m = 0; m < 2; ++m) {
+        SeqGroupConfig c = config(m, 2);
+        c.name = "/ucgt-bcast-past";
+        c.memory = mem.data();
+        c.memory_bytes = mem.size();
+        SeqGroup *raw = nullptr;
+        REQUIRE(SeqGroup::create(c, &raw) == Status::kOk);
+        g[m].reset(raw);
+    }
+    REQUIRE(connect(*g[1]) == Status::kOk);
+    // Position 0's slot claims a later position (no root ever wrote it).
+    auto *h = reinterpret_cast<FragHeader *>(
+        mem.as<std::uint8_t>() + uct_mm_common::link_region_offset(2));
+    h->seq.store(kSlots + 1);
+    std::vector<std::uint8_t> buf(kSeg);
+    Pending p;
+    const std::atomic<bool> corrupter_done{true};
+    const Bound b{&corrupter_done,
+                  std::chrono::steady_clock::now() + std::chrono::seconds(2)};
+    CHECK(post_wait_bounded(*g[1], false, bcast(0, buf.data(), buf.size(), 1),
+                            &p, b) == Outcome::kError);
+    CHECK(g[1]->state() == Status::kIoError);
+}

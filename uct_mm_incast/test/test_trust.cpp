@@ -316,3 +316,38 @@ TEST_CASE("incast trust: a receive FIFO element or header that does not fit "
         hdr->max_payload = payload;
     }
 }
+
+TEST_CASE("incast trust: a slot past the root's position fails the group",
+          "[mm][incast][trust]")
+{
+    const QuietLog quiet;
+    const unsigned n = 2;
+    ucg_test::SharedMapping mem(segment_bytes(n));
+    std::unique_ptr<IncastGroup> g[2];
+    for (unsigned m = 0; m < n; ++m) {
+        IncastGroupConfig c = config(m, n, UCT_MM_INCAST_MODE_CENTRALIZED);
+        c.name = "/ucgt-incast-past";
+        c.memory = mem.data();
+        c.memory_bytes = mem.size();
+        g[m] = open_group(c);
+    }
+    REQUIRE(connect(*g[1]) == Status::kOk);
+    // Member 1's slot of position 0 claims a later position.
+    const IncastGeometry geo =
+        uct_mm_incast::geometry_of(config(0, n, UCT_MM_INCAST_MODE_AUTO));
+    auto *t = reinterpret_cast<SlotTrailer *>(
+        mem.as<std::uint8_t>() + uct_mm_common::link_region_offset(n) +
+        geo.slots_offset() + 2 * geo.slot_stride() - sizeof(SlotTrailer));
+    t->seq.store(geo.elements + 1);
+    Spec s;
+    s.coll = Coll::kGather;
+    s.count = 16;
+    Buffers b;
+    const Message m = prepare(s, 0, n, 0, &b);
+    Pending p;
+    const std::atomic<bool> corrupter_done{true};
+    const Bound bound{&corrupter_done, std::chrono::steady_clock::now() +
+                                           std::chrono::seconds(2)};
+    CHECK(post_wait_bounded(*g[0], false, m, &p, bound) == Outcome::kError);
+    CHECK(g[0]->state() == Status::kIoError);
+}
