@@ -37,8 +37,8 @@ void Channel::fail(Status st, int member) noexcept
     state_ = st;
     if (member >= 0) {
         ring_.mark_failed(member);
-        log(LogLevel::kError, "mm_bcast: member %d of the ring is gone",
-            member);
+        log(LogLevel::kError, "mm_bcast: member %d of the ring failed (%s)",
+            member, uct_mm_common::status_name(st));
     } else {
         log(LogLevel::kError,
             "mm_bcast: ring stalled for %u ms with members never attached",
@@ -127,21 +127,52 @@ unsigned Channel::progress_completions(CompleteFn fn, void *arg) noexcept
     return done;
 }
 
-bool Channel::pull_cma(const std::uint8_t *payload,
-                       std::size_t *length_p) noexcept
+// Every value of the descriptor is the producer's (shared memory): the
+// iov array and the header must fit the slot, the iov lengths must add up
+// to the total, and the total must be within this member's max_zcopy;
+// kIoError (logged) otherwise, kPeerDead when the producer cannot be read.
+Status Channel::pull_cma(const std::uint8_t *payload,
+                         std::size_t *length_p) noexcept
 {
     CmaDescriptor desc;
     std::memcpy(&desc, payload, sizeof(desc));
-    const auto *riov =
-        reinterpret_cast<const RemoteIov *>(payload + sizeof(desc));
-    const std::uint8_t *hdr =
-        payload + sizeof(desc) + desc.iovcnt * sizeof(RemoteIov);
+    const std::size_t room = ring_.geometry().payload_capacity() - sizeof(desc);
+    const std::size_t iov_bytes = std::size_t{desc.iovcnt} * sizeof(RemoteIov);
+    if (desc.iovcnt > kMaxPullIov || desc.iovcnt > room / sizeof(RemoteIov) ||
+        desc.hdr_bytes > room - iov_bytes || desc.total > cfg_.max_zcopy) {
+        log(LogLevel::kError,
+            "mm_bcast: CMA descriptor of %u iovs, %u header bytes and %llu "
+            "bytes does not fit its slot or max_zcopy",
+            desc.iovcnt, desc.hdr_bytes,
+            static_cast<unsigned long long>(desc.total));
+        return Status::kIoError;
+    }
+    RemoteIov riov[kMaxPullIov];
+    const std::uint8_t *hdr = payload + sizeof(desc) + iov_bytes;
+    std::size_t sum = 0;
+    for (std::uint32_t i = 0; i < desc.iovcnt; ++i) {
+        RemoteIov v;
+        std::memcpy(&v, payload + sizeof(desc) + i * sizeof(RemoteIov),
+                    sizeof(v));
+        sum += v.length;
+        if (v.length > desc.total || sum > desc.total) {
+            log(LogLevel::kError,
+                "mm_bcast: CMA descriptor iovs do not add up to its total");
+            return Status::kIoError;
+        }
+        riov[i] = v;
+    }
+    if (sum != desc.total) {
+        log(LogLevel::kError,
+            "mm_bcast: CMA descriptor iovs do not add up to its total");
+        return Status::kIoError;
+    }
     const std::size_t need = desc.hdr_bytes + desc.total;
     if (bounce_.size() < need) {
         try {
             bounce_.resize(need);
         } catch (...) {
-            return false;
+            return Status::kNoMemory;
         }
     }
     std::memcpy(bounce_.data(), hdr, desc.hdr_bytes);
@@ -159,14 +190,14 @@ bool Channel::pull_cma(const std::uint8_t *payload,
                 log(LogLevel::kError,
                     "mm_bcast: process_vm_readv from pid %d failed: %s",
                     desc.pid, std::strerror(errno));
-                return false;
+                return Status::kPeerDead;
             }
             off += static_cast<std::size_t>(n);
             copied += static_cast<std::size_t>(n);
         }
     }
     *length_p = need;
-    return true;
+    return Status::kOk;
 }
 
 unsigned Channel::poll(unsigned max, DeliverFn fn, void *arg) noexcept
@@ -180,11 +211,20 @@ unsigned Channel::poll(unsigned max, DeliverFn fn, void *arg) noexcept
         const std::uint8_t *payload = ring_.peek_payload();
         if (sh->kind == SlotKind::kCma) {
             std::size_t length = 0;
-            if (!pull_cma(payload, &length)) {
-                fail(Status::kPeerDead, sh->origin);
+            const Status st = pull_cma(payload, &length);
+            if (st != Status::kOk) {
+                fail(st, sh->origin);
                 break;
             }
             fn(arg, sh->am_id, bounce_.data(), length);
+        } else if (sh->kind != SlotKind::kInline ||
+                   sh->length > ring_.geometry().payload_capacity()) {
+            log(LogLevel::kError,
+                "mm_bcast: a slot of kind %u and %u bytes does not fit the "
+                "ring",
+                static_cast<unsigned>(sh->kind), sh->length);
+            fail(Status::kIoError, sh->origin);
+            break;
         } else {
             // Delivered in place: the slot stays ours until consume().
             fn(arg, sh->am_id, const_cast<std::uint8_t *>(payload), sh->length);

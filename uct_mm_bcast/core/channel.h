@@ -74,7 +74,10 @@ class Channel {
 
   private:
     Status on_full() noexcept;
-    bool pull_cma(const std::uint8_t *payload, std::size_t *length_p) noexcept;
+    /// Most remote buffers a received CMA descriptor may name.
+    static constexpr std::uint32_t kMaxPullIov = 64;
+    Status pull_cma(const std::uint8_t *payload,
+                    std::size_t *length_p) noexcept;
     void fail(Status st, int member) noexcept;
 
     struct PendingCma {

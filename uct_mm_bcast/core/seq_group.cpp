@@ -278,7 +278,14 @@ bool SeqGroup::pull(Op &op) noexcept
     for (; op.done < op.nfrag; ++op.done) {
         const std::uint64_t pos = op.first + op.done;
         const FragHeader *h = slot(pos);
-        if (h->seq.load(std::memory_order_acquire) != pos + 1) {
+        const std::uint64_t seq = h->seq.load(std::memory_order_acquire);
+        if (seq != pos + 1) {
+            // Past this position: the root cannot have reused the slot
+            // before this member read it, so the word is corrupt.
+            if (seq > pos + 1) {
+                link_.fail(Status::kIoError, static_cast<int>(op.msg.root),
+                           "a slot is past this member's position");
+            }
             return false;
         }
         if (!frag_matches(h, op, op.done)) {

@@ -20,6 +20,10 @@ Iface *to_iface(uct_iface_h tl_iface)
 void deliver(void *arg, uint8_t am_id, void *data, size_t length)
 {
     auto *iface = static_cast<Iface *>(arg);
+    if (am_id >= UCT_AM_ID_MAX) { // the producer's byte: index checked
+        ucs_error("mm_bcast: dropped a message with AM id %u", am_id);
+        return;
+    }
     // No UCT_CB_PARAM_FLAG_DESC: the handler may not keep the data (it
     // lives in the ring slot, or in the CMA bounce buffer).
     uct_iface_invoke_am(&iface->super, am_id, data,

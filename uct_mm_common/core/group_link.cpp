@@ -61,7 +61,9 @@ Status failure_status(std::uint32_t word) noexcept
 {
     switch (word >> 16) {
     case 0:
-        return Status::kOk;
+        // No reason but not zero: a corrupted word is a failure too (kOk
+        // here left a member that lost the race unjoined yet "ok").
+        return word == 0 ? Status::kOk : Status::kIoError;
     case kReasonDead:
         return Status::kPeerDead;
     case kReasonTimeout:

@@ -2,6 +2,8 @@
 // Multi-producer, single-consumer receive FIFO in shared memory.
 #include "fifo.h"
 
+#include "uct_mm_common/log.h"
+
 #include <new>
 #include <unistd.h>
 
@@ -40,6 +42,14 @@ ucs_status_t FifoReceiver::init(uint32_t elements, std::size_t max_payload)
     return UCS_OK;
 }
 
+void FifoReceiver::drop_oversized(uint32_t length) const
+{
+    uct_mm_common::log(uct_mm_common::LogLevel::kError,
+                       "mm_incast FIFO: dropped an element of %u bytes, over "
+                       "its %zu",
+                       length, stride_ - sizeof(FifoElem));
+}
+
 bool FifoReceiver::skip_dead_claim(uint64_t word)
 {
     if (!watch_.should_skip(word, tail_, "mm_incast FIFO element")) {
@@ -58,7 +68,13 @@ ucs_status_t FifoSender::attach(int pid, int fd, std::size_t bytes)
     }
     base_ = static_cast<std::byte *>(map_.data());
     auto *hdr = reinterpret_cast<FifoHeader *>(base_);
-    if ((hdr->magic != kFifoMagic) ||
+    // The receiver's header: the geometry must be what init() writes and
+    // fit the mapping, or elem() would place claims outside it.
+    if ((hdr->magic != kFifoMagic) || (hdr->elements == 0) ||
+        (hdr->max_payload == 0) ||
+        (hdr->max_payload > (std::size_t{1} << 24)) ||
+        (hdr->elem_stride !=
+         align_up(sizeof(FifoElem) + hdr->max_payload, kCacheLine)) ||
         (fifo_bytes(hdr->elements, hdr->max_payload) > bytes)) {
         map_.reset();
         return UCS_ERR_INVALID_ADDR;

@@ -83,7 +83,13 @@ class FifoReceiver {
                 }
                 break;
             }
-            cb(e->am_id, reinterpret_cast<std::byte *>(e + 1), e->length);
+            // The producer's length: never past the element (dropped).
+            const uint32_t length = e->length;
+            if (length <= stride_ - sizeof(FifoElem)) {
+                cb(e->am_id, reinterpret_cast<std::byte *>(e + 1), length);
+            } else {
+                drop_oversized(length);
+            }
             ++tail_;
             tail_line_->tail.store(tail_, std::memory_order_release);
             ++n;
@@ -97,6 +103,8 @@ class FifoReceiver {
         return reinterpret_cast<FifoElem *>(base_ + kFifoElemsOffset +
                                             (i % elements_) * stride_);
     }
+    /// Logs an element whose length does not fit it (not delivered).
+    void drop_oversized(uint32_t length) const;
     /// Stalled on element tail_ (sequence word `word`): skips it if its
     /// producer died after claiming it (checked every StallWatch::kCheckNs).
     bool skip_dead_claim(uint64_t word);

@@ -210,8 +210,15 @@ bool IncastGroup::chunk_complete(Op &op, std::uint64_t pos) noexcept
         // One slot's sequence word per poll while it is missing: O(1) idle.
         while (op.seen < senders) {
             const std::uint32_t m = sender_member(op.seen, op.msg.root);
-            if (trailer(pos, m)->seq.load(std::memory_order_acquire) !=
-                pos + 1) {
+            const std::uint64_t seq =
+                trailer(pos, m)->seq.load(std::memory_order_acquire);
+            if (seq != pos + 1) {
+                // Past this position: the sender cannot have reused the
+                // slot before the root consumed it, so the word is corrupt.
+                if (seq > pos + 1) {
+                    link_.fail(Status::kIoError, static_cast<int>(m),
+                               "a slot is past the root's position");
+                }
                 return false;
             }
             ++op.seen;

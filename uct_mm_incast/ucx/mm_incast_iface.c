@@ -146,6 +146,10 @@ static void uct_mm_incast_iface_deliver(void *arg, uint8_t am_id, void *data,
     if (am_id == UCT_MM_INCAST_AM_ID_SKIP) {
         return;
     }
+    if (am_id >= UCT_AM_ID_MAX) { /* the producer's byte: index checked */
+        ucs_error("mm_incast: dropped a message with AM id %u", am_id);
+        return;
+    }
     uct_iface_trace_am(&iface->super.super, UCT_AM_TRACE_TYPE_RECV, am_id, data,
                        length, "RX: AM");
     /* flags 0: the handler must not keep `data` (it is in the FIFO). */

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Fuzzing a live group segment (both transports' trust tests): a list of
+// the segment's control fields, a corrupter that writes seeded random
+// values into them while the members run, and post/wait loops bounded in
+// time (a corrupted cursor or sequence word may stall a group the way a
+// stopped peer does: the member then gives up, as its caller would).
+#pragma once
+
+#include "group_test_util.h"
+
+#include "uct_mm_common/group_link.h"
+#include "uct_mm_common/log.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+#include <sched.h>
+#include <string>
+#include <vector>
+
+namespace uct_mm_common::test {
+
+/// Whether this is a ThreadSanitizer build: the corrupter races with the
+/// members by design, so the fuzz tests skip themselves there (they are
+/// labelled "trust", not "threads"; run them under ASan+UBSan).
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool kUnderTsan = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+inline constexpr bool kUnderTsan = true;
+#else
+inline constexpr bool kUnderTsan = false;
+#endif
+#else
+inline constexpr bool kUnderTsan = false;
+#endif
+
+/// Rounds of a fuzz test: UCG_FUZZ_ROUNDS, else `dflt` (0 under TSan).
+inline unsigned fuzz_rounds(unsigned dflt)
+{
+    if (kUnderTsan) {
+        return 0;
+    }
+    const char *env = std::getenv("UCG_FUZZ_ROUNDS");
+    if (env != nullptr && *env != '\0') {
+        return static_cast<unsigned>(std::strtoul(env, nullptr, 10));
+    }
+    return dflt;
+}
+
+/// Seed of the fuzz tests: UCG_FUZZ_SEED, else a fixed one.
+inline std::uint64_t fuzz_seed()
+{
+    const char *env = std::getenv("UCG_FUZZ_SEED");
+    return env != nullptr && *env != '\0' ? std::strtoull(env, nullptr, 10)
+                                          : 0x5eed'f00dULL;
+}
+
+/// One control field of a segment: offset from its base and width (1, 2,
+/// 4 or 8 bytes, naturally aligned); `payload`: it is message data at
+/// other times (a CMA descriptor in a slot's payload), so a round that
+/// hits it does not check its data.
+struct Field {
+    std::size_t offset;
+    unsigned width;
+    bool payload = false;
+};
+
+/// The control fields of the common prefix of a group of `members`.
+inline std::vector<Field> link_fields(std::uint32_t members)
+{
+    std::vector<Field> f = {
+        {offsetof(LinkHeader, magic), 8},
+        {offsetof(LinkHeader, layout), 4},
+        {offsetof(LinkHeader, num_members), 4},
+        {offsetof(LinkHeader, segment_bytes), 8},
+        {offsetof(LinkHeader, attached), 4},
+        {offsetof(LinkHeader, failed), 4},
+    };
+    for (unsigned i = 0; i < 8; ++i) {
+        f.push_back({kLinkParamsOffset + i * 8, 8});
+    }
+    for (std::uint32_t m = 0; m < members; ++m) {
+        const std::size_t line = kLinkMembersOffset + m * kCacheLine;
+        f.push_back({line + offsetof(MemberLine, cursor), 8});
+        f.push_back({line + offsetof(MemberLine, pid), 4});
+        f.push_back({line + offsetof(MemberLine, state), 4});
+        f.push_back({line + offsetof(MemberLine, start_time), 8});
+    }
+    return f;
+}
+
+/// Writes seeded random values into fields of a live segment.
+class Corrupter {
+  public:
+    Corrupter(std::uint8_t *base, std::vector<Field> fields, std::uint64_t seed)
+        : base_(base), fields_(std::move(fields)), rng_(seed)
+    {
+    }
+
+    /// Writes one value into one random field. Values: random bits,
+    /// boundaries, small numbers, or the current value nudged; the last
+    /// two may forge a value a reader expects (forged() is then true: a
+    /// peer of the same uid can always forge data, so such a round's
+    /// data is not checked, only its memory safety), as does a field that
+    /// doubles as payload.
+    void hit()
+    {
+        const Field &f = fields_[rng_() % fields_.size()];
+        std::uint8_t *p = base_ + f.offset;
+        const std::uint64_t cur = load(p, f.width);
+        std::uint64_t v = 0;
+        switch (rng_() % 8) {
+        case 0:
+        case 1:
+        case 2:
+            v = rng_();
+            break;
+        case 3: {
+            const std::uint64_t edges[] = {0, ~std::uint64_t{0},
+                                           std::uint64_t{1} << 63,
+                                           std::uint64_t{1} << 31};
+            v = edges[rng_() % 4];
+            if (v == 0 || v == ~std::uint64_t{0}) {
+                forged_ = true; // "not yet", "left": may look valid
+            }
+            break;
+        }
+        case 4:
+        case 5:
+            v = rng_() % 1024;
+            forged_ = true;
+            break;
+        default:
+            v = cur + (rng_() % 33) - 16;
+            forged_ = true;
+            break;
+        }
+        if (f.width < 8 && (v >> (f.width * 8)) != 0 && (rng_() & 1) != 0) {
+            forged_ = true; // truncated: as likely to look valid as small
+        }
+        store(p, f.width, v);
+        ++hits_;
+        forged_ = forged_ || f.payload;
+        if (trace_.size() < 2048) {
+            trace_ += "[" + std::to_string(f.offset) + "/" +
+                      std::to_string(f.width) + ": " + std::to_string(cur) +
+                      " -> " + std::to_string(load(p, f.width)) + "] ";
+        }
+    }
+
+    /// Hits `count` fields, yielding a random while before each, until
+    /// `stop` is set.
+    void run(unsigned count, const std::atomic<bool> &stop)
+    {
+        for (unsigned i = 0; i < count && !stop.load(); ++i) {
+            const unsigned spins = static_cast<unsigned>(rng_() % 16);
+            for (unsigned s = 0; s < spins && !stop.load(); ++s) {
+                sched_yield();
+            }
+            if (!stop.load()) {
+                hit();
+            }
+        }
+    }
+
+    bool forged() const noexcept { return forged_; }
+    /// The fields written so far and their values (for a failure's report).
+    const std::string &trace() const noexcept { return trace_; }
+    unsigned hits() const noexcept { return hits_; }
+
+  private:
+    static std::uint64_t load(const std::uint8_t *p, unsigned w)
+    {
+        switch (w) {
+        case 1:
+            return __atomic_load_n(p, __ATOMIC_RELAXED);
+        case 2:
+            return __atomic_load_n(reinterpret_cast<const std::uint16_t *>(p),
+                                   __ATOMIC_RELAXED);
+        case 4:
+            return __atomic_load_n(reinterpret_cast<const std::uint32_t *>(p),
+                                   __ATOMIC_RELAXED);
+        default:
+            return __atomic_load_n(reinterpret_cast<const std::uint64_t *>(p),
+                                   __ATOMIC_RELAXED);
+        }
+    }
+    static void store(std::uint8_t *p, unsigned w, std::uint64_t v)
+    {
+        switch (w) {
+        case 1:
+            __atomic_store_n(p, static_cast<std::uint8_t>(v), __ATOMIC_RELAXED);
+            break;
+        case 2:
+            __atomic_store_n(reinterpret_cast<std::uint16_t *>(p),
+                             static_cast<std::uint16_t>(v), __ATOMIC_RELAXED);
+            break;
+        case 4:
+            __atomic_store_n(reinterpret_cast<std::uint32_t *>(p),
+                             static_cast<std::uint32_t>(v), __ATOMIC_RELAXED);
+            break;
+        default:
+            __atomic_store_n(reinterpret_cast<std::uint64_t *>(p), v,
+                             __ATOMIC_RELAXED);
+            break;
+        }
+    }
+
+    std::uint8_t *base_;
+    std::vector<Field> fields_;
+    std::mt19937_64 rng_;
+    bool forged_ = false;
+    unsigned hits_ = 0;
+    std::string trace_;
+};
+
+/// How one member's part of a fuzz round ended.
+enum class Outcome { kOk, kError, kStalled };
+
+/// Bounds of a member's waits: it gives up once nothing moved for
+/// `quiet_ms` after the corrupter stopped, or at the round's deadline.
+struct Bound {
+    const std::atomic<bool> *corrupter_done;
+    std::chrono::steady_clock::time_point deadline;
+    unsigned quiet_ms = 20;
+};
+
+/// Posts (retrying while kNoResource) and progresses until `p` completes,
+/// the group fails or the member gives up (kStalled).
+inline Outcome post_wait_bounded(GroupCore &g, bool send, const Message &m,
+                                 Pending *p, const Bound &b)
+{
+    using clock = std::chrono::steady_clock;
+    Backoff backoff;
+    bool posted = false;
+    auto last_move = clock::now();
+    while (!p->done) {
+        if (!posted) {
+            const Status st = g.post(send, m, p);
+            if (st != Status::kNoResource) {
+                posted = true;
+                if (st != Status::kInProgress) {
+                    p->done = true;
+                    p->status = st;
+                    break;
+                }
+            }
+        }
+        if (g.progress(on_complete, nullptr) != 0) {
+            backoff.reset();
+            last_move = clock::now();
+            continue;
+        }
+        const auto now = clock::now();
+        if (now > b.deadline ||
+            (b.corrupter_done->load() &&
+             now - last_move > std::chrono::milliseconds(b.quiet_ms))) {
+            return Outcome::kStalled;
+        }
+        backoff.pause();
+    }
+    return p->status == Status::kOk ? Outcome::kOk : Outcome::kError;
+}
+
+/// Counts the core's log lines instead of printing them (thousands of
+/// rounds fail thousands of groups), while it lives.
+class QuietLog {
+  public:
+    QuietLog() { set_log_sink(count); }
+    ~QuietLog() { set_log_sink(nullptr); }
+    QuietLog(const QuietLog &) = delete;
+    QuietLog &operator=(const QuietLog &) = delete;
+    static unsigned lines() { return lines_.load(); }
+
+  private:
+    static void count(LogLevel, const char *) { ++lines_; }
+    static inline std::atomic<unsigned> lines_{0};
+};
+
+/// Totals of a fuzz test's rounds (every member's outcome of every round).
+struct FuzzTally {
+    std::atomic<unsigned> ok{0};        ///< completed, data checked correct
+    std::atomic<unsigned> unchecked{0}; ///< completed in a forged round
+    std::atomic<unsigned> errors{0};    ///< the group failed (named status)
+    std::atomic<unsigned> stalls{0};    ///< gave up waiting
+    std::atomic<unsigned> wrong{0};     ///< completed, wrong data, not forged
+    std::atomic<unsigned> hits{0};      ///< fields written
+};
+
+} // namespace uct_mm_common::test

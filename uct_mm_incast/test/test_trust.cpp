@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// mm_incast's trust boundary (ctest label "trust"): every attach path of
+// the core refuses a segment another user pre-created, and a group whose
+// live segment gets random values in every control field (link header,
+// params, member lines, element control lines, slot trailers) ends each
+// post with a named error or correct data, in every mode: no crash, no
+// out-of-bounds access (run under the asan preset), no wait past its
+// bound. The LOCKED mode's lock word is left alone: a peer holding it
+// stalls the senders as a stopped peer would, which no check can tell.
+#include "fifo.h"
+#include "fuzz_util.h"
+#include "incast_script.h"
+
+#include "foreign_shm.h"
+#include "fuzz_util.h"
+
+#include "ucg_test/check.h"
+#include "ucg_test/shm_names.h"
+#include "ucg_test/thread_ranks.h"
+
+#include <catch2/catch.hpp>
+#include <memory>
+
+using namespace incast_test;
+using namespace uct_mm_common::test;
+using uct_mm_incast::ElementCtrl;
+using uct_mm_incast::IncastGeometry;
+using uct_mm_incast::SlotTrailer;
+
+namespace {
+
+constexpr std::uint32_t kSeg = 256;
+
+IncastGroupConfig config(unsigned member, unsigned n, uct_mm_incast_mode_t mode)
+{
+    IncastGroupConfig c;
+    c.member = member;
+    c.size = n;
+    c.elements = 4;
+    c.seg_bytes = kSeg;
+    c.mode = mode;
+    c.max_outstanding = 4;
+    c.timeout_ms = 40;
+    c.attach_timeout_ms = 500;
+    return c;
+}
+
+std::size_t segment_bytes(unsigned n)
+{
+    return uct_mm_common::link_segment_bytes(
+        n, uct_mm_incast::geometry_of(config(0, n, UCT_MM_INCAST_MODE_AUTO))
+               .region_bytes());
+}
+
+// Progresses `g` (no posts) until it joined everyone or failed.
+Status connect(IncastGroup &g)
+{
+    uct_mm_common::Backoff backoff;
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (g.state() == Status::kOk && g.busy() &&
+           std::chrono::steady_clock::now() < deadline) {
+        if (g.progress(on_complete, nullptr) == 0) {
+            backoff.pause();
+        }
+    }
+    return g.state();
+}
+
+// The control fields of a group of n: the link prefix, then every
+// element's control line and every slot's trailer.
+std::vector<Field> control_fields(unsigned n)
+{
+    std::vector<Field> f = link_fields(n);
+    const IncastGeometry geo =
+        uct_mm_incast::geometry_of(config(0, n, UCT_MM_INCAST_MODE_AUTO));
+    for (std::uint32_t e = 0; e < geo.elements; ++e) {
+        const std::size_t el =
+            uct_mm_common::link_region_offset(n) + e * geo.element_bytes();
+        f.push_back({el + offsetof(ElementCtrl, pending), 4});
+        f.push_back({el + offsetof(ElementCtrl, first), 4});
+        f.push_back({el + offsetof(ElementCtrl, length), 4});
+        f.push_back({el + offsetof(ElementCtrl, check), 4});
+        for (std::uint32_t m = 0; m < n; ++m) {
+            const std::size_t t = el + geo.slots_offset() +
+                                  (m + 1) * geo.slot_stride() -
+                                  sizeof(SlotTrailer);
+            f.push_back({t + offsetof(SlotTrailer, length), 4});
+            f.push_back({t + offsetof(SlotTrailer, check), 4});
+            f.push_back({t + offsetof(SlotTrailer, seq), 8});
+        }
+    }
+    return f;
+}
+
+// A round's messages: reductions of one element and of several chunks,
+// a gather of several chunks, roots changing.
+std::vector<Spec> round_script(unsigned r, unsigned n)
+{
+    std::vector<Spec> script;
+    const std::size_t counts[] = {1, kSeg / 4 + 3, 3 * kSeg + 5, 40};
+    for (unsigned k = 0; k < 4; ++k) {
+        Spec s;
+        s.root = (r + k) % n;
+        s.tag = k + 1;
+        s.count = counts[k];
+        if (k == 2) {
+            s.coll = Coll::kGather;
+            s.member_buffers = (r & 1) != 0;
+        } else if (k == 3) {
+            s.dtype = UCG_DTYPE_DOUBLE;
+            s.op = UCG_OP_MAX;
+            s.accumulate = true;
+        }
+        script.push_back(s);
+    }
+    return script;
+}
+
+} // namespace
+
+TEST_CASE("incast trust: a segment another user pre-created is refused",
+          "[mm][incast][trust]")
+{
+    if (!ForeignSegment::available()) {
+        SUCCEED("needs root to give a segment to another user");
+        return;
+    }
+    ucg_test::ShmSweeper sweeper("ucgt-" + std::to_string(getpid()) + "-");
+    const std::size_t bytes = segment_bytes(2);
+    ForeignSegment evil(ucg_test::unique_shm_name("incast-evil"), bytes);
+    REQUIRE(evil.ok());
+
+    SECTION("a member attaching by name")
+    {
+        IncastGroupConfig c = config(1, 2, UCT_MM_INCAST_MODE_AUTO);
+        c.name = evil.name();
+        IncastGroup *raw = nullptr;
+        REQUIRE(IncastGroup::create(c, &raw) == Status::kOk);
+        std::unique_ptr<IncastGroup> g(raw);
+        CHECK(connect(*g) == Status::kNotTrusted);
+    }
+    SECTION("member 0 creating the name")
+    {
+        IncastGroupConfig c = config(0, 2, UCT_MM_INCAST_MODE_AUTO);
+        c.name = evil.name();
+        IncastGroup *raw = nullptr;
+        const Status st = IncastGroup::create(c, &raw);
+        std::unique_ptr<IncastGroup> g(raw);
+        CHECK(st != Status::kOk);
+    }
+    SECTION("a sender attaching to a receive FIFO by pid and fd")
+    {
+        uct_mm_incast::FifoSender sender;
+        CHECK(sender.attach(getpid(), evil.fd(), bytes) ==
+              UCS_ERR_SHMEM_SEGMENT);
+    }
+    SECTION("a named mapping")
+    {
+        uct_mm_incast::Mapping map;
+        CHECK(uct_mm_incast::Mapping::open_named(evil.name(), bytes, &map) ==
+              UCS_ERR_SHMEM_SEGMENT);
+    }
+}
+
+TEST_CASE("incast trust: random control fields in a live segment fail the "
+          "group or deliver correct data",
+          "[mm][incast][trust][fuzz]")
+{
+    const unsigned rounds = fuzz_rounds(700);
+    const std::uint64_t seed = fuzz_seed();
+    const uct_mm_incast_mode_t modes[] = {
+        UCT_MM_INCAST_MODE_BATCHED, UCT_MM_INCAST_MODE_CENTRALIZED,
+        UCT_MM_INCAST_MODE_LOCKED, UCT_MM_INCAST_MODE_ATOMIC,
+        UCT_MM_INCAST_MODE_AUTO};
+    FuzzTally tally;
+    const QuietLog quiet;
+    std::string first_wrong; // the first wrong delivery, and what was hit
+    std::string wrong_trace;
+    for (unsigned r = 0; r < rounds; ++r) {
+        const unsigned n = 2 + r % 3;
+        const uct_mm_incast_mode_t mode = modes[(r / 3) % 5];
+        ucg_test::SharedMapping mem(segment_bytes(n));
+        Corrupter corrupter(mem.as<std::uint8_t>(), control_fields(n),
+                            seed * 1'000'003 + r);
+        std::atomic<bool> stop{false};
+        std::atomic<bool> corrupter_done{false};
+        std::atomic<unsigned> members_done{0};
+        const std::vector<Spec> script = round_script(r, n);
+        ucg_test::run_thread_ranks(static_cast<int>(n + 1), [&](int rank) {
+            if (rank == static_cast<int>(n)) {
+                corrupter.run(1 + (r * 7) % 24, stop);
+                corrupter_done = true;
+                return;
+            }
+            const auto me = static_cast<std::uint32_t>(rank);
+            IncastGroupConfig c = config(me, n, mode);
+            c.name = "/ucgt-incast-fuzz";
+            c.memory = mem.data();
+            c.memory_bytes = mem.size();
+            auto g = open_group(c);
+            const Bound bound{&corrupter_done,
+                              std::chrono::steady_clock::now() +
+                                  std::chrono::seconds(3)};
+            for (std::uint32_t k = 0; k < script.size(); ++k) {
+                const Spec &s = script[k];
+                Buffers b;
+                const Message m = prepare(s, me, n, k, &b);
+                Pending p;
+                const Outcome o =
+                    post_wait_bounded(*g, me != s.root, m, &p, bound);
+                if (o == Outcome::kStalled) {
+                    ++tally.stalls;
+                    break;
+                }
+                if (o == Outcome::kError) {
+                    ++tally.errors;
+                    break;
+                }
+                if (me != s.root) {
+                    continue;
+                }
+                std::string why;
+                try {
+                    check_root(s, n, k, g->mode_of(m), b);
+                } catch (const ucg_test::RankFailure &e) {
+                    why = e.what();
+                }
+                if (why.empty()) {
+                    ++tally.ok;
+                } else if (corrupter.forged()) {
+                    ++tally.unchecked; // a forged value may pass as valid
+                } else if (++tally.wrong == 1) {
+                    first_wrong = "round " + std::to_string(r) + ", mode " +
+                                  uct_mm_incast::mode_name(mode) +
+                                  ", message " + std::to_string(k) + ": " + why;
+                }
+            }
+            if (++members_done == n) {
+                stop = true;
+            }
+            g.reset(); // leaves while the others may still run
+        });
+        tally.hits += corrupter.hits();
+        if (!first_wrong.empty() && wrong_trace.empty()) {
+            wrong_trace = first_wrong + ": " + corrupter.trace();
+        }
+    }
+    INFO("rounds " << rounds << ", fields hit " << tally.hits.load()
+                   << ": correct " << tally.ok.load() << ", unchecked "
+                   << tally.unchecked.load() << ", errors "
+                   << tally.errors.load() << ", stalls " << tally.stalls.load()
+                   << ", log lines " << QuietLog::lines());
+    INFO(wrong_trace);
+    CHECK(tally.wrong.load() == 0);
+    if (rounds >= 100) {
+        CHECK(tally.ok.load() > 0);
+        CHECK(tally.errors.load() > 0);
+    }
+    WARN("incast fuzz: rounds "
+         << rounds << ", hits " << tally.hits.load() << ", correct "
+         << tally.ok.load() << ", unchecked " << tally.unchecked.load()
+         << ", errors " << tally.errors.load() << ", stalls "
+         << tally.stalls.load() << ", log lines " << QuietLog::lines());
+}
+
+TEST_CASE("incast trust: a receive FIFO element or header that does not fit "
+          "is refused, never read",
+          "[mm][incast][trust]")
+{
+    const QuietLog quiet;
+    uct_mm_incast::FifoReceiver rx;
+    REQUIRE(rx.init(4, 256) == UCS_OK);
+    // The receiver's segment as a corrupted peer maps it.
+    uct_mm_common::Segment view;
+    REQUIRE(uct_mm_common::Segment::attach_proc(getpid(), rx.fd(), rx.bytes(),
+                                                &view) ==
+            uct_mm_common::Status::kOk);
+    auto *hdr = static_cast<uct_mm_incast::FifoHeader *>(view.data());
+    unsigned delivered = 0;
+    const auto count = [&](std::uint8_t, std::byte *, std::uint32_t) {
+        ++delivered;
+    };
+
+    SECTION("an element longer than its slot is dropped")
+    {
+        uct_mm_incast::FifoSender tx;
+        REQUIRE(tx.attach(getpid(), rx.fd(), rx.bytes()) == UCS_OK);
+        std::uint64_t index = 0;
+        REQUIRE(tx.claim(&index) != nullptr);
+        tx.publish(index, 1, 257 + 64);
+        REQUIRE(tx.claim(&index) != nullptr);
+        tx.publish(index, 1, 256);
+        CHECK(rx.poll(4, count) == 2);
+        CHECK(delivered == 1);
+    }
+    SECTION("a header whose geometry does not fit is refused at attach")
+    {
+        const auto stride = hdr->elem_stride;
+        const auto elements = hdr->elements;
+        const auto payload = hdr->max_payload;
+        const int field = GENERATE(0, 1, 2, 3);
+        if (field == 0) {
+            hdr->elem_stride = std::uint64_t{1} << 30;
+        } else if (field == 1) {
+            hdr->elements = 0;
+        } else if (field == 2) {
+            hdr->elements = 1U << 30;
+        } else {
+            hdr->max_payload = ~std::uint64_t{0};
+        }
+        uct_mm_incast::FifoSender tx;
+        CHECK(tx.attach(getpid(), rx.fd(), rx.bytes()) == UCS_ERR_INVALID_ADDR);
+        hdr->elem_stride = stride;
+        hdr->elements = elements;
+        hdr->max_payload = payload;
+    }
+}
+
+TEST_CASE("incast trust: a slot past the root's position fails the group",
+          "[mm][incast][trust]")
+{
+    const QuietLog quiet;
+    const unsigned n = 2;
+    ucg_test::SharedMapping mem(segment_bytes(n));
+    std::unique_ptr<IncastGroup> g[2];
+    for (unsigned m = 0; m < n; ++m) {
+        IncastGroupConfig c = config(m, n, UCT_MM_INCAST_MODE_CENTRALIZED);
+        c.name = "/ucgt-incast-past";
+        c.memory = mem.data();
+        c.memory_bytes = mem.size();
+        g[m] = open_group(c);
+    }
+    REQUIRE(connect(*g[1]) == Status::kOk);
+    // Member 1's slot of position 0 claims a later position.
+    const IncastGeometry geo =
+        uct_mm_incast::geometry_of(config(0, n, UCT_MM_INCAST_MODE_AUTO));
+    auto *t = reinterpret_cast<SlotTrailer *>(
+        mem.as<std::uint8_t>() + uct_mm_common::link_region_offset(n) +
+        geo.slots_offset() + 2 * geo.slot_stride() - sizeof(SlotTrailer));
+    t->seq.store(geo.elements + 1);
+    Spec s;
+    s.coll = Coll::kGather;
+    s.count = 16;
+    Buffers b;
+    const Message m = prepare(s, 0, n, 0, &b);
+    Pending p;
+    const std::atomic<bool> corrupter_done{true};
+    const Bound bound{&corrupter_done, std::chrono::steady_clock::now() +
+                                           std::chrono::seconds(2)};
+    CHECK(post_wait_bounded(*g[0], false, m, &p, bound) == Outcome::kError);
+    CHECK(g[0]->state() == Status::kIoError);
+}
