@@ -42,6 +42,9 @@ static int coll_ucg_run(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a)
                             ucs_status_string(st));
         return COLL_UCG_FALLBACK;
     }
+    opal_output_verbose(50, mca_coll_ucg_component.output,
+                        "coll:ucg: %s on %s: %s", ucg_coll_type_name(a->coll),
+                        m->comm->c_name, ucg_collective_plan_name(h));
     st = ucg_collective_start(h);
     if (st == UCS_OK) {
         st = ucg_collective_wait(h);
