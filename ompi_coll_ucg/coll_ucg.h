@@ -46,16 +46,16 @@ enum coll_ucg_kind {
 /** The component: Open MPI's struct and our parameters. */
 typedef struct mca_coll_ucg_component {
     mca_coll_base_component_2_0_0_t super;
-    int priority;       /**< coll_ucg_priority */
-    int verbose;        /**< coll_ucg_verbose */
-    char *enable;       /**< coll_ucg_enable: "all" or a comma list */
-    char *tune;         /**< coll_ucg_tune: UCG_TUNE rules */
-    uint32_t enable_mask;   /**< Bits of enum coll_ucg_kind */
-    int output;         /**< opal_output stream */
-    int mpi_threads;    /**< MPI_THREAD_MULTIPLE requested: not used */
-    ucg_context_h ucg;  /**< One per process, created at first use */
-    int ucg_failed;     /**< Creating it failed: never try again */
-    int groups;         /**< Live groups on ucg */
+    int priority;         /**< coll_ucg_priority */
+    int verbose;          /**< coll_ucg_verbose */
+    char *enable;         /**< coll_ucg_enable: "all" or a comma list */
+    char *tune;           /**< coll_ucg_tune: UCG_TUNE rules */
+    uint32_t enable_mask; /**< Bits of enum coll_ucg_kind */
+    int output;           /**< opal_output stream */
+    int mpi_threads;      /**< MPI_THREAD_MULTIPLE requested: not used */
+    ucg_context_h ucg;    /**< One per process, created at first use */
+    int ucg_failed;       /**< Creating it failed: never try again */
+    int groups;           /**< Live groups on ucg */
 } mca_coll_ucg_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_ucg_component_t mca_coll_ucg_component;
@@ -115,8 +115,8 @@ mca_coll_base_module_t *mca_coll_ucg_comm_query(ompi_communicator_t *comm,
 /** The collectives (coll_ucg_ops.c). */
 int mca_coll_ucg_barrier(ompi_communicator_t *comm,
                          mca_coll_base_module_t *module);
-int mca_coll_ucg_bcast(void *buff, int count, ompi_datatype_t *dtype,
-                       int root, ompi_communicator_t *comm,
+int mca_coll_ucg_bcast(void *buff, int count, ompi_datatype_t *dtype, int root,
+                       ompi_communicator_t *comm,
                        mca_coll_base_module_t *module);
 int mca_coll_ucg_reduce(const void *sbuf, void *rbuf, int count,
                         ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
@@ -138,8 +138,8 @@ int mca_coll_ucg_reduce_scatter(const void *sbuf, void *rbuf,
                                 const int *rcounts, ompi_datatype_t *dtype,
                                 struct ompi_op_t *op, ompi_communicator_t *comm,
                                 mca_coll_base_module_t *module);
-int mca_coll_ucg_reduce_scatter_block(const void *sbuf, void *rbuf,
-                                      int rcount, ompi_datatype_t *dtype,
+int mca_coll_ucg_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                      ompi_datatype_t *dtype,
                                       struct ompi_op_t *op,
                                       ompi_communicator_t *comm,
                                       mca_coll_base_module_t *module);
@@ -147,16 +147,14 @@ int mca_coll_ucg_gather(const void *sbuf, int scount, ompi_datatype_t *sdtype,
                         void *rbuf, int rcount, ompi_datatype_t *rdtype,
                         int root, ompi_communicator_t *comm,
                         mca_coll_base_module_t *module);
-int mca_coll_ucg_gatherv(const void *sbuf, int scount,
-                         ompi_datatype_t *sdtype, void *rbuf,
-                         const int *rcounts, const int *displs,
+int mca_coll_ucg_gatherv(const void *sbuf, int scount, ompi_datatype_t *sdtype,
+                         void *rbuf, const int *rcounts, const int *displs,
                          ompi_datatype_t *rdtype, int root,
                          ompi_communicator_t *comm,
                          mca_coll_base_module_t *module);
-int mca_coll_ucg_scatter(const void *sbuf, int scount,
-                         ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                         ompi_datatype_t *rdtype, int root,
-                         ompi_communicator_t *comm,
+int mca_coll_ucg_scatter(const void *sbuf, int scount, ompi_datatype_t *sdtype,
+                         void *rbuf, int rcount, ompi_datatype_t *rdtype,
+                         int root, ompi_communicator_t *comm,
                          mca_coll_base_module_t *module);
 int mca_coll_ucg_scatterv(const void *sbuf, const int *scounts,
                           const int *displs, ompi_datatype_t *sdtype,
@@ -170,12 +168,11 @@ int mca_coll_ucg_allgather(const void *sbuf, int scount,
 int mca_coll_ucg_allgatherv(const void *sbuf, int scount,
                             ompi_datatype_t *sdtype, void *rbuf,
                             const int *rcounts, const int *displs,
-                            ompi_datatype_t *rdtype,
-                            ompi_communicator_t *comm,
+                            ompi_datatype_t *rdtype, ompi_communicator_t *comm,
                             mca_coll_base_module_t *module);
-int mca_coll_ucg_alltoall(const void *sbuf, int scount,
-                          ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                          ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+int mca_coll_ucg_alltoall(const void *sbuf, int scount, ompi_datatype_t *sdtype,
+                          void *rbuf, int rcount, ompi_datatype_t *rdtype,
+                          ompi_communicator_t *comm,
                           mca_coll_base_module_t *module);
 int mca_coll_ucg_alltoallv(const void *sbuf, const int *scounts,
                            const int *sdispls, ompi_datatype_t *sdtype,

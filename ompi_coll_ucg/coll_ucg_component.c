@@ -10,10 +10,14 @@
 #include <string.h>
 
 static const char *const coll_ucg_names[COLL_UCG_KIND_LAST] = {
-    "barrier",   "bcast",          "reduce",    "allreduce",
-    "gather",    "gatherv",        "scatter",   "scatterv",
-    "allgather", "allgatherv",     "alltoall",  "alltoallv",
-    "reduce_scatter", "reduce_scatter_block", "scan", "exscan"};
+    "barrier",        "bcast",
+    "reduce",         "allreduce",
+    "gather",         "gatherv",
+    "scatter",        "scatterv",
+    "allgather",      "allgatherv",
+    "alltoall",       "alltoallv",
+    "reduce_scatter", "reduce_scatter_block",
+    "scan",           "exscan"};
 
 static int coll_ucg_open(void);
 static int coll_ucg_close(void);
@@ -106,8 +110,7 @@ static uint32_t coll_ucg_parse_enable(const char *list, int output)
             }
         }
         if (!found) {
-            opal_output(output, "coll:ucg: coll_ucg_enable: unknown '%s'",
-                        t);
+            opal_output(output, "coll:ucg: coll_ucg_enable: unknown '%s'", t);
         }
     }
     free(copy);
@@ -156,12 +159,12 @@ static void coll_ucg_module_construct(mca_coll_ucg_module_t *m)
     m->group = NULL;
 }
 
-#define COLL_UCG_PREV_RELEASE(_m, _name)                                     \
-    do {                                                                     \
-        if ((_m)->prev._name##_module != NULL) {                             \
-            OBJ_RELEASE((_m)->prev._name##_module);                          \
-            (_m)->prev._name##_module = NULL;                                \
-        }                                                                    \
+#define COLL_UCG_PREV_RELEASE(_m, _name)                                       \
+    do {                                                                       \
+        if ((_m)->prev._name##_module != NULL) {                               \
+            OBJ_RELEASE((_m)->prev._name##_module);                            \
+            (_m)->prev._name##_module = NULL;                                  \
+        }                                                                      \
     } while (0)
 
 static void coll_ucg_module_destruct(mca_coll_ucg_module_t *m)
@@ -192,13 +195,13 @@ static void coll_ucg_module_destruct(mca_coll_ucg_module_t *m)
 OBJ_CLASS_INSTANCE(mca_coll_ucg_module_t, mca_coll_base_module_t,
                    coll_ucg_module_construct, coll_ucg_module_destruct);
 
-#define COLL_UCG_PREV_SAVE(_m, _comm, _name)                                 \
-    do {                                                                     \
-        (_m)->prev._name = (_comm)->c_coll->coll_##_name;                    \
-        (_m)->prev._name##_module = (_comm)->c_coll->coll_##_name##_module;  \
-        if ((_m)->prev._name##_module != NULL) {                             \
-            OBJ_RETAIN((_m)->prev._name##_module);                           \
-        }                                                                    \
+#define COLL_UCG_PREV_SAVE(_m, _comm, _name)                                   \
+    do {                                                                       \
+        (_m)->prev._name = (_comm)->c_coll->coll_##_name;                      \
+        (_m)->prev._name##_module = (_comm)->c_coll->coll_##_name##_module;    \
+        if ((_m)->prev._name##_module != NULL) {                               \
+            OBJ_RETAIN((_m)->prev._name##_module);                             \
+        }                                                                      \
     } while (0)
 
 /* The out-of-band allgather of group creation: the previous module's
@@ -210,9 +213,9 @@ static ucs_status_t coll_ucg_oob_allgather(void *arg, const void *sendbuf,
     if (length > INT32_MAX) {
         return UCS_ERR_INVALID_PARAM;
     }
-    int rc = m->prev.allgather(sendbuf, (int)length, MPI_BYTE, recvbuf,
-                               (int)length, MPI_BYTE, m->comm,
-                               m->prev.allgather_module);
+    int rc =
+        m->prev.allgather(sendbuf, (int)length, MPI_BYTE, recvbuf, (int)length,
+                          MPI_BYTE, m->comm, m->prev.allgather_module);
     return rc == OMPI_SUCCESS ? UCS_OK : UCS_ERR_IO_ERROR;
 }
 
@@ -289,24 +292,22 @@ static int coll_ucg_module_enable(mca_coll_base_module_t *module,
     ucs_status_t st = ucg_group_create(c->ucg, &gp, &m->group);
     if (st != UCS_OK) {
         m->group = NULL;
-        opal_output_verbose(1, c->output,
-                            "coll:ucg: %s: ucg_group_create: %s",
+        opal_output_verbose(1, c->output, "coll:ucg: %s: ucg_group_create: %s",
                             comm->c_name, ucs_status_string(st));
         return OMPI_ERROR;
     }
     ++c->groups;
-    opal_output_verbose(1, c->output,
-                        "coll:ucg: enabled on %s (cid %u, size %d)",
-                        comm->c_name, ompi_comm_get_cid(comm),
-                        ompi_comm_size(comm));
+    opal_output_verbose(
+        1, c->output, "coll:ucg: enabled on %s (cid %u, size %d)", comm->c_name,
+        ompi_comm_get_cid(comm), ompi_comm_size(comm));
     return OMPI_SUCCESS;
 }
 
-#define COLL_UCG_SET(_m, _kind, _name)                                       \
-    do {                                                                     \
-        if (mca_coll_ucg_component.enable_mask & (1u << (_kind))) {          \
-            (_m)->super.coll_##_name = mca_coll_ucg_##_name;                 \
-        }                                                                    \
+#define COLL_UCG_SET(_m, _kind, _name)                                         \
+    do {                                                                       \
+        if (mca_coll_ucg_component.enable_mask & (1u << (_kind))) {            \
+            (_m)->super.coll_##_name = mca_coll_ucg_##_name;                   \
+        }                                                                      \
     } while (0)
 
 mca_coll_base_module_t *mca_coll_ucg_comm_query(ompi_communicator_t *comm,

@@ -11,15 +11,14 @@
  * back, alike on every member since MPI requires the same type and op. */
 #include "coll_ucg.h"
 
-
 #include <stdlib.h>
 #include <string.h>
 
 #define COLL_UCG_FALLBACK 1 /* internal: not handled, use the previous */
 
-#define COLL_UCG_LOG_FALLBACK(_name, _why)                                   \
-    opal_output_verbose(10, mca_coll_ucg_component.output,                   \
-                        "coll:ucg: %s falls back to the previous module: %s", \
+#define COLL_UCG_LOG_FALLBACK(_name, _why)                                     \
+    opal_output_verbose(10, mca_coll_ucg_component.output,                     \
+                        "coll:ucg: %s falls back to the previous module: %s",  \
                         (_name), (_why))
 
 /* ------------------------------------------------------------------ */
@@ -38,8 +37,7 @@ static int coll_ucg_run(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a)
         opal_output_verbose(10, mca_coll_ucg_component.output,
                             "coll:ucg: %s falls back to the previous module: "
                             "ucg_collective_init: %s",
-                            ucg_coll_type_name(a->coll),
-                            ucs_status_string(st));
+                            ucg_coll_type_name(a->coll), ucs_status_string(st));
         return COLL_UCG_FALLBACK;
     }
     opal_output_verbose(50, mca_coll_ucg_component.output,
@@ -84,14 +82,14 @@ static void coll_ucg_set_in_place(ucg_coll_args_t *a)
 /* One side: the user's (buffer, datatype) seen as bytes, directly where
  * the datatype is contiguous, else through a packed staging buffer. */
 typedef struct coll_ucg_side {
-    char *user;         /* the user's buffer */
+    char *user; /* the user's buffer */
     ompi_datatype_t *dt;
-    size_t tsize;       /* bytes of data per element */
-    ptrdiff_t extent;   /* extent of an element */
-    int contig;         /* elements are back to back, no gaps */
-    char *tmp;          /* staging (non-contiguous) */
-    size_t *counts;     /* v: bytes per rank */
-    size_t *displs;     /* v: byte offsets per rank */
+    size_t tsize;     /* bytes of data per element */
+    ptrdiff_t extent; /* extent of an element */
+    int contig;       /* elements are back to back, no gaps */
+    char *tmp;        /* staging (non-contiguous) */
+    size_t *counts;   /* v: bytes per rank */
+    size_t *displs;   /* v: byte offsets per rank */
 } coll_ucg_side_t;
 
 static void coll_ucg_side_init(coll_ucg_side_t *s, const void *buf,
@@ -157,8 +155,7 @@ static int coll_ucg_side_flat(coll_ucg_side_t *s, size_t total, int input,
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     *ptr = s->tmp;
-    return input ? coll_ucg_pack(s, 0, 0, 0, (int)total, comm)
-                 : OMPI_SUCCESS;
+    return input ? coll_ucg_pack(s, 0, 0, 0, (int)total, comm) : OMPI_SUCCESS;
 }
 
 static int coll_ucg_side_flat_done(coll_ucg_side_t *s, size_t total,
@@ -299,11 +296,11 @@ static int coll_ucg_map_op(struct ompi_op_t *op, ucg_op_t *out)
         MPI_Op mpi;
         ucg_op_t ucg;
     } map[] = {
-        {MPI_SUM, UCG_OP_SUM},     {MPI_PROD, UCG_OP_PROD},
-        {MPI_MIN, UCG_OP_MIN},     {MPI_MAX, UCG_OP_MAX},
-        {MPI_LAND, UCG_OP_LAND},   {MPI_LOR, UCG_OP_LOR},
-        {MPI_LXOR, UCG_OP_LXOR},   {MPI_BAND, UCG_OP_BAND},
-        {MPI_BOR, UCG_OP_BOR},     {MPI_BXOR, UCG_OP_BXOR},
+        {MPI_SUM, UCG_OP_SUM},       {MPI_PROD, UCG_OP_PROD},
+        {MPI_MIN, UCG_OP_MIN},       {MPI_MAX, UCG_OP_MAX},
+        {MPI_LAND, UCG_OP_LAND},     {MPI_LOR, UCG_OP_LOR},
+        {MPI_LXOR, UCG_OP_LXOR},     {MPI_BAND, UCG_OP_BAND},
+        {MPI_BOR, UCG_OP_BOR},       {MPI_BXOR, UCG_OP_BXOR},
         {MPI_MAXLOC, UCG_OP_MAXLOC}, {MPI_MINLOC, UCG_OP_MINLOC},
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); ++i) {
@@ -418,8 +415,8 @@ int mca_coll_ucg_barrier(ompi_communicator_t *comm,
     return rc;
 }
 
-int mca_coll_ucg_bcast(void *buff, int count, ompi_datatype_t *dtype,
-                       int root, ompi_communicator_t *comm,
+int mca_coll_ucg_bcast(void *buff, int count, ompi_datatype_t *dtype, int root,
+                       ompi_communicator_t *comm,
                        mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
@@ -485,8 +482,8 @@ int mca_coll_ucg_reduce(const void *sbuf, void *rbuf, int count,
                         mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    int rc = coll_ucg_one_block(UCG_COLL_REDUCE, sbuf, rbuf, count, dtype,
-                                op, root, comm, m);
+    int rc = coll_ucg_one_block(UCG_COLL_REDUCE, sbuf, rbuf, count, dtype, op,
+                                root, comm, m);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm,
                               m->prev.reduce_module);
@@ -511,12 +508,11 @@ int mca_coll_ucg_allreduce(const void *sbuf, void *rbuf, int count,
 
 int mca_coll_ucg_scan(const void *sbuf, void *rbuf, int count,
                       ompi_datatype_t *dtype, struct ompi_op_t *op,
-                      ompi_communicator_t *comm,
-                      mca_coll_base_module_t *module)
+                      ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    int rc = coll_ucg_one_block(UCG_COLL_SCAN, sbuf, rbuf, count, dtype, op,
-                                0, comm, m);
+    int rc = coll_ucg_one_block(UCG_COLL_SCAN, sbuf, rbuf, count, dtype, op, 0,
+                                comm, m);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.scan(sbuf, rbuf, count, dtype, op, comm,
                             m->prev.scan_module);
@@ -530,8 +526,8 @@ int mca_coll_ucg_exscan(const void *sbuf, void *rbuf, int count,
                         mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    int rc = coll_ucg_one_block(UCG_COLL_EXSCAN, sbuf, rbuf, count, dtype,
-                                op, 0, comm, m);
+    int rc = coll_ucg_one_block(UCG_COLL_EXSCAN, sbuf, rbuf, count, dtype, op,
+                                0, comm, m);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.exscan(sbuf, rbuf, count, dtype, op, comm,
                               m->prev.exscan_module);
@@ -598,8 +594,8 @@ int mca_coll_ucg_reduce_scatter(const void *sbuf, void *rbuf,
     return rc;
 }
 
-int mca_coll_ucg_reduce_scatter_block(const void *sbuf, void *rbuf,
-                                      int rcount, ompi_datatype_t *dtype,
+int mca_coll_ucg_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                      ompi_datatype_t *dtype,
                                       struct ompi_op_t *op,
                                       ompi_communicator_t *comm,
                                       mca_coll_base_module_t *module)
@@ -617,8 +613,8 @@ int mca_coll_ucg_reduce_scatter_block(const void *sbuf, void *rbuf,
 /* gather, gatherv, allgather, allgatherv: one block in, P blocks out (at
  * the root only for gather). rcounts != NULL: the v forms. */
 static int coll_ucg_gather_like(ucg_coll_type_t coll, const void *sbuf,
-                                int scount, ompi_datatype_t *sdtype,
-                                void *rbuf, int rcount, const int *rcounts,
+                                int scount, ompi_datatype_t *sdtype, void *rbuf,
+                                int rcount, const int *rcounts,
                                 const int *displs, ompi_datatype_t *rdtype,
                                 int root, ompi_communicator_t *comm,
                                 mca_coll_ucg_module_t *m)
@@ -646,8 +642,8 @@ static int coll_ucg_gather_like(ucg_coll_type_t coll, const void *sbuf,
     }
     if (rc == OMPI_SUCCESS && has_out) {
         if (vec) {
-            rc = coll_ucg_side_vec(&dst, rcounts, displs, size, in_place,
-                                   comm, &p);
+            rc = coll_ucg_side_vec(&dst, rcounts, displs, size, in_place, comm,
+                                   &p);
             coll_ucg_bytes(&a.dst, p, 0);
             a.dst.counts = dst.counts;
             a.dst.displs = dst.displs;
@@ -662,8 +658,8 @@ static int coll_ucg_gather_like(ucg_coll_type_t coll, const void *sbuf,
     }
     if (rc == OMPI_SUCCESS && has_out) {
         rc = vec ? coll_ucg_side_vec_done(&dst, rcounts, displs, size, comm)
-                 : coll_ucg_side_flat_done(
-                       &dst, (size_t)rcount * (size_t)size, comm);
+                 : coll_ucg_side_flat_done(&dst, (size_t)rcount * (size_t)size,
+                                           comm);
     }
     coll_ucg_side_fini(&src);
     coll_ucg_side_fini(&dst);
@@ -679,23 +675,21 @@ int mca_coll_ucg_gather(const void *sbuf, int scount, ompi_datatype_t *sdtype,
     int rc = coll_ucg_gather_like(UCG_COLL_GATHER, sbuf, scount, sdtype, rbuf,
                                   rcount, NULL, NULL, rdtype, root, comm, m);
     if (rc == COLL_UCG_FALLBACK) {
-        return m->prev.gather(sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                              root, comm, m->prev.gather_module);
+        return m->prev.gather(sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+                              comm, m->prev.gather_module);
     }
     return rc;
 }
 
-int mca_coll_ucg_gatherv(const void *sbuf, int scount,
-                         ompi_datatype_t *sdtype, void *rbuf,
-                         const int *rcounts, const int *displs,
+int mca_coll_ucg_gatherv(const void *sbuf, int scount, ompi_datatype_t *sdtype,
+                         void *rbuf, const int *rcounts, const int *displs,
                          ompi_datatype_t *rdtype, int root,
                          ompi_communicator_t *comm,
                          mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    int rc = coll_ucg_gather_like(UCG_COLL_GATHERV, sbuf, scount, sdtype,
-                                  rbuf, 0, rcounts, displs, rdtype, root,
-                                  comm, m);
+    int rc = coll_ucg_gather_like(UCG_COLL_GATHERV, sbuf, scount, sdtype, rbuf,
+                                  0, rcounts, displs, rdtype, root, comm, m);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.gatherv(sbuf, scount, sdtype, rbuf, rcounts, displs,
                                rdtype, root, comm, m->prev.gatherv_module);
@@ -710,8 +704,7 @@ int mca_coll_ucg_allgather(const void *sbuf, int scount,
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     int rc = coll_ucg_gather_like(UCG_COLL_ALLGATHER, sbuf, scount, sdtype,
-                                  rbuf, rcount, NULL, NULL, rdtype, 0, comm,
-                                  m);
+                                  rbuf, rcount, NULL, NULL, rdtype, 0, comm, m);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype,
                                  comm, m->prev.allgather_module);
@@ -722,14 +715,12 @@ int mca_coll_ucg_allgather(const void *sbuf, int scount,
 int mca_coll_ucg_allgatherv(const void *sbuf, int scount,
                             ompi_datatype_t *sdtype, void *rbuf,
                             const int *rcounts, const int *displs,
-                            ompi_datatype_t *rdtype,
-                            ompi_communicator_t *comm,
+                            ompi_datatype_t *rdtype, ompi_communicator_t *comm,
                             mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     int rc = coll_ucg_gather_like(UCG_COLL_ALLGATHERV, sbuf, scount, sdtype,
-                                  rbuf, 0, rcounts, displs, rdtype, 0, comm,
-                                  m);
+                                  rbuf, 0, rcounts, displs, rdtype, 0, comm, m);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs,
                                   rdtype, comm, m->prev.allgatherv_module);
@@ -741,8 +732,8 @@ int mca_coll_ucg_allgatherv(const void *sbuf, int scount,
 static int coll_ucg_scatter_like(int vec, const void *sbuf, int scount,
                                  const int *scounts, const int *displs,
                                  ompi_datatype_t *sdtype, void *rbuf,
-                                 int rcount, ompi_datatype_t *rdtype,
-                                 int root, ompi_communicator_t *comm,
+                                 int rcount, ompi_datatype_t *rdtype, int root,
+                                 ompi_communicator_t *comm,
                                  mca_coll_ucg_module_t *m)
 {
     const int size = ompi_comm_size(comm);
@@ -785,18 +776,17 @@ static int coll_ucg_scatter_like(int vec, const void *sbuf, int scount,
     return rc;
 }
 
-int mca_coll_ucg_scatter(const void *sbuf, int scount,
-                         ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                         ompi_datatype_t *rdtype, int root,
-                         ompi_communicator_t *comm,
+int mca_coll_ucg_scatter(const void *sbuf, int scount, ompi_datatype_t *sdtype,
+                         void *rbuf, int rcount, ompi_datatype_t *rdtype,
+                         int root, ompi_communicator_t *comm,
                          mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     int rc = coll_ucg_scatter_like(0, sbuf, scount, NULL, NULL, sdtype, rbuf,
                                    rcount, rdtype, root, comm, m);
     if (rc == COLL_UCG_FALLBACK) {
-        return m->prev.scatter(sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                               root, comm, m->prev.scatter_module);
+        return m->prev.scatter(sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
+                               comm, m->prev.scatter_module);
     }
     return rc;
 }
@@ -849,8 +839,8 @@ static int coll_ucg_alltoall_like(const void *sbuf, int scount,
     }
     if (rc == OMPI_SUCCESS) {
         if (vec) {
-            rc = coll_ucg_side_vec(&dst, rcounts, rdispls, size, in_place,
-                                   comm, &p);
+            rc = coll_ucg_side_vec(&dst, rcounts, rdispls, size, in_place, comm,
+                                   &p);
             coll_ucg_bytes(&a.dst, p, 0);
             a.dst.counts = dst.counts;
             a.dst.displs = dst.displs;
@@ -865,17 +855,17 @@ static int coll_ucg_alltoall_like(const void *sbuf, int scount,
     }
     if (rc == OMPI_SUCCESS) {
         rc = vec ? coll_ucg_side_vec_done(&dst, rcounts, rdispls, size, comm)
-                 : coll_ucg_side_flat_done(
-                       &dst, (size_t)rcount * (size_t)size, comm);
+                 : coll_ucg_side_flat_done(&dst, (size_t)rcount * (size_t)size,
+                                           comm);
     }
     coll_ucg_side_fini(&src);
     coll_ucg_side_fini(&dst);
     return rc;
 }
 
-int mca_coll_ucg_alltoall(const void *sbuf, int scount,
-                          ompi_datatype_t *sdtype, void *rbuf, int rcount,
-                          ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+int mca_coll_ucg_alltoall(const void *sbuf, int scount, ompi_datatype_t *sdtype,
+                          void *rbuf, int rcount, ompi_datatype_t *rdtype,
+                          ompi_communicator_t *comm,
                           mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
@@ -895,11 +885,11 @@ int mca_coll_ucg_alltoallv(const void *sbuf, const int *scounts,
                            mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    int rc = coll_ucg_alltoall_like(sbuf, 0, scounts, sdispls, sdtype, rbuf,
-                                    0, rcounts, rdispls, rdtype, comm, m);
+    int rc = coll_ucg_alltoall_like(sbuf, 0, scounts, sdispls, sdtype, rbuf, 0,
+                                    rcounts, rdispls, rdtype, comm, m);
     if (rc == COLL_UCG_FALLBACK) {
-        return m->prev.alltoallv(sbuf, scounts, sdispls, sdtype, rbuf,
-                                 rcounts, rdispls, rdtype, comm,
+        return m->prev.alltoallv(sbuf, scounts, sdispls, sdtype, rbuf, rcounts,
+                                 rdispls, rdtype, comm,
                                  m->prev.alltoallv_module);
     }
     return rc;

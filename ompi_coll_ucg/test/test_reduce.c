@@ -12,28 +12,37 @@
 
 static int g_rank, g_size, g_errors;
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            if (++g_errors < 10) {                                           \
-                fprintf(stderr, "rank %d: %s:%d: ", g_rank, __FILE__,        \
-                        __LINE__);                                           \
-                fprintf(stderr, __VA_ARGS__);                                \
-                fprintf(stderr, "\n");                                       \
-            }                                                                \
-        }                                                                    \
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            if (++g_errors < 10) {                                             \
+                fprintf(stderr, "rank %d: %s:%d: ", g_rank, __FILE__,          \
+                        __LINE__);                                             \
+                fprintf(stderr, __VA_ARGS__);                                  \
+                fprintf(stderr, "\n");                                         \
+            }                                                                  \
+        }                                                                      \
     } while (0)
 
-enum { OP_SUM, OP_PROD, OP_MIN, OP_MAX, OP_LAND, OP_LOR, OP_LXOR, OP_BAND,
-       OP_BOR, OP_BXOR, OP_N };
-static const char *const op_names[OP_N] = {"sum", "prod", "min", "max",
-                                           "land", "lor", "lxor", "band",
-                                           "bor", "bxor"};
+enum {
+    OP_SUM,
+    OP_PROD,
+    OP_MIN,
+    OP_MAX,
+    OP_LAND,
+    OP_LOR,
+    OP_LXOR,
+    OP_BAND,
+    OP_BOR,
+    OP_BXOR,
+    OP_N
+};
+static const char *const op_names[OP_N] = {
+    "sum", "prod", "min", "max", "land", "lor", "lxor", "band", "bor", "bxor"};
 static MPI_Op mpi_op(int op)
 {
-    const MPI_Op ops[OP_N] = {MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, MPI_LAND,
-                              MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR,
-                              MPI_BXOR};
+    const MPI_Op ops[OP_N] = {MPI_SUM, MPI_PROD, MPI_MIN,  MPI_MAX, MPI_LAND,
+                              MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR};
     return ops[op];
 }
 
@@ -52,61 +61,71 @@ static long long value(int op, int r, size_t i, int big)
 
 enum coll { C_REDUCE, C_ALLREDUCE, C_SCAN, C_EXSCAN, C_RS, C_RSB, C_N };
 static const char *const coll_names[C_N] = {
-    "reduce", "allreduce", "scan", "exscan", "reduce_scatter",
-    "reduce_scatter_block"};
+    "reduce", "allreduce",      "scan",
+    "exscan", "reduce_scatter", "reduce_scatter_block"};
 
-#define DEFINE_TYPE(NAME, T, IS_INT)                                         \
-    static T fold_##NAME(int op, int lo, int hi, size_t i, int big)          \
-    {                                                                        \
-        T acc = (T)value(op, lo, i, big);                                    \
-        for (int r = lo + 1; r <= hi; ++r) {                                 \
-            T v = (T)value(op, r, i, big);                                   \
-            switch (op) {                                                    \
-            case OP_SUM:                                                     \
-                acc = IS_INT ? (T)((uint64_t)(long long)acc +                \
-                                   (uint64_t)(long long)v)                   \
-                             : (T)(acc + v);                                 \
-                break;                                                       \
-            case OP_PROD:                                                    \
-                acc = IS_INT ? (T)((uint64_t)(long long)acc *                \
-                                   (uint64_t)(long long)v)                   \
-                             : (T)(acc * v);                                 \
-                break;                                                       \
-            case OP_MIN: acc = v < acc ? v : acc; break;                     \
-            case OP_MAX: acc = v > acc ? v : acc; break;                     \
-            case OP_LAND: acc = (T)((acc != 0) && (v != 0)); break;          \
-            case OP_LOR: acc = (T)((acc != 0) || (v != 0)); break;           \
-            case OP_LXOR: acc = (T)((acc != 0) != (v != 0)); break;          \
-            case OP_BAND:                                                    \
-                acc = (T)((long long)acc & (long long)v);                    \
-                break;                                                       \
-            case OP_BOR:                                                     \
-                acc = (T)((long long)acc | (long long)v);                    \
-                break;                                                       \
-            default:                                                         \
-                acc = (T)((long long)acc ^ (long long)v);                    \
-                break;                                                       \
-            }                                                                \
-        }                                                                    \
-        return acc;                                                          \
-    }                                                                        \
-    static void fill_##NAME(void *buf, int op, int r, size_t off, size_t n,  \
-                            int big)                                         \
-    {                                                                        \
-        for (size_t i = 0; i < n; ++i) {                                     \
-            ((T *)buf)[i] = (T)value(op, r, off + i, big);                   \
-        }                                                                    \
-    }                                                                        \
-    static int check_##NAME(const void *buf, int op, int lo, int hi,         \
-                            size_t off, size_t n, int big)                   \
-    {                                                                        \
-        for (size_t i = 0; i < n; ++i) {                                     \
-            T e = fold_##NAME(op, lo, hi, off + i, big);                     \
-            if (((const T *)buf)[i] != e) {                                  \
-                return (int)i;                                               \
-            }                                                                \
-        }                                                                    \
-        return -1;                                                           \
+#define DEFINE_TYPE(NAME, T, IS_INT)                                           \
+    static T fold_##NAME(int op, int lo, int hi, size_t i, int big)            \
+    {                                                                          \
+        T acc = (T)value(op, lo, i, big);                                      \
+        for (int r = lo + 1; r <= hi; ++r) {                                   \
+            T v = (T)value(op, r, i, big);                                     \
+            switch (op) {                                                      \
+            case OP_SUM:                                                       \
+                acc = IS_INT ? (T)((uint64_t)(long long)acc +                  \
+                                   (uint64_t)(long long)v)                     \
+                             : (T)(acc + v);                                   \
+                break;                                                         \
+            case OP_PROD:                                                      \
+                acc = IS_INT ? (T)((uint64_t)(long long)acc *                  \
+                                   (uint64_t)(long long)v)                     \
+                             : (T)(acc * v);                                   \
+                break;                                                         \
+            case OP_MIN:                                                       \
+                acc = v < acc ? v : acc;                                       \
+                break;                                                         \
+            case OP_MAX:                                                       \
+                acc = v > acc ? v : acc;                                       \
+                break;                                                         \
+            case OP_LAND:                                                      \
+                acc = (T)((acc != 0) && (v != 0));                             \
+                break;                                                         \
+            case OP_LOR:                                                       \
+                acc = (T)((acc != 0) || (v != 0));                             \
+                break;                                                         \
+            case OP_LXOR:                                                      \
+                acc = (T)((acc != 0) != (v != 0));                             \
+                break;                                                         \
+            case OP_BAND:                                                      \
+                acc = (T)((long long)acc & (long long)v);                      \
+                break;                                                         \
+            case OP_BOR:                                                       \
+                acc = (T)((long long)acc | (long long)v);                      \
+                break;                                                         \
+            default:                                                           \
+                acc = (T)((long long)acc ^ (long long)v);                      \
+                break;                                                         \
+            }                                                                  \
+        }                                                                      \
+        return acc;                                                            \
+    }                                                                          \
+    static void fill_##NAME(void *buf, int op, int r, size_t off, size_t n,    \
+                            int big)                                           \
+    {                                                                          \
+        for (size_t i = 0; i < n; ++i) {                                       \
+            ((T *)buf)[i] = (T)value(op, r, off + i, big);                     \
+        }                                                                      \
+    }                                                                          \
+    static int check_##NAME(const void *buf, int op, int lo, int hi,           \
+                            size_t off, size_t n, int big)                     \
+    {                                                                          \
+        for (size_t i = 0; i < n; ++i) {                                       \
+            T e = fold_##NAME(op, lo, hi, off + i, big);                       \
+            if (((const T *)buf)[i] != e) {                                    \
+                return (int)i;                                                 \
+            }                                                                  \
+        }                                                                      \
+        return -1;                                                             \
     }
 
 DEFINE_TYPE(i8, int8_t, 1)
@@ -130,7 +149,10 @@ typedef struct type_desc {
     int (*check)(const void *, int, int, int, size_t, size_t, int);
 } type_desc_t;
 
-#define T(NAME, DT, CT, INT) {#DT, DT, sizeof(CT), INT, fill_##NAME, check_##NAME}
+#define T(NAME, DT, CT, INT)                                                   \
+    {                                                                          \
+#DT, DT, sizeof(CT), INT, fill_##NAME, check_##NAME                    \
+    }
 
 static int op_applies(int op, const type_desc_t *t)
 {
@@ -218,11 +240,11 @@ static void run_one(MPI_Comm comm, int coll, const type_desc_t *t, int op,
     }
     if (check) {
         const char *res = out;
-        int bad = t->check(res, op, lo, hi, my_off, coll == C_RS || coll == C_RSB ? my_n : n, big);
+        int bad = t->check(res, op, lo, hi, my_off,
+                           coll == C_RS || coll == C_RSB ? my_n : n, big);
         CHECK(bad < 0,
               "%s %s %s n=%zu root=%d in_place=%d size=%d: element %d wrong",
-              coll_names[coll], t->name, op_names[op], n, root, ip, size,
-              bad);
+              coll_names[coll], t->name, op_names[op], n, root, ip, size, bad);
     }
     free(in);
     free(out);
@@ -230,7 +252,9 @@ static void run_one(MPI_Comm comm, int coll, const type_desc_t *t, int op,
 }
 
 /* A non-commutative user op: 2x2 integer matrix product, in op inout. */
-typedef struct mat { int a, b, c, d; } mat_t;
+typedef struct mat {
+    int a, b, c, d;
+} mat_t;
 static void mat_mul(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
     (void)dt;
@@ -307,18 +331,38 @@ static void test_pairs(MPI_Comm comm)
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     enum { N = 7 };
-    struct { double v; int i; } d_in[N], d_out[N];
-    struct { float v; int i; } f_in[N], f_out[N];
-    struct { int v; int i; } i_in[N], i_out[N];
-    struct { long v; int i; } l_in[N], l_out[N];
-    struct { short v; int i; } s_in[N], s_out[N];
+    struct {
+        double v;
+        int i;
+    } d_in[N], d_out[N];
+    struct {
+        float v;
+        int i;
+    } f_in[N], f_out[N];
+    struct {
+        int v;
+        int i;
+    } i_in[N], i_out[N];
+    struct {
+        long v;
+        int i;
+    } l_in[N], l_out[N];
+    struct {
+        short v;
+        int i;
+    } s_in[N], s_out[N];
     for (int k = 0; k < N; ++k) {
         int v = (rank * 5 + k * 3) % 4; /* ties on purpose */
-        d_in[k].v = v; d_in[k].i = rank;
-        f_in[k].v = (float)v; f_in[k].i = rank;
-        i_in[k].v = v; i_in[k].i = rank;
-        l_in[k].v = v; l_in[k].i = rank;
-        s_in[k].v = (short)v; s_in[k].i = rank;
+        d_in[k].v = v;
+        d_in[k].i = rank;
+        f_in[k].v = (float)v;
+        f_in[k].i = rank;
+        i_in[k].v = v;
+        i_in[k].i = rank;
+        l_in[k].v = v;
+        l_in[k].i = rank;
+        s_in[k].v = (short)v;
+        s_in[k].i = rank;
     }
     for (int loc = 0; loc < 2; ++loc) {
         MPI_Op op = loc ? MPI_MINLOC : MPI_MAXLOC;
@@ -351,11 +395,16 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     const type_desc_t types[] = {
-        T(i8, MPI_INT8_T, int8_t, 1),      T(u8, MPI_UNSIGNED_CHAR, uint8_t, 1),
-        T(i16, MPI_SHORT, int16_t, 1),     T(u16, MPI_UINT16_T, uint16_t, 1),
-        T(i32, MPI_INT, int32_t, 1),       T(u32, MPI_UNSIGNED, uint32_t, 1),
-        T(i64, MPI_LONG, int64_t, 1),      T(u64, MPI_UINT64_T, uint64_t, 1),
-        T(f32, MPI_FLOAT, float, 0),       T(f64, MPI_DOUBLE, double, 0),
+        T(i8, MPI_INT8_T, int8_t, 1),
+        T(u8, MPI_UNSIGNED_CHAR, uint8_t, 1),
+        T(i16, MPI_SHORT, int16_t, 1),
+        T(u16, MPI_UINT16_T, uint16_t, 1),
+        T(i32, MPI_INT, int32_t, 1),
+        T(u32, MPI_UNSIGNED, uint32_t, 1),
+        T(i64, MPI_LONG, int64_t, 1),
+        T(u64, MPI_UINT64_T, uint64_t, 1),
+        T(f32, MPI_FLOAT, float, 0),
+        T(f64, MPI_DOUBLE, double, 0),
         T(ld, MPI_LONG_DOUBLE, long double, 0),
     };
     const size_t ntypes = sizeof(types) / sizeof(types[0]);

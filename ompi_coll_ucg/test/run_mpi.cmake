@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Runs one command (CMD, a ;-list, with "@" standing for ";" inside
+# arguments) and checks its exit status and output: every regex of EXPECT
+# must match, no regex of REJECT may. cmake -DCMD=... -DEXPECT=...
+# -DREJECT=... -P run_mpi.cmake
+string(REPLACE "@" ";" _cmd "${CMD}")
+execute_process(COMMAND ${_cmd}
+    OUTPUT_VARIABLE _out ERROR_VARIABLE _out RESULT_VARIABLE _rc
+    TIMEOUT 60)
+message("${_out}")
+if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "exit status ${_rc}: ${_cmd}")
+endif()
+foreach(_re IN LISTS EXPECT)
+    if(NOT _out MATCHES "${_re}")
+        message(FATAL_ERROR "output lacks '${_re}'")
+    endif()
+endforeach()
+foreach(_re IN LISTS REJECT)
+    if(_out MATCHES "${_re}")
+        message(FATAL_ERROR "output has '${_re}'")
+    endif()
+endforeach()
