@@ -96,13 +96,28 @@ typedef struct coll_ucg_prev {
     mca_coll_base_module_t *scatterv_module;
 } coll_ucg_prev_t;
 
+/** Initialized collectives kept for calls with the same arguments
+ *  (buffers included: UCG binds them at init). */
+#define COLL_UCG_CACHE_SIZE 8
+
+typedef struct coll_ucg_cached {
+    ucg_coll_args_t args; /**< The key (zeroed padding: memcmp) */
+    ucg_coll_h coll;      /**< NULL: free slot */
+    uint64_t used;        /**< Last use (LRU) */
+} coll_ucg_cached_t;
+
 /** The module of one communicator. */
 typedef struct mca_coll_ucg_module {
     mca_coll_base_module_t super;
     coll_ucg_prev_t prev;
     ompi_communicator_t *comm;
     ucg_group_h group; /**< NULL: every collective falls back */
+    coll_ucg_cached_t cache[COLL_UCG_CACHE_SIZE];
+    uint64_t clock; /**< Calls so far (LRU) */
 } mca_coll_ucg_module_t;
+
+/** Frees the module's cached collectives (before its group). */
+void mca_coll_ucg_cache_clear(mca_coll_ucg_module_t *m);
 
 OBJ_CLASS_DECLARATION(mca_coll_ucg_module_t);
 

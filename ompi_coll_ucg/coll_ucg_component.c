@@ -155,6 +155,8 @@ int mca_coll_ucg_init_query(bool enable_progress_threads,
 static void coll_ucg_module_construct(mca_coll_ucg_module_t *m)
 {
     memset(&m->prev, 0, sizeof(m->prev));
+    memset(m->cache, 0, sizeof(m->cache));
+    m->clock = 0;
     m->comm = NULL;
     m->group = NULL;
 }
@@ -169,6 +171,7 @@ static void coll_ucg_module_construct(mca_coll_ucg_module_t *m)
 
 static void coll_ucg_module_destruct(mca_coll_ucg_module_t *m)
 {
+    mca_coll_ucg_cache_clear(m);
     if (m->group != NULL) {
         ucg_group_destroy(m->group);
         m->group = NULL;

@@ -25,29 +25,96 @@
 /* Running one collective                                             */
 /* ------------------------------------------------------------------ */
 
-static int coll_ucg_run(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a)
+void mca_coll_ucg_cache_clear(mca_coll_ucg_module_t *m)
+{
+    for (int i = 0; i < COLL_UCG_CACHE_SIZE; ++i) {
+        if (m->cache[i].coll != NULL) {
+            ucg_collective_free(m->cache[i].coll);
+            m->cache[i].coll = NULL;
+        }
+    }
+}
+
+/* Whether a collective may be kept: no per-call state behind a pointer
+ * (v counts, a user op's stack state, staging buffers). */
+static int coll_ucg_cacheable(const ucg_coll_args_t *a, int staged)
+{
+    return !staged && a->src.counts == NULL && a->dst.counts == NULL &&
+           a->user_op == NULL;
+}
+
+/* The cached collective of `a`, or a slot to put one in (*hit 0). */
+static coll_ucg_cached_t *coll_ucg_cache_find(mca_coll_ucg_module_t *m,
+                                              const ucg_coll_args_t *a,
+                                              int *hit)
+{
+    coll_ucg_cached_t *victim = &m->cache[0];
+    for (int i = 0; i < COLL_UCG_CACHE_SIZE; ++i) {
+        coll_ucg_cached_t *e = &m->cache[i];
+        if (e->coll != NULL && memcmp(&e->args, a, sizeof(*a)) == 0) {
+            *hit = 1;
+            return e;
+        }
+        if (e->coll == NULL ||
+            (victim->coll != NULL && e->used < victim->used)) {
+            victim = e;
+        }
+    }
+    *hit = 0;
+    return victim;
+}
+
+static int coll_ucg_run_ex(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
+                           int staged)
 {
     if (m->group == NULL) {
         COLL_UCG_LOG_FALLBACK(ucg_coll_type_name(a->coll), "no UCG group");
         return COLL_UCG_FALLBACK;
     }
+    const int keep = coll_ucg_cacheable(a, staged);
+    coll_ucg_cached_t *slot = NULL;
+    int hit = 0;
     ucg_coll_h h = NULL;
-    ucs_status_t st = ucg_collective_init(m->group, a, &h);
-    if (st != UCS_OK) {
-        opal_output_verbose(10, mca_coll_ucg_component.output,
-                            "coll:ucg: %s falls back to the previous module: "
-                            "ucg_collective_init: %s",
-                            ucg_coll_type_name(a->coll), ucs_status_string(st));
-        return COLL_UCG_FALLBACK;
+    ucs_status_t st;
+    if (keep) {
+        slot = coll_ucg_cache_find(m, a, &hit);
+        slot->used = ++m->clock;
+        if (hit) {
+            h = slot->coll;
+        } else if (slot->coll != NULL) {
+            ucg_collective_free(slot->coll);
+            slot->coll = NULL;
+        }
     }
-    opal_output_verbose(50, mca_coll_ucg_component.output,
-                        "coll:ucg: %s on %s: %s", ucg_coll_type_name(a->coll),
-                        m->comm->c_name, ucg_collective_plan_name(h));
+    if (h == NULL) {
+        st = ucg_collective_init(m->group, a, &h);
+        if (st != UCS_OK) {
+            opal_output_verbose(10, mca_coll_ucg_component.output,
+                                "coll:ucg: %s falls back to the previous "
+                                "module: ucg_collective_init: %s",
+                                ucg_coll_type_name(a->coll),
+                                ucs_status_string(st));
+            return COLL_UCG_FALLBACK;
+        }
+        opal_output_verbose(50, mca_coll_ucg_component.output,
+                            "coll:ucg: %s on %s: %s",
+                            ucg_coll_type_name(a->coll), m->comm->c_name,
+                            ucg_collective_plan_name(h));
+        if (keep) {
+            slot->args = *a;
+            slot->coll = h;
+        }
+    }
     st = ucg_collective_start(h);
     if (st == UCS_OK) {
         st = ucg_collective_wait(h);
     }
-    ucg_collective_free(h);
+    if (!keep || st != UCS_OK) {
+        ucg_collective_free(h);
+        if (keep) {
+            slot->coll = NULL;
+        }
+    }
     if (st != UCS_OK) {
         opal_output(0, "coll:ucg: %s on %s failed: %s",
                     ucg_coll_type_name(a->coll), m->comm->c_name,
@@ -55,6 +122,11 @@ static int coll_ucg_run(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a)
         return OMPI_ERROR;
     }
     return OMPI_SUCCESS;
+}
+
+static int coll_ucg_run(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a)
+{
+    return coll_ucg_run_ex(m, a, 0);
 }
 
 static void coll_ucg_args_init(ucg_coll_args_t *a, ucg_coll_type_t coll)
@@ -430,7 +502,7 @@ int mca_coll_ucg_bcast(void *buff, int count, ompi_datatype_t *dtype, int root,
     int rc = coll_ucg_side_flat(&s, (size_t)count, at_root, comm, &p);
     if (rc == OMPI_SUCCESS) {
         coll_ucg_bytes(&a.dst, p, (size_t)count * s.tsize);
-        rc = coll_ucg_run(m, &a);
+        rc = coll_ucg_run_ex(m, &a, s.tmp != NULL);
         if (rc == OMPI_SUCCESS && !at_root) {
             rc = coll_ucg_side_flat_done(&s, (size_t)count, comm);
         }
@@ -654,7 +726,7 @@ static int coll_ucg_gather_like(ucg_coll_type_t coll, const void *sbuf,
         }
     }
     if (rc == OMPI_SUCCESS) {
-        rc = coll_ucg_run(m, &a);
+        rc = coll_ucg_run_ex(m, &a, src.tmp != NULL || dst.tmp != NULL);
     }
     if (rc == OMPI_SUCCESS && has_out) {
         rc = vec ? coll_ucg_side_vec_done(&dst, rcounts, displs, size, comm)
@@ -766,7 +838,7 @@ static int coll_ucg_scatter_like(int vec, const void *sbuf, int scount,
         coll_ucg_bytes(&a.dst, p, (size_t)rcount * dst.tsize);
     }
     if (rc == OMPI_SUCCESS) {
-        rc = coll_ucg_run(m, &a);
+        rc = coll_ucg_run_ex(m, &a, src.tmp != NULL || dst.tmp != NULL);
     }
     if (rc == OMPI_SUCCESS && !in_place) {
         rc = coll_ucg_side_flat_done(&dst, (size_t)rcount, comm);
@@ -851,7 +923,7 @@ static int coll_ucg_alltoall_like(const void *sbuf, int scount,
         }
     }
     if (rc == OMPI_SUCCESS) {
-        rc = coll_ucg_run(m, &a);
+        rc = coll_ucg_run_ex(m, &a, src.tmp != NULL || dst.tmp != NULL);
     }
     if (rc == OMPI_SUCCESS) {
         rc = vec ? coll_ucg_side_vec_done(&dst, rcounts, rdispls, size, comm)

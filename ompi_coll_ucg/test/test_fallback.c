@@ -48,10 +48,19 @@ int main(int argc, char **argv)
     MPI_Type_free(&v0);
     MPI_Type_free(&vec);
 
-    long x = rank + 1, sum = 0;
-    MPI_Allreduce(&x, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (sum != (long)size * (size + 1) / 2) {
-        ++errors;
+    /* the same buffers again and again (a cached collective) */
+    long x = 0, sum = 0;
+    for (long it = 0; it < 4; ++it) {
+        x = rank + 1 + it;
+        MPI_Allreduce(&x, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if (sum != (long)size * (size + 1) / 2 + it * size) {
+            ++errors;
+            fprintf(stderr, "rank %d: allreduce %ld = %ld\n", rank, it, sum);
+        }
+        MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+        if (x != size + it) {
+            ++errors;
+        }
     }
     int b = rank == 0 ? 42 : 0;
     MPI_Bcast(&b, 1, MPI_INT, 0, MPI_COMM_WORLD);
