@@ -16,6 +16,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/coll.h"
+#include "ompi/request/request.h"
 #include "opal/util/output.h"
 
 #include <ucg/ucg.h>
@@ -46,16 +47,19 @@ enum coll_ucg_kind {
 /** The component: Open MPI's struct and our parameters. */
 typedef struct mca_coll_ucg_component {
     mca_coll_base_component_2_0_0_t super;
-    int priority;         /**< coll_ucg_priority */
-    int verbose;          /**< coll_ucg_verbose */
-    char *enable;         /**< coll_ucg_enable: "all" or a comma list */
-    char *tune;           /**< coll_ucg_tune: UCG_TUNE rules */
-    uint32_t enable_mask; /**< Bits of enum coll_ucg_kind */
-    int output;           /**< opal_output stream */
-    int mpi_threads;      /**< MPI_THREAD_MULTIPLE requested: not used */
-    ucg_context_h ucg;    /**< One per process, created at first use */
-    int ucg_failed;       /**< Creating it failed: never try again */
-    int groups;           /**< Live groups on ucg */
+    int priority;            /**< coll_ucg_priority */
+    int verbose;             /**< coll_ucg_verbose */
+    char *enable;            /**< coll_ucg_enable: "all" or a comma list */
+    char *tune;              /**< coll_ucg_tune: UCG_TUNE rules */
+    uint32_t enable_mask;    /**< Bits of enum coll_ucg_kind */
+    int output;              /**< opal_output stream */
+    int mpi_threads;         /**< MPI_THREAD_MULTIPLE requested: not used */
+    ucg_context_h ucg;       /**< One per process, created at first use */
+    int ucg_failed;          /**< Creating it failed: never try again */
+    int groups;              /**< Live groups on ucg */
+    int in_ucg;              /**< Inside a UCG call: progress must not enter */
+    int progress_registered; /**< opal_progress callback is set */
+    struct coll_ucg_request *active; /**< Nonblocking ones in flight */
 } mca_coll_ucg_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_ucg_component_t mca_coll_ucg_component;
@@ -94,6 +98,21 @@ typedef struct coll_ucg_prev {
     mca_coll_base_module_t *scatter_module;
     mca_coll_base_module_scatterv_fn_t scatterv;
     mca_coll_base_module_t *scatterv_module;
+    /* nonblocking forms this component runs */
+    mca_coll_base_module_ibarrier_fn_t ibarrier;
+    mca_coll_base_module_t *ibarrier_module;
+    mca_coll_base_module_ireduce_fn_t ireduce;
+    mca_coll_base_module_t *ireduce_module;
+    mca_coll_base_module_iallreduce_fn_t iallreduce;
+    mca_coll_base_module_t *iallreduce_module;
+    mca_coll_base_module_iscan_fn_t iscan;
+    mca_coll_base_module_t *iscan_module;
+    mca_coll_base_module_iexscan_fn_t iexscan;
+    mca_coll_base_module_t *iexscan_module;
+    mca_coll_base_module_ireduce_scatter_fn_t ireduce_scatter;
+    mca_coll_base_module_t *ireduce_scatter_module;
+    mca_coll_base_module_ireduce_scatter_block_fn_t ireduce_scatter_block;
+    mca_coll_base_module_t *ireduce_scatter_block_module;
 } coll_ucg_prev_t;
 
 /** Initialized collectives kept for calls with the same arguments
@@ -194,6 +213,43 @@ int mca_coll_ucg_alltoallv(const void *sbuf, const int *scounts,
                            void *rbuf, const int *rcounts, const int *rdispls,
                            ompi_datatype_t *rdtype, ompi_communicator_t *comm,
                            mca_coll_base_module_t *module);
+
+/** Nonblocking forms (reductions and barrier: what every member decides
+ *  alike; the data-moving ones stay with the previous module, whose
+ *  datatypes may differ per member). */
+int mca_coll_ucg_ibarrier(ompi_communicator_t *comm, ompi_request_t **req,
+                          mca_coll_base_module_t *module);
+int mca_coll_ucg_ireduce(const void *sbuf, void *rbuf, int count,
+                         ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                         ompi_communicator_t *comm, ompi_request_t **req,
+                         mca_coll_base_module_t *module);
+int mca_coll_ucg_iallreduce(const void *sbuf, void *rbuf, int count,
+                            ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            ompi_communicator_t *comm, ompi_request_t **req,
+                            mca_coll_base_module_t *module);
+int mca_coll_ucg_iscan(const void *sbuf, void *rbuf, int count,
+                       ompi_datatype_t *dtype, struct ompi_op_t *op,
+                       ompi_communicator_t *comm, ompi_request_t **req,
+                       mca_coll_base_module_t *module);
+int mca_coll_ucg_iexscan(const void *sbuf, void *rbuf, int count,
+                         ompi_datatype_t *dtype, struct ompi_op_t *op,
+                         ompi_communicator_t *comm, ompi_request_t **req,
+                         mca_coll_base_module_t *module);
+int mca_coll_ucg_ireduce_scatter(const void *sbuf, void *rbuf,
+                                 const int *rcounts, ompi_datatype_t *dtype,
+                                 struct ompi_op_t *op,
+                                 ompi_communicator_t *comm,
+                                 ompi_request_t **req,
+                                 mca_coll_base_module_t *module);
+int mca_coll_ucg_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                       ompi_datatype_t *dtype,
+                                       struct ompi_op_t *op,
+                                       ompi_communicator_t *comm,
+                                       ompi_request_t **req,
+                                       mca_coll_base_module_t *module);
+
+/** Drops the progress callback (component close). */
+void mca_coll_ucg_progress_fini(void);
 
 END_C_DECLS
 

@@ -49,6 +49,9 @@ mca_coll_ucg_component_t mca_coll_ucg_component = {
     .ucg = NULL,
     .ucg_failed = 0,
     .groups = 0,
+    .in_ucg = 0,
+    .progress_registered = 0,
+    .active = NULL,
 };
 
 static int coll_ucg_register(void)
@@ -129,6 +132,7 @@ static int coll_ucg_open(void)
 static int coll_ucg_close(void)
 {
     mca_coll_ucg_component_t *c = &mca_coll_ucg_component;
+    mca_coll_ucg_progress_fini();
     if (c->ucg != NULL && c->groups == 0) {
         ucg_context_destroy(c->ucg);
         c->ucg = NULL;
@@ -193,6 +197,13 @@ static void coll_ucg_module_destruct(mca_coll_ucg_module_t *m)
     COLL_UCG_PREV_RELEASE(m, scan);
     COLL_UCG_PREV_RELEASE(m, scatter);
     COLL_UCG_PREV_RELEASE(m, scatterv);
+    COLL_UCG_PREV_RELEASE(m, ibarrier);
+    COLL_UCG_PREV_RELEASE(m, ireduce);
+    COLL_UCG_PREV_RELEASE(m, iallreduce);
+    COLL_UCG_PREV_RELEASE(m, iscan);
+    COLL_UCG_PREV_RELEASE(m, iexscan);
+    COLL_UCG_PREV_RELEASE(m, ireduce_scatter);
+    COLL_UCG_PREV_RELEASE(m, ireduce_scatter_block);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_ucg_module_t, mca_coll_base_module_t,
@@ -260,6 +271,13 @@ static int coll_ucg_module_enable(mca_coll_base_module_t *module,
     COLL_UCG_PREV_SAVE(m, comm, scan);
     COLL_UCG_PREV_SAVE(m, comm, scatter);
     COLL_UCG_PREV_SAVE(m, comm, scatterv);
+    COLL_UCG_PREV_SAVE(m, comm, ibarrier);
+    COLL_UCG_PREV_SAVE(m, comm, ireduce);
+    COLL_UCG_PREV_SAVE(m, comm, iallreduce);
+    COLL_UCG_PREV_SAVE(m, comm, iscan);
+    COLL_UCG_PREV_SAVE(m, comm, iexscan);
+    COLL_UCG_PREV_SAVE(m, comm, ireduce_scatter);
+    COLL_UCG_PREV_SAVE(m, comm, ireduce_scatter_block);
     if (m->prev.allgather == NULL || m->prev.allreduce == NULL) {
         opal_output_verbose(1, c->output,
                             "coll:ucg: %s has no previous allgather",
@@ -292,7 +310,10 @@ static int coll_ucg_module_enable(mca_coll_base_module_t *module,
         gp.field_mask |= UCG_GROUP_PARAM_FIELD_TUNE;
         gp.tune = c->tune;
     }
+    /* The allgather runs Open MPI's progress: keep ours out of UCG. */
+    c->in_ucg = 1;
     ucs_status_t st = ucg_group_create(c->ucg, &gp, &m->group);
+    c->in_ucg = 0;
     if (st != UCS_OK) {
         m->group = NULL;
         opal_output_verbose(1, c->output, "coll:ucg: %s: ucg_group_create: %s",
@@ -346,6 +367,13 @@ mca_coll_base_module_t *mca_coll_ucg_comm_query(ompi_communicator_t *comm,
     COLL_UCG_SET(m, COLL_UCG_REDUCE_SCATTER_BLOCK, reduce_scatter_block);
     COLL_UCG_SET(m, COLL_UCG_SCAN, scan);
     COLL_UCG_SET(m, COLL_UCG_EXSCAN, exscan);
+    COLL_UCG_SET(m, COLL_UCG_BARRIER, ibarrier);
+    COLL_UCG_SET(m, COLL_UCG_REDUCE, ireduce);
+    COLL_UCG_SET(m, COLL_UCG_ALLREDUCE, iallreduce);
+    COLL_UCG_SET(m, COLL_UCG_SCAN, iscan);
+    COLL_UCG_SET(m, COLL_UCG_EXSCAN, iexscan);
+    COLL_UCG_SET(m, COLL_UCG_REDUCE_SCATTER, ireduce_scatter);
+    COLL_UCG_SET(m, COLL_UCG_REDUCE_SCATTER_BLOCK, ireduce_scatter_block);
     *priority = c->priority;
     opal_output_verbose(1, c->output,
                         "coll:ucg: comm_query on %s (size %d): priority %d",

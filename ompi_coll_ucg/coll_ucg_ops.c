@@ -129,6 +129,154 @@ static int coll_ucg_run(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a)
     return coll_ucg_run_ex(m, a, 0);
 }
 
+/* ------------------------------------------------------------------ */
+/* Nonblocking collectives: an Open MPI request completed by progress  */
+/* ------------------------------------------------------------------ */
+
+/* A user operator's state for one call. */
+typedef struct coll_ucg_user {
+    struct ompi_op_t *op;
+    ompi_datatype_t *dt;
+    ucg_user_op_t uop;
+} coll_ucg_user_t;
+
+typedef struct coll_ucg_request {
+    ompi_request_t super;
+    struct coll_ucg_request *next; /* in the component's active list */
+    ucg_coll_h coll;
+    coll_ucg_user_t user; /* a user op's state lives as long as this */
+    size_t *counts;       /* reduce_scatter's counts */
+} coll_ucg_request_t;
+
+static OBJ_CLASS_INSTANCE(coll_ucg_request_t, ompi_request_t, NULL, NULL);
+
+static int coll_ucg_request_free(ompi_request_t **rptr)
+{
+    coll_ucg_request_t *r = (coll_ucg_request_t *)*rptr;
+    if (r->coll != NULL) { /* never freed in flight: MPI forbids it */
+        return OMPI_ERROR;
+    }
+    free(r->counts);
+    OMPI_REQUEST_FINI(&r->super);
+    OBJ_RELEASE(r);
+    *rptr = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+static int coll_ucg_request_cancel(ompi_request_t *req, int flag)
+{
+    (void)req;
+    (void)flag;
+    return OMPI_SUCCESS; /* collectives are not cancelled */
+}
+
+static coll_ucg_request_t *coll_ucg_request_new(ompi_communicator_t *comm)
+{
+    coll_ucg_request_t *r = OBJ_NEW(coll_ucg_request_t);
+    if (r == NULL) {
+        return NULL;
+    }
+    OMPI_REQUEST_INIT(&r->super, false);
+    r->super.req_type = OMPI_REQUEST_COLL;
+    r->super.req_free = coll_ucg_request_free;
+    r->super.req_cancel = coll_ucg_request_cancel;
+    r->super.req_mpi_object.comm = comm;
+    r->next = NULL;
+    r->coll = NULL;
+    r->counts = NULL;
+    return r;
+}
+
+/* Drops a request that never started (its collective fell back). */
+static void coll_ucg_request_drop(coll_ucg_request_t *r)
+{
+    ompi_request_t *p = &r->super;
+    (void)coll_ucg_request_free(&p);
+}
+
+static int coll_ucg_progress(void)
+{
+    mca_coll_ucg_component_t *c = &mca_coll_ucg_component;
+    if (c->active == NULL || c->in_ucg) {
+        return 0;
+    }
+    int events = 0;
+    c->in_ucg = 1;
+    coll_ucg_request_t **link = &c->active;
+    while (*link != NULL) {
+        coll_ucg_request_t *r = *link;
+        ucs_status_t st = ucg_collective_test(r->coll);
+        if (st == UCS_INPROGRESS) {
+            link = &r->next;
+            continue;
+        }
+        *link = r->next;
+        r->next = NULL;
+        ucg_collective_free(r->coll);
+        r->coll = NULL;
+        if (st != UCS_OK) {
+            opal_output(0, "coll:ucg: a nonblocking collective failed: %s",
+                        ucs_status_string(st));
+        }
+        r->super.req_status.MPI_ERROR =
+            st == UCS_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
+        ompi_request_complete(&r->super, true);
+        ++events;
+    }
+    c->in_ucg = 0;
+    return events;
+}
+
+void mca_coll_ucg_progress_fini(void)
+{
+    mca_coll_ucg_component_t *c = &mca_coll_ucg_component;
+    if (c->progress_registered) {
+        opal_progress_unregister(coll_ucg_progress);
+        c->progress_registered = 0;
+    }
+}
+
+/* Starts `a` as the collective of request r: OMPI_SUCCESS (in flight or
+ * done), COLL_UCG_FALLBACK (nothing started), or an error. */
+static int coll_ucg_start_nb(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
+                             coll_ucg_request_t *r)
+{
+    mca_coll_ucg_component_t *c = &mca_coll_ucg_component;
+    if (m->group == NULL) {
+        COLL_UCG_LOG_FALLBACK(ucg_coll_type_name(a->coll), "no UCG group");
+        return COLL_UCG_FALLBACK;
+    }
+    ucs_status_t st = ucg_collective_init(m->group, a, &r->coll);
+    if (st != UCS_OK) {
+        r->coll = NULL;
+        opal_output_verbose(10, c->output,
+                            "coll:ucg: i%s falls back to the previous "
+                            "module: ucg_collective_init: %s",
+                            ucg_coll_type_name(a->coll), ucs_status_string(st));
+        return COLL_UCG_FALLBACK;
+    }
+    opal_output_verbose(50, c->output, "coll:ucg: i%s on %s: %s",
+                        ucg_coll_type_name(a->coll), m->comm->c_name,
+                        ucg_collective_plan_name(r->coll));
+    st = ucg_collective_start(r->coll);
+    if (st != UCS_OK) {
+        ucg_collective_free(r->coll);
+        r->coll = NULL;
+        opal_output(0, "coll:ucg: i%s on %s failed: %s",
+                    ucg_coll_type_name(a->coll), m->comm->c_name,
+                    ucs_status_string(st));
+        return OMPI_ERROR;
+    }
+    if (!c->progress_registered) {
+        opal_progress_register(coll_ucg_progress);
+        c->progress_registered = 1;
+    }
+    r->super.req_state = OMPI_REQUEST_ACTIVE;
+    r->next = c->active;
+    c->active = r;
+    return OMPI_SUCCESS;
+}
+
 static void coll_ucg_args_init(ucg_coll_args_t *a, ucg_coll_type_t coll)
 {
     memset(a, 0, sizeof(*a));
@@ -390,13 +538,6 @@ static int coll_ucg_predefined_op(struct ompi_op_t *op)
     return op == MPI_REPLACE || op == MPI_NO_OP || op == MPI_OP_NULL;
 }
 
-/* A user operator's state for one call. */
-typedef struct coll_ucg_user {
-    struct ompi_op_t *op;
-    ompi_datatype_t *dt;
-    ucg_user_op_t uop;
-} coll_ucg_user_t;
-
 static void coll_ucg_user_fn(const void *in, void *inout, size_t count,
                              void *arg)
 {
@@ -520,17 +661,18 @@ static int coll_ucg_one_block(ucg_coll_type_t coll, const void *sbuf,
                               void *rbuf, int count, ompi_datatype_t *dtype,
                               struct ompi_op_t *op, int root,
                               ompi_communicator_t *comm,
-                              mca_coll_ucg_module_t *m)
+                              mca_coll_ucg_module_t *m, coll_ucg_request_t *req)
 {
     ucg_coll_args_t a;
-    coll_ucg_user_t u;
+    coll_ucg_user_t u_local;
+    coll_ucg_user_t *u = req != NULL ? &req->user : &u_local;
     ptrdiff_t shift = 0;
     const char *why = NULL;
     coll_ucg_args_init(&a, coll);
     if (coll == UCG_COLL_REDUCE) {
         coll_ucg_set_root(&a, root);
     }
-    if (!coll_ucg_reduction(&a, dtype, op, &u, &shift, &why)) {
+    if (!coll_ucg_reduction(&a, dtype, op, u, &shift, &why)) {
         COLL_UCG_LOG_FALLBACK(ucg_coll_type_name(coll), why);
         return COLL_UCG_FALLBACK;
     }
@@ -545,7 +687,7 @@ static int coll_ucg_one_block(ucg_coll_type_t coll, const void *sbuf,
         a.dst.buffer = coll_ucg_shift(rbuf, shift);
         a.dst.count = (size_t)count;
     }
-    return coll_ucg_run(m, &a);
+    return req != NULL ? coll_ucg_start_nb(m, &a, req) : coll_ucg_run(m, &a);
 }
 
 int mca_coll_ucg_reduce(const void *sbuf, void *rbuf, int count,
@@ -555,7 +697,7 @@ int mca_coll_ucg_reduce(const void *sbuf, void *rbuf, int count,
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     int rc = coll_ucg_one_block(UCG_COLL_REDUCE, sbuf, rbuf, count, dtype, op,
-                                root, comm, m);
+                                root, comm, m, NULL);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm,
                               m->prev.reduce_module);
@@ -570,7 +712,7 @@ int mca_coll_ucg_allreduce(const void *sbuf, void *rbuf, int count,
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     int rc = coll_ucg_one_block(UCG_COLL_ALLREDUCE, sbuf, rbuf, count, dtype,
-                                op, 0, comm, m);
+                                op, 0, comm, m, NULL);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.allreduce(sbuf, rbuf, count, dtype, op, comm,
                                  m->prev.allreduce_module);
@@ -584,7 +726,7 @@ int mca_coll_ucg_scan(const void *sbuf, void *rbuf, int count,
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     int rc = coll_ucg_one_block(UCG_COLL_SCAN, sbuf, rbuf, count, dtype, op, 0,
-                                comm, m);
+                                comm, m, NULL);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.scan(sbuf, rbuf, count, dtype, op, comm,
                             m->prev.scan_module);
@@ -599,7 +741,7 @@ int mca_coll_ucg_exscan(const void *sbuf, void *rbuf, int count,
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     int rc = coll_ucg_one_block(UCG_COLL_EXSCAN, sbuf, rbuf, count, dtype, op,
-                                0, comm, m);
+                                0, comm, m, NULL);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.exscan(sbuf, rbuf, count, dtype, op, comm,
                               m->prev.exscan_module);
@@ -609,17 +751,19 @@ int mca_coll_ucg_exscan(const void *sbuf, void *rbuf, int count,
 
 static int coll_ucg_rs(const void *sbuf, void *rbuf, const int *rcounts,
                        int rcount, ompi_datatype_t *dtype, struct ompi_op_t *op,
-                       ompi_communicator_t *comm, mca_coll_ucg_module_t *m)
+                       ompi_communicator_t *comm, mca_coll_ucg_module_t *m,
+                       coll_ucg_request_t *req)
 {
     const int block = rcounts == NULL;
     ucg_coll_type_t coll =
         block ? UCG_COLL_REDUCE_SCATTER_BLOCK : UCG_COLL_REDUCE_SCATTER;
     ucg_coll_args_t a;
-    coll_ucg_user_t u;
+    coll_ucg_user_t u_local;
+    coll_ucg_user_t *u = req != NULL ? &req->user : &u_local;
     ptrdiff_t shift = 0;
     const char *why = NULL;
     coll_ucg_args_init(&a, coll);
-    if (!coll_ucg_reduction(&a, dtype, op, &u, &shift, &why)) {
+    if (!coll_ucg_reduction(&a, dtype, op, u, &shift, &why)) {
         COLL_UCG_LOG_FALLBACK(ucg_coll_type_name(coll), why);
         return COLL_UCG_FALLBACK;
     }
@@ -647,8 +791,14 @@ static int coll_ucg_rs(const void *sbuf, void *rbuf, const int *rcounts,
         a.src.buffer = coll_ucg_shift(sbuf, shift);
         a.src.count = total;
     }
-    int rc = coll_ucg_run(m, &a);
-    free(counts);
+    int rc;
+    if (req != NULL) {
+        req->counts = counts; /* freed with the request */
+        rc = coll_ucg_start_nb(m, &a, req);
+    } else {
+        rc = coll_ucg_run(m, &a);
+        free(counts);
+    }
     return rc;
 }
 
@@ -658,7 +808,7 @@ int mca_coll_ucg_reduce_scatter(const void *sbuf, void *rbuf,
                                 mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    int rc = coll_ucg_rs(sbuf, rbuf, rcounts, 0, dtype, op, comm, m);
+    int rc = coll_ucg_rs(sbuf, rbuf, rcounts, 0, dtype, op, comm, m, NULL);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
                                       m->prev.reduce_scatter_module);
@@ -673,7 +823,7 @@ int mca_coll_ucg_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                                       mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    int rc = coll_ucg_rs(sbuf, rbuf, NULL, rcount, dtype, op, comm, m);
+    int rc = coll_ucg_rs(sbuf, rbuf, NULL, rcount, dtype, op, comm, m, NULL);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.reduce_scatter_block(
             sbuf, rbuf, rcount, dtype, op, comm,
@@ -965,4 +1115,127 @@ int mca_coll_ucg_alltoallv(const void *sbuf, const int *scounts,
                                  m->prev.alltoallv_module);
     }
     return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Nonblocking forms                                                  */
+/* ------------------------------------------------------------------ */
+
+/* Runs `_start` (an expression using r) for a new request; on fallback
+ * calls the previous module's `_prev_call`. */
+#define COLL_UCG_NB(_comm, _request, _start, _prev_fn, _prev_call)             \
+    do {                                                                       \
+        coll_ucg_request_t *r = coll_ucg_request_new(_comm);                   \
+        if (r == NULL) {                                                       \
+            return OMPI_ERR_OUT_OF_RESOURCE;                                   \
+        }                                                                      \
+        int rc_ = (_start);                                                    \
+        if (rc_ == OMPI_SUCCESS) {                                             \
+            *(_request) = &r->super;                                           \
+            return OMPI_SUCCESS;                                               \
+        }                                                                      \
+        coll_ucg_request_drop(r);                                              \
+        if (rc_ != COLL_UCG_FALLBACK) {                                        \
+            return rc_;                                                        \
+        }                                                                      \
+        if ((_prev_fn) == NULL) {                                              \
+            return OMPI_ERR_NOT_SUPPORTED;                                     \
+        }                                                                      \
+        return (_prev_call);                                                   \
+    } while (0)
+
+int mca_coll_ucg_ibarrier(ompi_communicator_t *comm, ompi_request_t **req,
+                          mca_coll_base_module_t *module)
+{
+    mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    ucg_coll_args_t a;
+    coll_ucg_args_init(&a, UCG_COLL_BARRIER);
+    COLL_UCG_NB(comm, req, coll_ucg_start_nb(m, &a, r), m->prev.ibarrier,
+                m->prev.ibarrier(comm, req, m->prev.ibarrier_module));
+}
+
+int mca_coll_ucg_ireduce(const void *sbuf, void *rbuf, int count,
+                         ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                         ompi_communicator_t *comm, ompi_request_t **req,
+                         mca_coll_base_module_t *module)
+{
+    mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    COLL_UCG_NB(comm, req,
+                coll_ucg_one_block(UCG_COLL_REDUCE, sbuf, rbuf, count, dtype,
+                                   op, root, comm, m, r),
+                m->prev.ireduce,
+                m->prev.ireduce(sbuf, rbuf, count, dtype, op, root, comm, req,
+                                m->prev.ireduce_module));
+}
+
+int mca_coll_ucg_iallreduce(const void *sbuf, void *rbuf, int count,
+                            ompi_datatype_t *dtype, struct ompi_op_t *op,
+                            ompi_communicator_t *comm, ompi_request_t **req,
+                            mca_coll_base_module_t *module)
+{
+    mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    COLL_UCG_NB(comm, req,
+                coll_ucg_one_block(UCG_COLL_ALLREDUCE, sbuf, rbuf, count, dtype,
+                                   op, 0, comm, m, r),
+                m->prev.iallreduce,
+                m->prev.iallreduce(sbuf, rbuf, count, dtype, op, comm, req,
+                                   m->prev.iallreduce_module));
+}
+
+int mca_coll_ucg_iscan(const void *sbuf, void *rbuf, int count,
+                       ompi_datatype_t *dtype, struct ompi_op_t *op,
+                       ompi_communicator_t *comm, ompi_request_t **req,
+                       mca_coll_base_module_t *module)
+{
+    mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    COLL_UCG_NB(comm, req,
+                coll_ucg_one_block(UCG_COLL_SCAN, sbuf, rbuf, count, dtype, op,
+                                   0, comm, m, r),
+                m->prev.iscan,
+                m->prev.iscan(sbuf, rbuf, count, dtype, op, comm, req,
+                              m->prev.iscan_module));
+}
+
+int mca_coll_ucg_iexscan(const void *sbuf, void *rbuf, int count,
+                         ompi_datatype_t *dtype, struct ompi_op_t *op,
+                         ompi_communicator_t *comm, ompi_request_t **req,
+                         mca_coll_base_module_t *module)
+{
+    mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    COLL_UCG_NB(comm, req,
+                coll_ucg_one_block(UCG_COLL_EXSCAN, sbuf, rbuf, count, dtype,
+                                   op, 0, comm, m, r),
+                m->prev.iexscan,
+                m->prev.iexscan(sbuf, rbuf, count, dtype, op, comm, req,
+                                m->prev.iexscan_module));
+}
+
+int mca_coll_ucg_ireduce_scatter(const void *sbuf, void *rbuf,
+                                 const int *rcounts, ompi_datatype_t *dtype,
+                                 struct ompi_op_t *op,
+                                 ompi_communicator_t *comm,
+                                 ompi_request_t **req,
+                                 mca_coll_base_module_t *module)
+{
+    mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    COLL_UCG_NB(comm, req,
+                coll_ucg_rs(sbuf, rbuf, rcounts, 0, dtype, op, comm, m, r),
+                m->prev.ireduce_scatter,
+                m->prev.ireduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
+                                        req, m->prev.ireduce_scatter_module));
+}
+
+int mca_coll_ucg_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                       ompi_datatype_t *dtype,
+                                       struct ompi_op_t *op,
+                                       ompi_communicator_t *comm,
+                                       ompi_request_t **req,
+                                       mca_coll_base_module_t *module)
+{
+    mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    COLL_UCG_NB(
+        comm, req, coll_ucg_rs(sbuf, rbuf, NULL, rcount, dtype, op, comm, m, r),
+        m->prev.ireduce_scatter_block,
+        m->prev.ireduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, req,
+                                      m->prev.ireduce_scatter_block_module));
 }

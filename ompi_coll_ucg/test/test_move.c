@@ -292,12 +292,15 @@ static void test_all(MPI_Comm comm, const view_t *sv, const view_t *rv,
 
 static void test_comm(MPI_Comm comm)
 {
+    int size;
+    MPI_Comm_size(comm, &size);
     const view_t *views[3] = {&g_int, &g_c3, &g_vec};
     const size_t ns[] = {0, 6, 1, 7, 2400};
     for (int a = 0; a < 3; ++a) {
         for (int b = 0; b < 3; ++b) {
             for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); ++i) {
-                if (ns[i] % (size_t)views[a]->k != 0 ||
+                if ((ns[i] > 100 && size > 4) || /* time on 2 cores */
+                    ns[i] % (size_t)views[a]->k != 0 ||
                     ns[i] % (size_t)views[b]->k != 0) {
                     continue;
                 }
