@@ -113,6 +113,24 @@ typedef struct coll_ucg_prev {
     mca_coll_base_module_t *ireduce_scatter_module;
     mca_coll_base_module_ireduce_scatter_block_fn_t ireduce_scatter_block;
     mca_coll_base_module_t *ireduce_scatter_block_module;
+    mca_coll_base_module_ibcast_fn_t ibcast;
+    mca_coll_base_module_t *ibcast_module;
+    mca_coll_base_module_igather_fn_t igather;
+    mca_coll_base_module_t *igather_module;
+    mca_coll_base_module_igatherv_fn_t igatherv;
+    mca_coll_base_module_t *igatherv_module;
+    mca_coll_base_module_iallgather_fn_t iallgather;
+    mca_coll_base_module_t *iallgather_module;
+    mca_coll_base_module_iallgatherv_fn_t iallgatherv;
+    mca_coll_base_module_t *iallgatherv_module;
+    mca_coll_base_module_iscatter_fn_t iscatter;
+    mca_coll_base_module_t *iscatter_module;
+    mca_coll_base_module_iscatterv_fn_t iscatterv;
+    mca_coll_base_module_t *iscatterv_module;
+    mca_coll_base_module_ialltoall_fn_t ialltoall;
+    mca_coll_base_module_t *ialltoall_module;
+    mca_coll_base_module_ialltoallv_fn_t ialltoallv;
+    mca_coll_base_module_t *ialltoallv_module;
 } coll_ucg_prev_t;
 
 /** Initialized collectives kept for calls with the same arguments
@@ -214,9 +232,8 @@ int mca_coll_ucg_alltoallv(const void *sbuf, const int *scounts,
                            ompi_datatype_t *rdtype, ompi_communicator_t *comm,
                            mca_coll_base_module_t *module);
 
-/** Nonblocking forms (reductions and barrier: what every member decides
- *  alike; the data-moving ones stay with the previous module, whose
- *  datatypes may differ per member). */
+/** Nonblocking forms: completed by a callback in Open MPI's progress;
+ *  staging of non-contiguous data is unpacked at completion. */
 int mca_coll_ucg_ibarrier(ompi_communicator_t *comm, ompi_request_t **req,
                           mca_coll_base_module_t *module);
 int mca_coll_ucg_ireduce(const void *sbuf, void *rbuf, int count,
@@ -247,6 +264,51 @@ int mca_coll_ucg_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                                        ompi_communicator_t *comm,
                                        ompi_request_t **req,
                                        mca_coll_base_module_t *module);
+
+int mca_coll_ucg_ibcast(void *buff, int count, ompi_datatype_t *dtype, int root,
+                        ompi_communicator_t *comm, ompi_request_t **req,
+                        mca_coll_base_module_t *module);
+int mca_coll_ucg_igather(const void *sbuf, int scount, ompi_datatype_t *sdtype,
+                         void *rbuf, int rcount, ompi_datatype_t *rdtype,
+                         int root, ompi_communicator_t *comm,
+                         ompi_request_t **req, mca_coll_base_module_t *module);
+int mca_coll_ucg_igatherv(const void *sbuf, int scount, ompi_datatype_t *sdtype,
+                          void *rbuf, const int *rcounts, const int *displs,
+                          ompi_datatype_t *rdtype, int root,
+                          ompi_communicator_t *comm, ompi_request_t **req,
+                          mca_coll_base_module_t *module);
+int mca_coll_ucg_iallgather(const void *sbuf, int scount,
+                            ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                            ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+                            ompi_request_t **req,
+                            mca_coll_base_module_t *module);
+int mca_coll_ucg_iallgatherv(const void *sbuf, int scount,
+                             ompi_datatype_t *sdtype, void *rbuf,
+                             const int *rcounts, const int *displs,
+                             ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+                             ompi_request_t **req,
+                             mca_coll_base_module_t *module);
+int mca_coll_ucg_iscatter(const void *sbuf, int scount, ompi_datatype_t *sdtype,
+                          void *rbuf, int rcount, ompi_datatype_t *rdtype,
+                          int root, ompi_communicator_t *comm,
+                          ompi_request_t **req, mca_coll_base_module_t *module);
+int mca_coll_ucg_iscatterv(const void *sbuf, const int *scounts,
+                           const int *displs, ompi_datatype_t *sdtype,
+                           void *rbuf, int rcount, ompi_datatype_t *rdtype,
+                           int root, ompi_communicator_t *comm,
+                           ompi_request_t **req,
+                           mca_coll_base_module_t *module);
+int mca_coll_ucg_ialltoall(const void *sbuf, int scount,
+                           ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                           ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+                           ompi_request_t **req,
+                           mca_coll_base_module_t *module);
+int mca_coll_ucg_ialltoallv(const void *sbuf, const int *scounts,
+                            const int *sdispls, ompi_datatype_t *sdtype,
+                            void *rbuf, const int *rcounts, const int *rdispls,
+                            ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+                            ompi_request_t **req,
+                            mca_coll_base_module_t *module);
 
 /** Drops the progress callback (component close). */
 void mca_coll_ucg_progress_fini(void);

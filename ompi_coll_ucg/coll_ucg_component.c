@@ -204,6 +204,15 @@ static void coll_ucg_module_destruct(mca_coll_ucg_module_t *m)
     COLL_UCG_PREV_RELEASE(m, iexscan);
     COLL_UCG_PREV_RELEASE(m, ireduce_scatter);
     COLL_UCG_PREV_RELEASE(m, ireduce_scatter_block);
+    COLL_UCG_PREV_RELEASE(m, ibcast);
+    COLL_UCG_PREV_RELEASE(m, igather);
+    COLL_UCG_PREV_RELEASE(m, igatherv);
+    COLL_UCG_PREV_RELEASE(m, iallgather);
+    COLL_UCG_PREV_RELEASE(m, iallgatherv);
+    COLL_UCG_PREV_RELEASE(m, iscatter);
+    COLL_UCG_PREV_RELEASE(m, iscatterv);
+    COLL_UCG_PREV_RELEASE(m, ialltoall);
+    COLL_UCG_PREV_RELEASE(m, ialltoallv);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_ucg_module_t, mca_coll_base_module_t,
@@ -278,6 +287,15 @@ static int coll_ucg_module_enable(mca_coll_base_module_t *module,
     COLL_UCG_PREV_SAVE(m, comm, iexscan);
     COLL_UCG_PREV_SAVE(m, comm, ireduce_scatter);
     COLL_UCG_PREV_SAVE(m, comm, ireduce_scatter_block);
+    COLL_UCG_PREV_SAVE(m, comm, ibcast);
+    COLL_UCG_PREV_SAVE(m, comm, igather);
+    COLL_UCG_PREV_SAVE(m, comm, igatherv);
+    COLL_UCG_PREV_SAVE(m, comm, iallgather);
+    COLL_UCG_PREV_SAVE(m, comm, iallgatherv);
+    COLL_UCG_PREV_SAVE(m, comm, iscatter);
+    COLL_UCG_PREV_SAVE(m, comm, iscatterv);
+    COLL_UCG_PREV_SAVE(m, comm, ialltoall);
+    COLL_UCG_PREV_SAVE(m, comm, ialltoallv);
     if (m->prev.allgather == NULL || m->prev.allreduce == NULL) {
         opal_output_verbose(1, c->output,
                             "coll:ucg: %s has no previous allgather",
@@ -374,6 +392,15 @@ mca_coll_base_module_t *mca_coll_ucg_comm_query(ompi_communicator_t *comm,
     COLL_UCG_SET(m, COLL_UCG_EXSCAN, iexscan);
     COLL_UCG_SET(m, COLL_UCG_REDUCE_SCATTER, ireduce_scatter);
     COLL_UCG_SET(m, COLL_UCG_REDUCE_SCATTER_BLOCK, ireduce_scatter_block);
+    COLL_UCG_SET(m, COLL_UCG_BCAST, ibcast);
+    COLL_UCG_SET(m, COLL_UCG_GATHER, igather);
+    COLL_UCG_SET(m, COLL_UCG_GATHERV, igatherv);
+    COLL_UCG_SET(m, COLL_UCG_ALLGATHER, iallgather);
+    COLL_UCG_SET(m, COLL_UCG_ALLGATHERV, iallgatherv);
+    COLL_UCG_SET(m, COLL_UCG_SCATTER, iscatter);
+    COLL_UCG_SET(m, COLL_UCG_SCATTERV, iscatterv);
+    COLL_UCG_SET(m, COLL_UCG_ALLTOALL, ialltoall);
+    COLL_UCG_SET(m, COLL_UCG_ALLTOALLV, ialltoallv);
     *priority = c->priority;
     opal_output_verbose(1, c->output,
                         "coll:ucg: comm_query on %s (size %d): priority %d",

@@ -130,172 +130,6 @@ static int coll_ucg_run(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a)
 }
 
 /* ------------------------------------------------------------------ */
-/* Nonblocking collectives: an Open MPI request completed by progress  */
-/* ------------------------------------------------------------------ */
-
-/* A user operator's state for one call. */
-typedef struct coll_ucg_user {
-    struct ompi_op_t *op;
-    ompi_datatype_t *dt;
-    ucg_user_op_t uop;
-} coll_ucg_user_t;
-
-typedef struct coll_ucg_request {
-    ompi_request_t super;
-    struct coll_ucg_request *next; /* in the component's active list */
-    ucg_coll_h coll;
-    coll_ucg_user_t user; /* a user op's state lives as long as this */
-    size_t *counts;       /* reduce_scatter's counts */
-} coll_ucg_request_t;
-
-static OBJ_CLASS_INSTANCE(coll_ucg_request_t, ompi_request_t, NULL, NULL);
-
-static int coll_ucg_request_free(ompi_request_t **rptr)
-{
-    coll_ucg_request_t *r = (coll_ucg_request_t *)*rptr;
-    if (r->coll != NULL) { /* never freed in flight: MPI forbids it */
-        return OMPI_ERROR;
-    }
-    free(r->counts);
-    OMPI_REQUEST_FINI(&r->super);
-    OBJ_RELEASE(r);
-    *rptr = MPI_REQUEST_NULL;
-    return OMPI_SUCCESS;
-}
-
-static int coll_ucg_request_cancel(ompi_request_t *req, int flag)
-{
-    (void)req;
-    (void)flag;
-    return OMPI_SUCCESS; /* collectives are not cancelled */
-}
-
-static coll_ucg_request_t *coll_ucg_request_new(ompi_communicator_t *comm)
-{
-    coll_ucg_request_t *r = OBJ_NEW(coll_ucg_request_t);
-    if (r == NULL) {
-        return NULL;
-    }
-    OMPI_REQUEST_INIT(&r->super, false);
-    r->super.req_type = OMPI_REQUEST_COLL;
-    r->super.req_free = coll_ucg_request_free;
-    r->super.req_cancel = coll_ucg_request_cancel;
-    r->super.req_mpi_object.comm = comm;
-    r->next = NULL;
-    r->coll = NULL;
-    r->counts = NULL;
-    return r;
-}
-
-/* Drops a request that never started (its collective fell back). */
-static void coll_ucg_request_drop(coll_ucg_request_t *r)
-{
-    ompi_request_t *p = &r->super;
-    (void)coll_ucg_request_free(&p);
-}
-
-static int coll_ucg_progress(void)
-{
-    mca_coll_ucg_component_t *c = &mca_coll_ucg_component;
-    if (c->active == NULL || c->in_ucg) {
-        return 0;
-    }
-    int events = 0;
-    c->in_ucg = 1;
-    coll_ucg_request_t **link = &c->active;
-    while (*link != NULL) {
-        coll_ucg_request_t *r = *link;
-        ucs_status_t st = ucg_collective_test(r->coll);
-        if (st == UCS_INPROGRESS) {
-            link = &r->next;
-            continue;
-        }
-        *link = r->next;
-        r->next = NULL;
-        ucg_collective_free(r->coll);
-        r->coll = NULL;
-        if (st != UCS_OK) {
-            opal_output(0, "coll:ucg: a nonblocking collective failed: %s",
-                        ucs_status_string(st));
-        }
-        r->super.req_status.MPI_ERROR =
-            st == UCS_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
-        ompi_request_complete(&r->super, true);
-        ++events;
-    }
-    c->in_ucg = 0;
-    return events;
-}
-
-void mca_coll_ucg_progress_fini(void)
-{
-    mca_coll_ucg_component_t *c = &mca_coll_ucg_component;
-    if (c->progress_registered) {
-        opal_progress_unregister(coll_ucg_progress);
-        c->progress_registered = 0;
-    }
-}
-
-/* Starts `a` as the collective of request r: OMPI_SUCCESS (in flight or
- * done), COLL_UCG_FALLBACK (nothing started), or an error. */
-static int coll_ucg_start_nb(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
-                             coll_ucg_request_t *r)
-{
-    mca_coll_ucg_component_t *c = &mca_coll_ucg_component;
-    if (m->group == NULL) {
-        COLL_UCG_LOG_FALLBACK(ucg_coll_type_name(a->coll), "no UCG group");
-        return COLL_UCG_FALLBACK;
-    }
-    ucs_status_t st = ucg_collective_init(m->group, a, &r->coll);
-    if (st != UCS_OK) {
-        r->coll = NULL;
-        opal_output_verbose(10, c->output,
-                            "coll:ucg: i%s falls back to the previous "
-                            "module: ucg_collective_init: %s",
-                            ucg_coll_type_name(a->coll), ucs_status_string(st));
-        return COLL_UCG_FALLBACK;
-    }
-    opal_output_verbose(50, c->output, "coll:ucg: i%s on %s: %s",
-                        ucg_coll_type_name(a->coll), m->comm->c_name,
-                        ucg_collective_plan_name(r->coll));
-    st = ucg_collective_start(r->coll);
-    if (st != UCS_OK) {
-        ucg_collective_free(r->coll);
-        r->coll = NULL;
-        opal_output(0, "coll:ucg: i%s on %s failed: %s",
-                    ucg_coll_type_name(a->coll), m->comm->c_name,
-                    ucs_status_string(st));
-        return OMPI_ERROR;
-    }
-    if (!c->progress_registered) {
-        opal_progress_register(coll_ucg_progress);
-        c->progress_registered = 1;
-    }
-    r->super.req_state = OMPI_REQUEST_ACTIVE;
-    r->next = c->active;
-    c->active = r;
-    return OMPI_SUCCESS;
-}
-
-static void coll_ucg_args_init(ucg_coll_args_t *a, ucg_coll_type_t coll)
-{
-    memset(a, 0, sizeof(*a));
-    a->coll = coll;
-}
-
-static void coll_ucg_set_root(ucg_coll_args_t *a, int root)
-{
-    a->field_mask |= UCG_COLL_ARGS_FIELD_ROOT;
-    a->root = (unsigned)root;
-}
-
-static void coll_ucg_set_in_place(ucg_coll_args_t *a)
-{
-    a->field_mask |= UCG_COLL_ARGS_FIELD_FLAGS;
-    a->flags |= UCG_COLL_FLAG_IN_PLACE;
-}
-
-/* ------------------------------------------------------------------ */
 /* Byte sides of data-moving collectives                              */
 /* ------------------------------------------------------------------ */
 
@@ -449,6 +283,217 @@ static void coll_ucg_bytes(ucg_buffer_t *b, void *ptr, size_t count)
     b->count = count;
     b->dtype.base = UCG_DTYPE_UINT8;
     b->dtype.run = 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Nonblocking collectives: an Open MPI request completed by progress  */
+/* ------------------------------------------------------------------ */
+
+/* A user operator's state for one call. */
+typedef struct coll_ucg_user {
+    struct ompi_op_t *op;
+    ompi_datatype_t *dt;
+    ucg_user_op_t uop;
+} coll_ucg_user_t;
+
+/* The staging of a data-moving collective and what its end does. */
+typedef struct coll_ucg_moves {
+    coll_ucg_side_t src, dst;
+    int unpack;        /* dst is staged: unpack at the end */
+    int vec;           /* dst is a v side */
+    size_t total;      /* flat dst: elements */
+    const int *counts; /* v dst: the user's counts and displacements */
+    const int *displs;
+    int size;
+    ompi_communicator_t *comm;
+} coll_ucg_moves_t;
+
+static void coll_ucg_moves_init(coll_ucg_moves_t *mv, ompi_communicator_t *comm)
+{
+    memset(mv, 0, sizeof(*mv));
+    mv->comm = comm;
+}
+
+static int coll_ucg_moves_finish(coll_ucg_moves_t *mv)
+{
+    if (!mv->unpack) {
+        return OMPI_SUCCESS;
+    }
+    return mv->vec ? coll_ucg_side_vec_done(&mv->dst, mv->counts, mv->displs,
+                                            mv->size, mv->comm)
+                   : coll_ucg_side_flat_done(&mv->dst, mv->total, mv->comm);
+}
+
+static void coll_ucg_moves_fini(coll_ucg_moves_t *mv)
+{
+    coll_ucg_side_fini(&mv->src);
+    coll_ucg_side_fini(&mv->dst);
+}
+
+typedef struct coll_ucg_request {
+    ompi_request_t super;
+    coll_ucg_moves_t moves; /* staging, finished at completion */
+    int has_moves;
+    struct coll_ucg_request *next; /* in the component's active list */
+    ucg_coll_h coll;
+    coll_ucg_user_t user; /* a user op's state lives as long as this */
+    size_t *counts;       /* reduce_scatter's counts */
+} coll_ucg_request_t;
+
+static OBJ_CLASS_INSTANCE(coll_ucg_request_t, ompi_request_t, NULL, NULL);
+
+static int coll_ucg_request_free(ompi_request_t **rptr)
+{
+    coll_ucg_request_t *r = (coll_ucg_request_t *)*rptr;
+    if (r->coll != NULL) { /* never freed in flight: MPI forbids it */
+        return OMPI_ERROR;
+    }
+    free(r->counts);
+    OMPI_REQUEST_FINI(&r->super);
+    OBJ_RELEASE(r);
+    *rptr = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+static int coll_ucg_request_cancel(ompi_request_t *req, int flag)
+{
+    (void)req;
+    (void)flag;
+    return OMPI_SUCCESS; /* collectives are not cancelled */
+}
+
+static coll_ucg_request_t *coll_ucg_request_new(ompi_communicator_t *comm)
+{
+    coll_ucg_request_t *r = OBJ_NEW(coll_ucg_request_t);
+    if (r == NULL) {
+        return NULL;
+    }
+    OMPI_REQUEST_INIT(&r->super, false);
+    r->super.req_type = OMPI_REQUEST_COLL;
+    r->super.req_free = coll_ucg_request_free;
+    r->super.req_cancel = coll_ucg_request_cancel;
+    r->super.req_mpi_object.comm = comm;
+    r->next = NULL;
+    r->coll = NULL;
+    r->counts = NULL;
+    r->has_moves = 0;
+    return r;
+}
+
+/* Drops a request that never started (its collective fell back). */
+static void coll_ucg_request_drop(coll_ucg_request_t *r)
+{
+    ompi_request_t *p = &r->super;
+    (void)coll_ucg_request_free(&p);
+}
+
+static int coll_ucg_progress(void)
+{
+    mca_coll_ucg_component_t *c = &mca_coll_ucg_component;
+    if (c->active == NULL || c->in_ucg) {
+        return 0;
+    }
+    int events = 0;
+    c->in_ucg = 1;
+    coll_ucg_request_t **link = &c->active;
+    while (*link != NULL) {
+        coll_ucg_request_t *r = *link;
+        ucs_status_t st = ucg_collective_test(r->coll);
+        if (st == UCS_INPROGRESS) {
+            link = &r->next;
+            continue;
+        }
+        *link = r->next;
+        r->next = NULL;
+        ucg_collective_free(r->coll);
+        r->coll = NULL;
+        if (r->has_moves) {
+            if (st == UCS_OK &&
+                coll_ucg_moves_finish(&r->moves) != OMPI_SUCCESS) {
+                st = UCS_ERR_IO_ERROR;
+            }
+            coll_ucg_moves_fini(&r->moves);
+            r->has_moves = 0;
+        }
+        if (st != UCS_OK) {
+            opal_output(0, "coll:ucg: a nonblocking collective failed: %s",
+                        ucs_status_string(st));
+        }
+        r->super.req_status.MPI_ERROR =
+            st == UCS_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
+        ompi_request_complete(&r->super, true);
+        ++events;
+    }
+    c->in_ucg = 0;
+    return events;
+}
+
+void mca_coll_ucg_progress_fini(void)
+{
+    mca_coll_ucg_component_t *c = &mca_coll_ucg_component;
+    if (c->progress_registered) {
+        opal_progress_unregister(coll_ucg_progress);
+        c->progress_registered = 0;
+    }
+}
+
+/* Starts `a` as the collective of request r: OMPI_SUCCESS (in flight or
+ * done), COLL_UCG_FALLBACK (nothing started), or an error. */
+static int coll_ucg_start_nb(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
+                             coll_ucg_request_t *r)
+{
+    mca_coll_ucg_component_t *c = &mca_coll_ucg_component;
+    if (m->group == NULL) {
+        COLL_UCG_LOG_FALLBACK(ucg_coll_type_name(a->coll), "no UCG group");
+        return COLL_UCG_FALLBACK;
+    }
+    ucs_status_t st = ucg_collective_init(m->group, a, &r->coll);
+    if (st != UCS_OK) {
+        r->coll = NULL;
+        opal_output_verbose(10, c->output,
+                            "coll:ucg: i%s falls back to the previous "
+                            "module: ucg_collective_init: %s",
+                            ucg_coll_type_name(a->coll), ucs_status_string(st));
+        return COLL_UCG_FALLBACK;
+    }
+    opal_output_verbose(50, c->output, "coll:ucg: i%s on %s: %s",
+                        ucg_coll_type_name(a->coll), m->comm->c_name,
+                        ucg_collective_plan_name(r->coll));
+    st = ucg_collective_start(r->coll);
+    if (st != UCS_OK) {
+        ucg_collective_free(r->coll);
+        r->coll = NULL;
+        opal_output(0, "coll:ucg: i%s on %s failed: %s",
+                    ucg_coll_type_name(a->coll), m->comm->c_name,
+                    ucs_status_string(st));
+        return OMPI_ERROR;
+    }
+    if (!c->progress_registered) {
+        opal_progress_register(coll_ucg_progress);
+        c->progress_registered = 1;
+    }
+    r->super.req_state = OMPI_REQUEST_ACTIVE;
+    r->next = c->active;
+    c->active = r;
+    return OMPI_SUCCESS;
+}
+
+static void coll_ucg_args_init(ucg_coll_args_t *a, ucg_coll_type_t coll)
+{
+    memset(a, 0, sizeof(*a));
+    a->coll = coll;
+}
+
+static void coll_ucg_set_root(ucg_coll_args_t *a, int root)
+{
+    a->field_mask |= UCG_COLL_ARGS_FIELD_ROOT;
+    a->root = (unsigned)root;
+}
+
+static void coll_ucg_set_in_place(ucg_coll_args_t *a)
+{
+    a->field_mask |= UCG_COLL_ARGS_FIELD_FLAGS;
+    a->flags |= UCG_COLL_FLAG_IN_PLACE;
 }
 
 /* ------------------------------------------------------------------ */
@@ -628,27 +673,60 @@ int mca_coll_ucg_barrier(ompi_communicator_t *comm,
     return rc;
 }
 
+/* Runs a data-moving collective whose staging is in mv (rc: how building
+ * it went): blocking, or started as request req (mv is then req's, and
+ * the staging is finished when it completes). */
+static int coll_ucg_moves_go(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
+                             coll_ucg_moves_t *mv, coll_ucg_request_t *req,
+                             int rc)
+{
+    if (rc == OMPI_SUCCESS && req != NULL) {
+        req->has_moves = 1;
+        rc = coll_ucg_start_nb(m, a, req);
+        if (rc == OMPI_SUCCESS) {
+            return rc;
+        }
+        req->has_moves = 0;
+    } else if (rc == OMPI_SUCCESS) {
+        rc = coll_ucg_run_ex(m, a, mv->src.tmp != NULL || mv->dst.tmp != NULL);
+        if (rc == OMPI_SUCCESS) {
+            rc = coll_ucg_moves_finish(mv);
+        }
+    }
+    coll_ucg_moves_fini(mv);
+    return rc;
+}
+
+/* The staging of one call: the request's, or the caller's. */
+#define COLL_UCG_MOVES(_req, _local)                                           \
+    ((_req) != NULL ? &(_req)->moves : &(_local))
+
+static int coll_ucg_bcast_do(void *buff, int count, ompi_datatype_t *dtype,
+                             int root, ompi_communicator_t *comm,
+                             mca_coll_ucg_module_t *m, coll_ucg_request_t *req)
+{
+    coll_ucg_moves_t local;
+    coll_ucg_moves_t *mv = COLL_UCG_MOVES(req, local);
+    coll_ucg_moves_init(mv, comm);
+    ucg_coll_args_t a;
+    coll_ucg_args_init(&a, UCG_COLL_BCAST);
+    coll_ucg_set_root(&a, root);
+    coll_ucg_side_init(&mv->dst, buff, dtype);
+    const int at_root = ompi_comm_rank(comm) == root;
+    void *p = NULL;
+    int rc = coll_ucg_side_flat(&mv->dst, (size_t)count, at_root, comm, &p);
+    coll_ucg_bytes(&a.dst, p, (size_t)count * mv->dst.tsize);
+    mv->unpack = !at_root && !mv->dst.contig;
+    mv->total = (size_t)count;
+    return coll_ucg_moves_go(m, &a, mv, req, rc);
+}
+
 int mca_coll_ucg_bcast(void *buff, int count, ompi_datatype_t *dtype, int root,
                        ompi_communicator_t *comm,
                        mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    ucg_coll_args_t a;
-    coll_ucg_args_init(&a, UCG_COLL_BCAST);
-    coll_ucg_set_root(&a, root);
-    coll_ucg_side_t s;
-    coll_ucg_side_init(&s, buff, dtype);
-    const int at_root = ompi_comm_rank(comm) == root;
-    void *p = NULL;
-    int rc = coll_ucg_side_flat(&s, (size_t)count, at_root, comm, &p);
-    if (rc == OMPI_SUCCESS) {
-        coll_ucg_bytes(&a.dst, p, (size_t)count * s.tsize);
-        rc = coll_ucg_run_ex(m, &a, s.tmp != NULL);
-        if (rc == OMPI_SUCCESS && !at_root) {
-            rc = coll_ucg_side_flat_done(&s, (size_t)count, comm);
-        }
-    }
-    coll_ucg_side_fini(&s);
+    int rc = coll_ucg_bcast_do(buff, count, dtype, root, comm, m, NULL);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.bcast(buff, count, dtype, root, comm,
                              m->prev.bcast_module);
@@ -833,59 +911,57 @@ int mca_coll_ucg_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
 }
 
 /* gather, gatherv, allgather, allgatherv: one block in, P blocks out (at
- * the root only for gather). rcounts != NULL: the v forms. */
+ * the root only for gather). */
 static int coll_ucg_gather_like(ucg_coll_type_t coll, const void *sbuf,
                                 int scount, ompi_datatype_t *sdtype, void *rbuf,
                                 int rcount, const int *rcounts,
                                 const int *displs, ompi_datatype_t *rdtype,
                                 int root, ompi_communicator_t *comm,
-                                mca_coll_ucg_module_t *m)
+                                mca_coll_ucg_module_t *m,
+                                coll_ucg_request_t *req)
 {
     const int all = coll == UCG_COLL_ALLGATHER || coll == UCG_COLL_ALLGATHERV;
     const int vec = coll == UCG_COLL_GATHERV || coll == UCG_COLL_ALLGATHERV;
     const int size = ompi_comm_size(comm);
     const int has_out = all || ompi_comm_rank(comm) == root;
     const int in_place = sbuf == MPI_IN_PLACE;
+    coll_ucg_moves_t local;
+    coll_ucg_moves_t *mv = COLL_UCG_MOVES(req, local);
+    coll_ucg_moves_init(mv, comm);
     ucg_coll_args_t a;
     coll_ucg_args_init(&a, coll);
     if (!all) {
         coll_ucg_set_root(&a, root);
     }
-    coll_ucg_side_t src, dst;
-    coll_ucg_side_init(&src, in_place ? NULL : sbuf, sdtype);
-    coll_ucg_side_init(&dst, rbuf, rdtype);
+    coll_ucg_side_init(&mv->src, in_place ? NULL : sbuf, sdtype);
+    coll_ucg_side_init(&mv->dst, rbuf, rdtype);
     void *p = NULL;
     int rc = OMPI_SUCCESS;
     if (in_place) {
         coll_ucg_set_in_place(&a);
     } else {
-        rc = coll_ucg_side_flat(&src, (size_t)scount, 1, comm, &p);
-        coll_ucg_bytes(&a.src, p, (size_t)scount * src.tsize);
+        rc = coll_ucg_side_flat(&mv->src, (size_t)scount, 1, comm, &p);
+        coll_ucg_bytes(&a.src, p, (size_t)scount * mv->src.tsize);
     }
     if (rc == OMPI_SUCCESS && has_out) {
+        mv->unpack = !mv->dst.contig;
+        mv->vec = vec;
+        mv->size = size;
         if (vec) {
-            rc = coll_ucg_side_vec(&dst, rcounts, displs, size, in_place, comm,
-                                   &p);
+            rc = coll_ucg_side_vec(&mv->dst, rcounts, displs, size, in_place,
+                                   comm, &p);
             coll_ucg_bytes(&a.dst, p, 0);
-            a.dst.counts = dst.counts;
-            a.dst.displs = dst.displs;
+            a.dst.counts = mv->dst.counts;
+            a.dst.displs = mv->dst.displs;
+            mv->counts = rcounts;
+            mv->displs = displs;
         } else {
-            rc = coll_ucg_side_flat(&dst, (size_t)rcount * (size_t)size,
-                                    in_place, comm, &p);
-            coll_ucg_bytes(&a.dst, p, (size_t)rcount * dst.tsize);
+            mv->total = (size_t)rcount * (size_t)size;
+            rc = coll_ucg_side_flat(&mv->dst, mv->total, in_place, comm, &p);
+            coll_ucg_bytes(&a.dst, p, (size_t)rcount * mv->dst.tsize);
         }
     }
-    if (rc == OMPI_SUCCESS) {
-        rc = coll_ucg_run_ex(m, &a, src.tmp != NULL || dst.tmp != NULL);
-    }
-    if (rc == OMPI_SUCCESS && has_out) {
-        rc = vec ? coll_ucg_side_vec_done(&dst, rcounts, displs, size, comm)
-                 : coll_ucg_side_flat_done(&dst, (size_t)rcount * (size_t)size,
-                                           comm);
-    }
-    coll_ucg_side_fini(&src);
-    coll_ucg_side_fini(&dst);
-    return rc;
+    return coll_ucg_moves_go(m, &a, mv, req, rc);
 }
 
 int mca_coll_ucg_gather(const void *sbuf, int scount, ompi_datatype_t *sdtype,
@@ -894,8 +970,9 @@ int mca_coll_ucg_gather(const void *sbuf, int scount, ompi_datatype_t *sdtype,
                         mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    int rc = coll_ucg_gather_like(UCG_COLL_GATHER, sbuf, scount, sdtype, rbuf,
-                                  rcount, NULL, NULL, rdtype, root, comm, m);
+    int rc =
+        coll_ucg_gather_like(UCG_COLL_GATHER, sbuf, scount, sdtype, rbuf,
+                             rcount, NULL, NULL, rdtype, root, comm, m, NULL);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.gather(sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
                               comm, m->prev.gather_module);
@@ -910,8 +987,9 @@ int mca_coll_ucg_gatherv(const void *sbuf, int scount, ompi_datatype_t *sdtype,
                          mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    int rc = coll_ucg_gather_like(UCG_COLL_GATHERV, sbuf, scount, sdtype, rbuf,
-                                  0, rcounts, displs, rdtype, root, comm, m);
+    int rc =
+        coll_ucg_gather_like(UCG_COLL_GATHERV, sbuf, scount, sdtype, rbuf, 0,
+                             rcounts, displs, rdtype, root, comm, m, NULL);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.gatherv(sbuf, scount, sdtype, rbuf, rcounts, displs,
                                rdtype, root, comm, m->prev.gatherv_module);
@@ -925,8 +1003,9 @@ int mca_coll_ucg_allgather(const void *sbuf, int scount,
                            mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    int rc = coll_ucg_gather_like(UCG_COLL_ALLGATHER, sbuf, scount, sdtype,
-                                  rbuf, rcount, NULL, NULL, rdtype, 0, comm, m);
+    int rc =
+        coll_ucg_gather_like(UCG_COLL_ALLGATHER, sbuf, scount, sdtype, rbuf,
+                             rcount, NULL, NULL, rdtype, 0, comm, m, NULL);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype,
                                  comm, m->prev.allgather_module);
@@ -941,8 +1020,9 @@ int mca_coll_ucg_allgatherv(const void *sbuf, int scount,
                             mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    int rc = coll_ucg_gather_like(UCG_COLL_ALLGATHERV, sbuf, scount, sdtype,
-                                  rbuf, 0, rcounts, displs, rdtype, 0, comm, m);
+    int rc =
+        coll_ucg_gather_like(UCG_COLL_ALLGATHERV, sbuf, scount, sdtype, rbuf, 0,
+                             rcounts, displs, rdtype, 0, comm, m, NULL);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs,
                                   rdtype, comm, m->prev.allgatherv_module);
@@ -956,46 +1036,44 @@ static int coll_ucg_scatter_like(int vec, const void *sbuf, int scount,
                                  ompi_datatype_t *sdtype, void *rbuf,
                                  int rcount, ompi_datatype_t *rdtype, int root,
                                  ompi_communicator_t *comm,
-                                 mca_coll_ucg_module_t *m)
+                                 mca_coll_ucg_module_t *m,
+                                 coll_ucg_request_t *req)
 {
     const int size = ompi_comm_size(comm);
     const int at_root = ompi_comm_rank(comm) == root;
     const int in_place = at_root && rbuf == MPI_IN_PLACE;
+    coll_ucg_moves_t local;
+    coll_ucg_moves_t *mv = COLL_UCG_MOVES(req, local);
+    coll_ucg_moves_init(mv, comm);
     ucg_coll_args_t a;
     coll_ucg_args_init(&a, vec ? UCG_COLL_SCATTERV : UCG_COLL_SCATTER);
     coll_ucg_set_root(&a, root);
-    coll_ucg_side_t src, dst;
-    coll_ucg_side_init(&src, at_root ? sbuf : NULL, sdtype);
-    coll_ucg_side_init(&dst, in_place ? NULL : rbuf, rdtype);
+    coll_ucg_side_init(&mv->src, at_root ? sbuf : NULL, sdtype);
+    coll_ucg_side_init(&mv->dst, in_place ? NULL : rbuf, rdtype);
     void *p = NULL;
     int rc = OMPI_SUCCESS;
     if (at_root) {
         if (vec) {
-            rc = coll_ucg_side_vec(&src, scounts, displs, size, 1, comm, &p);
+            rc =
+                coll_ucg_side_vec(&mv->src, scounts, displs, size, 1, comm, &p);
             coll_ucg_bytes(&a.src, p, 0);
-            a.src.counts = src.counts;
-            a.src.displs = src.displs;
+            a.src.counts = mv->src.counts;
+            a.src.displs = mv->src.displs;
         } else {
-            rc = coll_ucg_side_flat(&src, (size_t)scount * (size_t)size, 1,
+            rc = coll_ucg_side_flat(&mv->src, (size_t)scount * (size_t)size, 1,
                                     comm, &p);
-            coll_ucg_bytes(&a.src, p, (size_t)scount * src.tsize);
+            coll_ucg_bytes(&a.src, p, (size_t)scount * mv->src.tsize);
         }
     }
     if (in_place) {
         coll_ucg_set_in_place(&a);
     } else if (rc == OMPI_SUCCESS) {
-        rc = coll_ucg_side_flat(&dst, (size_t)rcount, 0, comm, &p);
-        coll_ucg_bytes(&a.dst, p, (size_t)rcount * dst.tsize);
+        rc = coll_ucg_side_flat(&mv->dst, (size_t)rcount, 0, comm, &p);
+        coll_ucg_bytes(&a.dst, p, (size_t)rcount * mv->dst.tsize);
+        mv->unpack = !mv->dst.contig;
+        mv->total = (size_t)rcount;
     }
-    if (rc == OMPI_SUCCESS) {
-        rc = coll_ucg_run_ex(m, &a, src.tmp != NULL || dst.tmp != NULL);
-    }
-    if (rc == OMPI_SUCCESS && !in_place) {
-        rc = coll_ucg_side_flat_done(&dst, (size_t)rcount, comm);
-    }
-    coll_ucg_side_fini(&src);
-    coll_ucg_side_fini(&dst);
-    return rc;
+    return coll_ucg_moves_go(m, &a, mv, req, rc);
 }
 
 int mca_coll_ucg_scatter(const void *sbuf, int scount, ompi_datatype_t *sdtype,
@@ -1005,7 +1083,7 @@ int mca_coll_ucg_scatter(const void *sbuf, int scount, ompi_datatype_t *sdtype,
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     int rc = coll_ucg_scatter_like(0, sbuf, scount, NULL, NULL, sdtype, rbuf,
-                                   rcount, rdtype, root, comm, m);
+                                   rcount, rdtype, root, comm, m, NULL);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.scatter(sbuf, scount, sdtype, rbuf, rcount, rdtype, root,
                                comm, m->prev.scatter_module);
@@ -1021,7 +1099,7 @@ int mca_coll_ucg_scatterv(const void *sbuf, const int *scounts,
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     int rc = coll_ucg_scatter_like(1, sbuf, 0, scounts, displs, sdtype, rbuf,
-                                   rcount, rdtype, root, comm, m);
+                                   rcount, rdtype, root, comm, m, NULL);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.scatterv(sbuf, scounts, displs, sdtype, rbuf, rcount,
                                 rdtype, root, comm, m->prev.scatterv_module);
@@ -1029,60 +1107,56 @@ int mca_coll_ucg_scatterv(const void *sbuf, const int *scounts,
     return rc;
 }
 
-static int coll_ucg_alltoall_like(const void *sbuf, int scount,
-                                  const int *scounts, const int *sdispls,
-                                  ompi_datatype_t *sdtype, void *rbuf,
-                                  int rcount, const int *rcounts,
-                                  const int *rdispls, ompi_datatype_t *rdtype,
-                                  ompi_communicator_t *comm,
-                                  mca_coll_ucg_module_t *m)
+static int
+coll_ucg_alltoall_like(const void *sbuf, int scount, const int *scounts,
+                       const int *sdispls, ompi_datatype_t *sdtype, void *rbuf,
+                       int rcount, const int *rcounts, const int *rdispls,
+                       ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+                       mca_coll_ucg_module_t *m, coll_ucg_request_t *req)
 {
     const int vec = rcounts != NULL;
     const int size = ompi_comm_size(comm);
     const int in_place = sbuf == MPI_IN_PLACE;
+    coll_ucg_moves_t local;
+    coll_ucg_moves_t *mv = COLL_UCG_MOVES(req, local);
+    coll_ucg_moves_init(mv, comm);
     ucg_coll_args_t a;
     coll_ucg_args_init(&a, vec ? UCG_COLL_ALLTOALLV : UCG_COLL_ALLTOALL);
-    coll_ucg_side_t src, dst;
-    coll_ucg_side_init(&src, in_place ? NULL : sbuf, sdtype);
-    coll_ucg_side_init(&dst, rbuf, rdtype);
+    coll_ucg_side_init(&mv->src, in_place ? NULL : sbuf, sdtype);
+    coll_ucg_side_init(&mv->dst, rbuf, rdtype);
     void *p = NULL;
     int rc = OMPI_SUCCESS;
     if (in_place) {
         coll_ucg_set_in_place(&a);
     } else if (vec) {
-        rc = coll_ucg_side_vec(&src, scounts, sdispls, size, 1, comm, &p);
+        rc = coll_ucg_side_vec(&mv->src, scounts, sdispls, size, 1, comm, &p);
         coll_ucg_bytes(&a.src, p, 0);
-        a.src.counts = src.counts;
-        a.src.displs = src.displs;
+        a.src.counts = mv->src.counts;
+        a.src.displs = mv->src.displs;
     } else {
-        rc = coll_ucg_side_flat(&src, (size_t)scount * (size_t)size, 1, comm,
-                                &p);
-        coll_ucg_bytes(&a.src, p, (size_t)scount * src.tsize);
+        rc = coll_ucg_side_flat(&mv->src, (size_t)scount * (size_t)size, 1,
+                                comm, &p);
+        coll_ucg_bytes(&a.src, p, (size_t)scount * mv->src.tsize);
     }
     if (rc == OMPI_SUCCESS) {
+        mv->unpack = !mv->dst.contig;
+        mv->vec = vec;
+        mv->size = size;
         if (vec) {
-            rc = coll_ucg_side_vec(&dst, rcounts, rdispls, size, in_place, comm,
-                                   &p);
+            rc = coll_ucg_side_vec(&mv->dst, rcounts, rdispls, size, in_place,
+                                   comm, &p);
             coll_ucg_bytes(&a.dst, p, 0);
-            a.dst.counts = dst.counts;
-            a.dst.displs = dst.displs;
+            a.dst.counts = mv->dst.counts;
+            a.dst.displs = mv->dst.displs;
+            mv->counts = rcounts;
+            mv->displs = rdispls;
         } else {
-            rc = coll_ucg_side_flat(&dst, (size_t)rcount * (size_t)size,
-                                    in_place, comm, &p);
-            coll_ucg_bytes(&a.dst, p, (size_t)rcount * dst.tsize);
+            mv->total = (size_t)rcount * (size_t)size;
+            rc = coll_ucg_side_flat(&mv->dst, mv->total, in_place, comm, &p);
+            coll_ucg_bytes(&a.dst, p, (size_t)rcount * mv->dst.tsize);
         }
     }
-    if (rc == OMPI_SUCCESS) {
-        rc = coll_ucg_run_ex(m, &a, src.tmp != NULL || dst.tmp != NULL);
-    }
-    if (rc == OMPI_SUCCESS) {
-        rc = vec ? coll_ucg_side_vec_done(&dst, rcounts, rdispls, size, comm)
-                 : coll_ucg_side_flat_done(&dst, (size_t)rcount * (size_t)size,
-                                           comm);
-    }
-    coll_ucg_side_fini(&src);
-    coll_ucg_side_fini(&dst);
-    return rc;
+    return coll_ucg_moves_go(m, &a, mv, req, rc);
 }
 
 int mca_coll_ucg_alltoall(const void *sbuf, int scount, ompi_datatype_t *sdtype,
@@ -1092,7 +1166,7 @@ int mca_coll_ucg_alltoall(const void *sbuf, int scount, ompi_datatype_t *sdtype,
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     int rc = coll_ucg_alltoall_like(sbuf, scount, NULL, NULL, sdtype, rbuf,
-                                    rcount, NULL, NULL, rdtype, comm, m);
+                                    rcount, NULL, NULL, rdtype, comm, m, NULL);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype,
                                 comm, m->prev.alltoall_module);
@@ -1108,7 +1182,7 @@ int mca_coll_ucg_alltoallv(const void *sbuf, const int *scounts,
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     int rc = coll_ucg_alltoall_like(sbuf, 0, scounts, sdispls, sdtype, rbuf, 0,
-                                    rcounts, rdispls, rdtype, comm, m);
+                                    rcounts, rdispls, rdtype, comm, m, NULL);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.alltoallv(sbuf, scounts, sdispls, sdtype, rbuf, rcounts,
                                  rdispls, rdtype, comm,
@@ -1238,4 +1312,141 @@ int mca_coll_ucg_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
         m->prev.ireduce_scatter_block,
         m->prev.ireduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, req,
                                       m->prev.ireduce_scatter_block_module));
+}
+
+int mca_coll_ucg_ibcast(void *buff, int count, ompi_datatype_t *dtype, int root,
+                        ompi_communicator_t *comm, ompi_request_t **req,
+                        mca_coll_base_module_t *module)
+{
+    mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    COLL_UCG_NB(comm, req,
+                coll_ucg_bcast_do(buff, count, dtype, root, comm, m, r),
+                m->prev.ibcast,
+                m->prev.ibcast(buff, count, dtype, root, comm, req,
+                               m->prev.ibcast_module));
+}
+
+int mca_coll_ucg_igather(const void *sbuf, int scount, ompi_datatype_t *sdtype,
+                         void *rbuf, int rcount, ompi_datatype_t *rdtype,
+                         int root, ompi_communicator_t *comm,
+                         ompi_request_t **req, mca_coll_base_module_t *module)
+{
+    mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    COLL_UCG_NB(comm, req,
+                coll_ucg_gather_like(UCG_COLL_GATHER, sbuf, scount, sdtype,
+                                     rbuf, rcount, NULL, NULL, rdtype, root,
+                                     comm, m, r),
+                m->prev.igather,
+                m->prev.igather(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                root, comm, req, m->prev.igather_module));
+}
+
+int mca_coll_ucg_igatherv(const void *sbuf, int scount, ompi_datatype_t *sdtype,
+                          void *rbuf, const int *rcounts, const int *displs,
+                          ompi_datatype_t *rdtype, int root,
+                          ompi_communicator_t *comm, ompi_request_t **req,
+                          mca_coll_base_module_t *module)
+{
+    mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    COLL_UCG_NB(
+        comm, req,
+        coll_ucg_gather_like(UCG_COLL_GATHERV, sbuf, scount, sdtype, rbuf, 0,
+                             rcounts, displs, rdtype, root, comm, m, r),
+        m->prev.igatherv,
+        m->prev.igatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
+                         root, comm, req, m->prev.igatherv_module));
+}
+
+int mca_coll_ucg_iallgather(const void *sbuf, int scount,
+                            ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                            ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+                            ompi_request_t **req,
+                            mca_coll_base_module_t *module)
+{
+    mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    COLL_UCG_NB(comm, req,
+                coll_ucg_gather_like(UCG_COLL_ALLGATHER, sbuf, scount, sdtype,
+                                     rbuf, rcount, NULL, NULL, rdtype, 0, comm,
+                                     m, r),
+                m->prev.iallgather,
+                m->prev.iallgather(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                   comm, req, m->prev.iallgather_module));
+}
+
+int mca_coll_ucg_iallgatherv(const void *sbuf, int scount,
+                             ompi_datatype_t *sdtype, void *rbuf,
+                             const int *rcounts, const int *displs,
+                             ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+                             ompi_request_t **req,
+                             mca_coll_base_module_t *module)
+{
+    mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    COLL_UCG_NB(
+        comm, req,
+        coll_ucg_gather_like(UCG_COLL_ALLGATHERV, sbuf, scount, sdtype, rbuf, 0,
+                             rcounts, displs, rdtype, 0, comm, m, r),
+        m->prev.iallgatherv,
+        m->prev.iallgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
+                            comm, req, m->prev.iallgatherv_module));
+}
+
+int mca_coll_ucg_iscatter(const void *sbuf, int scount, ompi_datatype_t *sdtype,
+                          void *rbuf, int rcount, ompi_datatype_t *rdtype,
+                          int root, ompi_communicator_t *comm,
+                          ompi_request_t **req, mca_coll_base_module_t *module)
+{
+    mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    COLL_UCG_NB(comm, req,
+                coll_ucg_scatter_like(0, sbuf, scount, NULL, NULL, sdtype, rbuf,
+                                      rcount, rdtype, root, comm, m, r),
+                m->prev.iscatter,
+                m->prev.iscatter(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                 root, comm, req, m->prev.iscatter_module));
+}
+
+int mca_coll_ucg_iscatterv(const void *sbuf, const int *scounts,
+                           const int *displs, ompi_datatype_t *sdtype,
+                           void *rbuf, int rcount, ompi_datatype_t *rdtype,
+                           int root, ompi_communicator_t *comm,
+                           ompi_request_t **req, mca_coll_base_module_t *module)
+{
+    mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    COLL_UCG_NB(comm, req,
+                coll_ucg_scatter_like(1, sbuf, 0, scounts, displs, sdtype, rbuf,
+                                      rcount, rdtype, root, comm, m, r),
+                m->prev.iscatterv,
+                m->prev.iscatterv(sbuf, scounts, displs, sdtype, rbuf, rcount,
+                                  rdtype, root, comm, req,
+                                  m->prev.iscatterv_module));
+}
+
+int mca_coll_ucg_ialltoall(const void *sbuf, int scount,
+                           ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                           ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+                           ompi_request_t **req, mca_coll_base_module_t *module)
+{
+    mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    COLL_UCG_NB(comm, req,
+                coll_ucg_alltoall_like(sbuf, scount, NULL, NULL, sdtype, rbuf,
+                                       rcount, NULL, NULL, rdtype, comm, m, r),
+                m->prev.ialltoall,
+                m->prev.ialltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                  comm, req, m->prev.ialltoall_module));
+}
+
+int mca_coll_ucg_ialltoallv(const void *sbuf, const int *scounts,
+                            const int *sdispls, ompi_datatype_t *sdtype,
+                            void *rbuf, const int *rcounts, const int *rdispls,
+                            ompi_datatype_t *rdtype, ompi_communicator_t *comm,
+                            ompi_request_t **req,
+                            mca_coll_base_module_t *module)
+{
+    mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    COLL_UCG_NB(comm, req,
+                coll_ucg_alltoall_like(sbuf, 0, scounts, sdispls, sdtype, rbuf,
+                                       0, rcounts, rdispls, rdtype, comm, m, r),
+                m->prev.ialltoallv,
+                m->prev.ialltoallv(sbuf, scounts, sdispls, sdtype, rbuf,
+                                   rcounts, rdispls, rdtype, comm, req,
+                                   m->prev.ialltoallv_module));
 }

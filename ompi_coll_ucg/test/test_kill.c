@@ -22,8 +22,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 1000000; ++i) {
         MPI_Allreduce(&x, &y, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     }
-    printf("test_kill: the collectives completed without rank %d\n",
-           size - 1);
+    printf("test_kill: the collectives completed without rank %d\n", size - 1);
     MPI_Finalize();
     return 0;
 }
