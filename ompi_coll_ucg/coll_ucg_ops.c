@@ -334,6 +334,7 @@ typedef struct coll_ucg_request {
     ompi_request_t super;
     coll_ucg_moves_t moves; /* staging, finished at completion */
     int has_moves;
+    mca_coll_ucg_module_t *module; /* retained in flight: keeps the group */
     struct coll_ucg_request *next; /* in the component's active list */
     ucg_coll_h coll;
     coll_ucg_user_t user; /* a user op's state lives as long as this */
@@ -377,6 +378,7 @@ static coll_ucg_request_t *coll_ucg_request_new(ompi_communicator_t *comm)
     r->coll = NULL;
     r->counts = NULL;
     r->has_moves = 0;
+    r->module = NULL;
     return r;
 }
 
@@ -407,6 +409,8 @@ static int coll_ucg_progress(void)
         r->next = NULL;
         ucg_collective_free(r->coll);
         r->coll = NULL;
+        OBJ_RELEASE(r->module); /* may destroy the group: r->coll is gone */
+        r->module = NULL;
         if (r->has_moves) {
             if (st == UCS_OK &&
                 coll_ucg_moves_finish(&r->moves) != OMPI_SUCCESS) {
@@ -472,6 +476,8 @@ static int coll_ucg_start_nb(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
         opal_progress_register(coll_ucg_progress);
         c->progress_registered = 1;
     }
+    OBJ_RETAIN(m);
+    r->module = m;
     r->super.req_state = OMPI_REQUEST_ACTIVE;
     r->next = c->active;
     c->active = r;

@@ -168,6 +168,17 @@ int main(int argc, char **argv)
         }
     }
     MPI_Type_free(&vec);
+
+    /* the communicator freed while its collective is in flight */
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    long lx = rank, ly = -1;
+    MPI_Request dreq;
+    MPI_Iallreduce(&lx, &ly, 1, MPI_LONG, MPI_SUM, dup, &dreq);
+    MPI_Comm_free(&dup);
+    MPI_Wait(&dreq, MPI_STATUS_IGNORE);
+    errors += ly != (long)size * (size - 1) / 2;
+
     int total = 0;
     MPI_Allreduce(&errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
