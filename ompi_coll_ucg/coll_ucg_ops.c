@@ -158,8 +158,8 @@ static void coll_ucg_side_init(coll_ucg_side_t *s, const void *buf,
     ompi_datatype_get_true_extent(dt, &true_lb, &true_extent);
     s->contig = ompi_datatype_is_contiguous_memory_layout(dt, 2) &&
                 s->extent == (ptrdiff_t)s->tsize;
-    if (s->contig && s->user != NULL) {
-        s->user += true_lb;
+    if (s->contig) { /* MPI_BOTTOM (NULL) + an absolute lb too */
+        s->user = (char *)((uintptr_t)s->user + (uintptr_t)true_lb);
     }
 }
 
@@ -232,20 +232,22 @@ static int coll_ucg_side_vec(coll_ucg_side_t *s, const int *counts,
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     size_t total = 0;
+    int low = 0; /* negative displacements: UCG's start is the lowest */
     for (int i = 0; i < size; ++i) {
-        if (counts[i] < 0 || (s->contig && displs[i] < 0)) {
-            return OMPI_ERR_NOT_SUPPORTED;
-        }
-        s->counts[i] = (size_t)counts[i] * s->tsize;
+        low = displs[i] < low ? displs[i] : low;
+    }
+    for (int i = 0; i < size; ++i) {
+        s->counts[i] = counts[i] > 0 ? (size_t)counts[i] * s->tsize : 0;
         if (s->contig) {
-            s->displs[i] = (size_t)displs[i] * s->tsize;
+            s->displs[i] = (size_t)((long)displs[i] - low) * s->tsize;
         } else {
             s->displs[i] = total;
             total += s->counts[i];
         }
     }
     if (s->contig) {
-        *ptr = s->user;
+        *ptr = (char *)((uintptr_t)s->user +
+                        (uintptr_t)((ptrdiff_t)low * s->extent));
         return OMPI_SUCCESS;
     }
     s->tmp = malloc(total + 1);
@@ -657,7 +659,7 @@ static int coll_ucg_reduction(ucg_coll_args_t *a, ompi_datatype_t *dt,
 
 static char *coll_ucg_shift(const void *p, ptrdiff_t shift)
 {
-    return p == NULL ? NULL : (char *)(uintptr_t)p + shift;
+    return (char *)((uintptr_t)p + (uintptr_t)shift); /* MPI_BOTTOM too */
 }
 
 /* ------------------------------------------------------------------ */

@@ -290,6 +290,46 @@ static void test_all(MPI_Comm comm, const view_t *sv, const view_t *rv,
     MPI_Barrier(comm);
 }
 
+/* MPI_BOTTOM with an absolute-address type, and gatherv/allgatherv with
+ * negative displacements (blocks below the buffer pointer). */
+static void test_bottom_and_negative(int size)
+{
+    int data[8];
+    for (int i = 0; i < 8; ++i) {
+        data[i] = g_rank == 0 ? 40 + i : -1;
+    }
+    MPI_Aint addr;
+    MPI_Get_address(data, &addr);
+    int len = 8;
+    MPI_Datatype abs_t;
+    MPI_Type_create_hindexed(1, &len, &addr, MPI_INT, &abs_t);
+    MPI_Type_commit(&abs_t);
+    MPI_Bcast(MPI_BOTTOM, 1, abs_t, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < 8; ++i) {
+        CHECK(data[i] == 40 + i, "bcast MPI_BOTTOM [%d] = %d", i, data[i]);
+    }
+    MPI_Type_free(&abs_t);
+
+    int *all = malloc(sizeof(int) * (size_t)size * 2);
+    int *counts = malloc(sizeof(int) * (size_t)size);
+    int *displs = malloc(sizeof(int) * (size_t)size);
+    for (int r = 0; r < size; ++r) {
+        counts[r] = 2;
+        displs[r] = 2 * r - 2 * (size - 1); /* last block at the pointer */
+    }
+    int *base = all + 2 * (size - 1);
+    int mine[2] = {g_rank * 3, g_rank * 3 + 1};
+    MPI_Allgatherv(mine, 2, MPI_INT, base, counts, displs, MPI_INT,
+                   MPI_COMM_WORLD);
+    for (int r = 0; r < size; ++r) {
+        CHECK(all[2 * r] == r * 3 && all[2 * r + 1] == r * 3 + 1,
+              "allgatherv negative displacement block %d", r);
+    }
+    free(all);
+    free(counts);
+    free(displs);
+}
+
 static void test_comm(MPI_Comm comm)
 {
     int size;
@@ -334,6 +374,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 3; ++i) {
         MPI_Barrier(MPI_COMM_WORLD);
     }
+    test_bottom_and_negative(size);
     test_comm(MPI_COMM_WORLD);
     MPI_Comm split, dup;
     MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, size - g_rank, &split);
