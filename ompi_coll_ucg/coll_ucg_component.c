@@ -136,6 +136,12 @@ static int coll_ucg_close(void)
     if (c->ucg != NULL && c->groups == 0) {
         ucg_context_destroy(c->ucg);
         c->ucg = NULL;
+        opal_output_verbose(10, c->output, "coll:ucg: context destroyed");
+    } else if (c->ucg != NULL) {
+        opal_output_verbose(1, c->output,
+                            "coll:ucg: %d groups left at close: the context "
+                            "stays",
+                            c->groups);
     }
     if (c->output >= 0) {
         opal_output_close(c->output);
