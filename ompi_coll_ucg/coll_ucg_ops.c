@@ -11,6 +11,9 @@
  * back, alike on every member since MPI requires the same type and op. */
 #include "coll_ucg.h"
 
+#include "opal/runtime/opal_progress.h"
+
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +67,26 @@ static coll_ucg_cached_t *coll_ucg_cache_find(mca_coll_ucg_module_t *m,
     return victim;
 }
 
+/* Waits for a blocking collective while Open MPI's own progress runs too:
+ * a peer may need this rank's pending point-to-point (or a previous
+ * module's nonblocking collective) before it joins. Backs off with
+ * sched_yield after a bounded spin. */
+static ucs_status_t coll_ucg_wait(ucg_coll_h h)
+{
+    for (unsigned i = 0;; ++i) {
+        ucs_status_t st = ucg_collective_test(h);
+        if (st != UCS_INPROGRESS) {
+            return st;
+        }
+        if ((i & 15) == 15) {
+            opal_progress();
+        }
+        if (i >= 1024) {
+            sched_yield();
+        }
+    }
+}
+
 static int coll_ucg_run_ex(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
                            int staged)
 {
@@ -107,7 +130,7 @@ static int coll_ucg_run_ex(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
     }
     st = ucg_collective_start(h);
     if (st == UCS_OK) {
-        st = ucg_collective_wait(h);
+        st = coll_ucg_wait(h);
     }
     if (!keep || st != UCS_OK) {
         ucg_collective_free(h);
