@@ -342,6 +342,20 @@ static int coll_ucg_module_enable(mca_coll_base_module_t *module,
         m->group = NULL;
         opal_output_verbose(1, c->output, "coll:ucg: %s: ucg_group_create: %s",
                             comm->c_name, ucs_status_string(st));
+    }
+    /* All members use the group or none does (a member whose creation
+     * failed would run the previous module's collectives alone). */
+    mine = m->group != NULL ? 1 : 0;
+    rc = m->prev.allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm,
+                           m->prev.allreduce_module);
+    if (rc != OMPI_SUCCESS || all == 0) {
+        if (m->group != NULL) {
+            ucg_group_destroy(m->group);
+            m->group = NULL;
+        }
+        opal_output_verbose(1, c->output,
+                            "coll:ucg: %s: no UCG group on some member",
+                            comm->c_name);
         return OMPI_ERROR;
     }
     ++c->groups;

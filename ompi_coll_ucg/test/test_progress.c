@@ -24,8 +24,7 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
     } else if (rank == 1) {
-        MPI_Recv(buf, BYTES, MPI_CHAR, 0, 5, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
+        MPI_Recv(buf, BYTES, MPI_CHAR, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Barrier(MPI_COMM_WORLD);
         for (int i = 0; i < BYTES; ++i) {
             errors += buf[i] != (char)(i * 7);
