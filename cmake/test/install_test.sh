@@ -53,7 +53,7 @@ if [ "$how" = pkgconfig ] && command -v ucx_info >/dev/null; then
     plugins=$(pkg-config --variable=plugindir ucg)
     for tl in mmbcast:mm_bcast mmincast:mm_incast; do
         LD_PRELOAD=${UCG_TEST_PRELOAD:-}$plugins/libuct_${tl%%:*}.so.0 \
-            ucx_info -d -t "${tl#*:}" | grep -q "Transport: ${tl#*:}" || {
+            ucx_info -d -t "${tl#*:}" | grep >/dev/null "Transport: ${tl#*:}" || {
             echo "FAIL: installed ${tl#*:} not listed by ucx_info" >&2
             exit 1
         }

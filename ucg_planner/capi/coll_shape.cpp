@@ -7,7 +7,9 @@
 
 #include "capi/internal.h"
 
+#include <cstring>
 #include <numeric>
+#include <type_traits>
 
 namespace ucg::rt {
 
@@ -39,6 +41,15 @@ ucs_status_t bad(const char *what, ucs_status_t st = UCS_ERR_INVALID_PARAM)
     return st;
 }
 
+// An enum field as the caller stored it: C lets any int sit in an enum,
+// and loading an out-of-range one as the C++ enum is undefined.
+template <class E> int raw(const E &e)
+{
+    std::underlying_type_t<E> v;
+    std::memcpy(&v, &e, sizeof(v));
+    return static_cast<int>(v);
+}
+
 std::uint64_t run_of(const ucg_datatype_t &dt)
 {
     return dt.run == 0 ? 1 : dt.run;
@@ -49,9 +60,10 @@ std::uint64_t run_of(const ucg_datatype_t &dt)
 ucs_status_t check_side(const ucg_buffer_t &b, bool vec, int size,
                         const char *name)
 {
-    if (datatype_bytes(b.dtype) == 0) {
+    const int base = raw(b.dtype.base);
+    if (base < 0 || base >= UCG_DTYPE_LAST || datatype_bytes(b.dtype) == 0) {
         log_error("ucg_collective_init: %s datatype %d is out of range", name,
-                  static_cast<int>(b.dtype.base));
+                  base);
         return UCS_ERR_INVALID_PARAM;
     }
     if (vec) {
@@ -78,12 +90,20 @@ ucs_status_t check_op(const ucg_coll_args_t &a)
     if (!(a.field_mask & UCG_COLL_ARGS_FIELD_OP)) {
         return bad("a reduction needs an op");
     }
+    if (const int op = raw(a.op); op < 0 || op >= UCG_OP_LAST) {
+        log_error("ucg_collective_init: op %d is out of range", op);
+        return UCS_ERR_INVALID_PARAM;
+    }
     if (a.op == UCG_OP_USER) {
         if (!(a.field_mask & UCG_COLL_ARGS_FIELD_USER_OP) ||
             a.user_op == nullptr || a.user_op->func == nullptr) {
             return bad("UCG_OP_USER needs user_op with a function");
         }
         return UCS_OK;
+    }
+    if (const int dt = raw(a.dst.dtype.base); dt < 0 || dt >= UCG_DTYPE_LAST) {
+        log_error("ucg_collective_init: datatype %d is out of range", dt);
+        return UCS_ERR_INVALID_PARAM;
     }
     const ucs_status_t st = ucg_reduce_check(a.op, a.dst.dtype.base);
     if (st == UCS_ERR_INVALID_PARAM) {

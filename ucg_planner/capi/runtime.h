@@ -31,9 +31,9 @@ struct OneToMany {
     std::uint16_t tl_csum = 0; ///< UCP's checksum of the transport name
     std::size_t addr_len = 0;  ///< its iface address length
     uct_group_attr_t attr{};
-    /// One op's cost as the iface reports it (uct_iface_attr_t): latency
-    /// plus send and receive overhead; each byte copied in by the sender
-    /// and out by the receivers. 0: unknown.
+    /// One op's cost (algorithms::ChannelLimits): its latency and each
+    /// byte's time, copied in by the sender and out by the receivers.
+    /// 0: priced as one point-to-point message of the host level.
     double alpha_ns = 0;
     double ns_per_byte = 0;
 };

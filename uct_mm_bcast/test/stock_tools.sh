@@ -10,27 +10,27 @@ set -euo pipefail
 lib=${1:?usage: stock_tools.sh <LD_PRELOAD value ending in the plugin.so>}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-ucx_info -d | grep -q "Transport: mm_bcast" && fail "listed without preload"
+ucx_info -d | grep >/dev/null "Transport: mm_bcast" && fail "listed without preload"
 
 devices=$(LD_PRELOAD=$lib ucx_info -d -t mm_bcast)
-echo "$devices" | grep -q "Transport: mm_bcast" || fail "transport not listed"
-echo "$devices" | grep -q "am_short: <= 256" || fail "am_short cap"
-echo "$devices" | grep -q "am_bcopy: <= 8240" || fail "am_bcopy cap"
+grep -q "Transport: mm_bcast" <<<"$devices" || fail "transport not listed"
+grep -q "am_short: <= 256" <<<"$devices" || fail "am_short cap"
+grep -q "am_bcopy: <= 8240" <<<"$devices" || fail "am_bcopy cap"
 # zcopy is advertised from UCX_MM_BCAST_MIN_ZCOPY (32M): below, CMA lost to
 # bcopy fragments (perftest/mm/RESULTS.md).
-echo "$devices" | grep -q "am_zcopy: 32M..64M, up to 8 iov" || fail "am_zcopy cap"
-echo "$devices" | grep -q "connection: to iface" || fail "connection cap"
+grep -q "am_zcopy: 32M..64M, up to 8 iov" <<<"$devices" || fail "am_zcopy cap"
+grep -q "connection: to iface" <<<"$devices" || fail "connection cap"
 
 config=$(LD_PRELOAD=$lib ucx_info -c)
 for var in FIFO_SIZE=64 SEG_SIZE=8256 MAX_SHORT=256 MAX_GROUP_SIZE=64 \
            MAX_OUTSTANDING=16 GROUP_RING_SIZE=64 \
            MIN_ZCOPY=32M MAX_ZCOPY=64M; do
-    echo "$config" | grep -q "^UCX_MM_BCAST_$var$" || fail "UCX_MM_BCAST_$var"
+    grep -q "^UCX_MM_BCAST_$var$" <<<"$config" || fail "UCX_MM_BCAST_$var"
 done
 LD_PRELOAD=$lib UCX_MM_BCAST_SEG_SIZE=4160 ucx_info -d -t mm_bcast \
-    | grep -q "am_bcopy: <= 4144" || fail "UCX_MM_BCAST_SEG_SIZE ignored"
+    | grep >/dev/null "am_bcopy: <= 4144" || fail "UCX_MM_BCAST_SEG_SIZE ignored"
 LD_PRELOAD=$lib UCX_MM_BCAST_MIN_ZCOPY=64k ucx_info -d -t mm_bcast \
-    | grep -q "am_zcopy: 64K..64M" || fail "UCX_MM_BCAST_MIN_ZCOPY ignored"
+    | grep >/dev/null "am_zcopy: 64K..64M" || fail "UCX_MM_BCAST_MIN_ZCOPY ignored"
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])'
@@ -51,7 +51,7 @@ perftest() {
         sleep 0.1
     done
     wait "$server" || fail "server: ucx_perftest $*"
-    echo "$out" | grep -q "^Final:" || fail "client: ucx_perftest $*: $out"
+    grep -q "^Final:" <<<"$out" || fail "client: ucx_perftest $*: $out"
     echo "ok: ucx_perftest $* : $(echo "$out" | grep '^Final:')"
 }
 

@@ -9,22 +9,22 @@ set -euo pipefail
 lib=${1:?usage: stock_tools.sh <LD_PRELOAD value ending in the plugin.so>}
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-ucx_info -d | grep -q "Transport: ud_mcast" && fail "listed without preload"
+ucx_info -d | grep >/dev/null "Transport: ud_mcast" && fail "listed without preload"
 
 devices=$(LD_PRELOAD=$lib ucx_info -d -t ud_mcast)
-echo "$devices" | grep -q "Transport: ud_mcast" || fail "transport not listed"
-echo "$devices" | grep -q "Device: lo" || fail "lo not listed"
-echo "$devices" | grep -q "am_bcopy: <= 8128" || fail "am_bcopy cap"
-echo "$devices" | grep -q "connection: to iface" || fail "connection cap"
+grep -q "Transport: ud_mcast" <<<"$devices" || fail "transport not listed"
+grep -q "Device: lo" <<<"$devices" || fail "lo not listed"
+grep -q "am_bcopy: <= 8128" <<<"$devices" || fail "am_bcopy cap"
+grep -q "connection: to iface" <<<"$devices" || fail "connection cap"
 
 config=$(LD_PRELOAD=$lib ucx_info -c)
 for var in MAX_PACKET=0 WINDOW=64 ACK_FANIN=4 TIMEOUT=10000000.00us \
            MAX_GROUP_SIZE=1024 RX_LOSS=0.000; do
-    echo "$config" | grep -q "^UCX_UD_MCAST_$var$" \
+    echo "$config" | grep >/dev/null "^UCX_UD_MCAST_$var$" \
         || fail "UCX_UD_MCAST_$var: $(echo "$config" | grep UD_MCAST_ | tr '\n' ' ')"
 done
 LD_PRELOAD=$lib UCX_UD_MCAST_MAX_PACKET=4096 ucx_info -d -t ud_mcast \
-    | grep -q "am_bcopy: <= 4032" || fail "UCX_UD_MCAST_MAX_PACKET ignored"
+    | grep >/dev/null "am_bcopy: <= 4032" || fail "UCX_UD_MCAST_MAX_PACKET ignored"
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])'
@@ -46,7 +46,7 @@ perftest() {
         sleep 0.1
     done
     wait "$server" || fail "server: ucx_perftest $*"
-    echo "$out" | grep -q "^Final:" || fail "client: ucx_perftest $*: $out"
+    grep -q "^Final:" <<<"$out" || fail "client: ucx_perftest $*: $out"
     echo "ok: ucx_perftest $* : $(echo "$out" | grep '^Final:')"
 }
 

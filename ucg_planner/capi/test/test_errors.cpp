@@ -16,11 +16,20 @@
 #include <cstring>
 #include <dirent.h>
 #include <string>
+#include <type_traits>
 #include <unistd.h>
 
 namespace ucg::test {
 
 namespace {
+
+// Stores an int into an enum field the way C code can, out of range too
+// (a C++ store of such a value would itself be undefined).
+template <class E> void store_raw(E *field, int v)
+{
+    std::underlying_type_t<E> u = static_cast<std::underlying_type_t<E>>(v);
+    std::memcpy(field, &u, sizeof(u));
+}
 
 ucs_status_t self_allgather(void *, const void *s, void *r, std::size_t n)
 {
@@ -93,10 +102,11 @@ TEST_CASE("bad arguments get a named status", "[ucg][errors]")
     a.dst.count = 1; // counts differ
     CHECK(s.init(a) == UCS_ERR_INVALID_PARAM);
     a = allreduce(buf, buf + 2, 2);
-    a.op = static_cast<ucg_op_t>(99);
+    store_raw(&a.op, 99); // as a C caller may
     CHECK(s.init(a) == UCS_ERR_INVALID_PARAM);
     a = allreduce(buf, buf + 2, 2);
-    a.src.dtype.base = a.dst.dtype.base = static_cast<ucg_dtype_t>(99);
+    store_raw(&a.src.dtype.base, 99);
+    store_raw(&a.dst.dtype.base, 99);
     CHECK(s.init(a) == UCS_ERR_INVALID_PARAM);
     a = allreduce(buf, buf + 2, 2);
     a.src.dtype.base = a.dst.dtype.base = UCG_DTYPE_FLOAT;
