@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <string_view>
 
 using namespace ucg;
 
@@ -43,6 +44,13 @@ void print_sim(const char *label, const cost::SimResult &r)
 
 int main(int argc, char **argv)
 {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == "--help" || a == "-h") {
+            std::cout << tools::usage();
+            return 0;
+        }
+    }
     auto opts = tools::parse_options(argc, argv);
     if (!opts) {
         std::cerr << "ucg_plan: " << opts.error().message << "\n"

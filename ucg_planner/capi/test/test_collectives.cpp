@@ -26,10 +26,17 @@ std::vector<std::size_t> counts_for(ucg_coll_type_t c, int size)
                            c == UCG_COLL_ALLREDUCE || c == UCG_COLL_SCAN ||
                            c == UCG_COLL_EXSCAN;
     // 8193 bytes: one 8 KiB segment plus one. Large: 4 MiB for one block
-    // (of int32 for reductions), 64 KiB per block for the P-block ones.
-    const std::size_t large = one_block
-                                  ? (reduces(c) ? 1u << 20 : 4u << 20)
-                                  : (64u << 10) / static_cast<unsigned>(size);
+    // (of int32 for reductions), 64 KiB per block for the P-block ones;
+    // a quarter of that under sanitizers.
+#ifdef UCG_TEST_SANITIZED
+    constexpr unsigned kShift = 2;
+#else
+    constexpr unsigned kShift = 0;
+#endif
+    const std::size_t large =
+        (one_block ? (reduces(c) ? 1u << 20 : 4u << 20)
+                   : (64u << 10) / static_cast<unsigned>(size)) >>
+        kShift;
     return {0, 1, 7, 8193, large};
 }
 
