@@ -941,6 +941,35 @@ int mca_coll_ucg_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     return rc;
 }
 
+/* The P-block output of gather, allgather, alltoall and their v forms:
+ * rcount elements per block, or counts and displacements (vec); packed
+ * through a staging buffer where the datatype is not contiguous. */
+static int coll_ucg_dst_blocks(coll_ucg_moves_t *mv, ucg_coll_args_t *a,
+                               int vec, int rcount, const int *rcounts,
+                               const int *displs, int size, int in_place,
+                               ompi_communicator_t *comm)
+{
+    void *p = NULL;
+    int rc;
+    mv->unpack = !mv->dst.contig;
+    mv->vec = vec;
+    mv->size = size;
+    if (vec) {
+        rc = coll_ucg_side_vec(&mv->dst, rcounts, displs, size, in_place, comm,
+                               &p);
+        coll_ucg_bytes(&a->dst, p, 0);
+        a->dst.counts = mv->dst.counts;
+        a->dst.displs = mv->dst.displs;
+        mv->counts = rcounts;
+        mv->displs = displs;
+    } else {
+        mv->total = (size_t)rcount * (size_t)size;
+        rc = coll_ucg_side_flat(&mv->dst, mv->total, in_place, comm, &p);
+        coll_ucg_bytes(&a->dst, p, (size_t)rcount * mv->dst.tsize);
+    }
+    return rc;
+}
+
 /* gather, gatherv, allgather, allgatherv: one block in, P blocks out (at
  * the root only for gather). */
 static int coll_ucg_gather_like(ucg_coll_type_t coll, const void *sbuf,
@@ -975,22 +1004,8 @@ static int coll_ucg_gather_like(ucg_coll_type_t coll, const void *sbuf,
         coll_ucg_bytes(&a.src, p, (size_t)scount * mv->src.tsize);
     }
     if (rc == OMPI_SUCCESS && has_out) {
-        mv->unpack = !mv->dst.contig;
-        mv->vec = vec;
-        mv->size = size;
-        if (vec) {
-            rc = coll_ucg_side_vec(&mv->dst, rcounts, displs, size, in_place,
-                                   comm, &p);
-            coll_ucg_bytes(&a.dst, p, 0);
-            a.dst.counts = mv->dst.counts;
-            a.dst.displs = mv->dst.displs;
-            mv->counts = rcounts;
-            mv->displs = displs;
-        } else {
-            mv->total = (size_t)rcount * (size_t)size;
-            rc = coll_ucg_side_flat(&mv->dst, mv->total, in_place, comm, &p);
-            coll_ucg_bytes(&a.dst, p, (size_t)rcount * mv->dst.tsize);
-        }
+        rc = coll_ucg_dst_blocks(mv, &a, vec, rcount, rcounts, displs, size,
+                                 in_place, comm);
     }
     return coll_ucg_moves_go(m, &a, mv, req, rc);
 }
@@ -1170,22 +1185,8 @@ coll_ucg_alltoall_like(const void *sbuf, int scount, const int *scounts,
         coll_ucg_bytes(&a.src, p, (size_t)scount * mv->src.tsize);
     }
     if (rc == OMPI_SUCCESS) {
-        mv->unpack = !mv->dst.contig;
-        mv->vec = vec;
-        mv->size = size;
-        if (vec) {
-            rc = coll_ucg_side_vec(&mv->dst, rcounts, rdispls, size, in_place,
-                                   comm, &p);
-            coll_ucg_bytes(&a.dst, p, 0);
-            a.dst.counts = mv->dst.counts;
-            a.dst.displs = mv->dst.displs;
-            mv->counts = rcounts;
-            mv->displs = rdispls;
-        } else {
-            mv->total = (size_t)rcount * (size_t)size;
-            rc = coll_ucg_side_flat(&mv->dst, mv->total, in_place, comm, &p);
-            coll_ucg_bytes(&a.dst, p, (size_t)rcount * mv->dst.tsize);
-        }
+        rc = coll_ucg_dst_blocks(mv, &a, vec, rcount, rcounts, rdispls, size,
+                                 in_place, comm);
     }
     return coll_ucg_moves_go(m, &a, mv, req, rc);
 }
