@@ -105,11 +105,9 @@ ucs_status_t check_op(const ucg_coll_args_t &a)
         log_error("ucg_collective_init: datatype %d is out of range", dt);
         return UCS_ERR_INVALID_PARAM;
     }
+    // Both in range: only a pair without a kernel is left to refuse.
     const ucs_status_t st = ucg_reduce_check(a.op, a.dst.dtype.base);
-    if (st == UCS_ERR_INVALID_PARAM) {
-        log_error("ucg_collective_init: op %d is out of range",
-                  static_cast<int>(a.op));
-    } else if (st != UCS_OK) {
+    if (st != UCS_OK) {
         log_error("ucg_collective_init: op %s does not apply to %s",
                   ucg_op_name(a.op), ucg_dtype_name(a.dst.dtype.base));
     }
