@@ -76,7 +76,6 @@ algorithms::ChannelLimits limits(const ucg::rt::OneToMany &tl)
     if (tl.iface != nullptr) {
         l.max_bytes = tl.attr.max_length;
         l.seg_bytes = tl.attr.seg_length;
-        l.alpha_ns = tl.alpha_ns;
         l.ns_per_byte = tl.ns_per_byte;
     }
     return l;

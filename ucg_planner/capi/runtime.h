@@ -31,10 +31,9 @@ struct OneToMany {
     std::uint16_t tl_csum = 0; ///< UCP's checksum of the transport name
     std::size_t addr_len = 0;  ///< its iface address length
     uct_group_attr_t attr{};
-    /// One op's cost (algorithms::ChannelLimits): its latency and each
-    /// byte's time, copied in by the sender and out by the receivers.
-    /// 0: priced as one point-to-point message of the host level.
-    double alpha_ns = 0;
+    /// Each byte's time through it (algorithms::ChannelLimits), copied in
+    /// by the sender and out by the receivers; 0: unknown. Its latency is
+    /// the host link's (see context.cpp).
     double ns_per_byte = 0;
 };
 
