@@ -60,13 +60,15 @@ void find_one_to_many(ucg_context *ctx)
                                &o.addr_len) &&
             w.query(o.iface, &o.attr) == UCS_OK) {
             // Each byte is copied twice (into the ring, out of it) at the
-            // iface's bandwidth. The ifaces' latency figures are not
-            // calibrated: measured at np=2 (perftest/RESULTS.md) one op
-            // costs about one point-to-point message, the link's alpha.
+            // iface's bandwidth, by different processes: chunk after chunk
+            // the copies overlap, so a pipeline stage costs one copy. The
+            // ifaces' latency figures are not calibrated: measured at np=2
+            // (perftest/RESULTS.md) one op costs about one point-to-point
+            // message, the link's alpha.
             uct_iface_attr_t ia{};
             if (uct_iface_query(o.iface, &ia) == UCS_OK) {
                 const double bw = ia.bandwidth.dedicated + ia.bandwidth.shared;
-                o.ns_per_byte = bw > 0 ? 2e9 / bw : 0;
+                o.ns_per_byte = bw > 0 ? 1e9 / bw : 0;
             }
             *w.slot = o;
         }

@@ -32,7 +32,7 @@ std::vector<LevelInfo>
 level_infos(const topology::Topology &topo,
             const std::vector<topology::Partition> &parts,
             const algorithms::ChannelLimits &bcast,
-            const algorithms::ChannelLimits &incast)
+            const algorithms::ChannelLimits &incast, double reduce_ns_per_byte)
 {
     std::vector<LevelInfo> out;
     for (const auto &p : parts) {
@@ -46,7 +46,8 @@ level_infos(const topology::Topology &topo,
                      channel_cost(incast, ab),
                      true,
                      true,
-                     std::max(p.link.overhead_ns, p.link.gap_ns)};
+                     std::max(p.link.overhead_ns, p.link.gap_ns),
+                     reduce_ns_per_byte};
         for (const auto &g : p.groups) {
             li.max_group = std::max(li.max_group, int(g.ranks.size()));
             const int m0 = topo.mcast_domain_of(g.ranks[0]);
@@ -121,10 +122,15 @@ struct Pick {
 Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
                 bool top_rk, const Rule *forced, const std::string &why)
 {
+    // Up the tree every message a combining rank receives is then reduced
+    // by that rank (gamma per byte). The shm incast's root combines the
+    // slots while the senders write the next chunk: its channel cost.
+    const cost::AlphaBeta combine{li.ab.alpha_ns, li.ab.beta_ns_per_byte +
+                                                      li.reduce_ns_per_byte};
     auto eval = [&](Shape s, int k) {
         const bool shm = s == Shape::kShm;
         ShapeCost u = up ? shape_cost(s, k, li.max_group, b,
-                                      shm ? li.shm_up : li.ab, true)
+                                      shm ? li.shm_up : combine, true)
                          : ShapeCost{};
         ShapeCost d = down ? shape_cost(s, k, li.max_group, b,
                                         shm ? li.shm_down : li.ab, false)

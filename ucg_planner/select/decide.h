@@ -24,6 +24,7 @@ struct LevelInfo {
     bool one_host;            ///< every group on one host: shm reaches it
     bool mcast;               ///< every group in one multicast domain
     double per_msg_ns; ///< max(o, g): a receiver's cost per extra message
+    double reduce_ns_per_byte = 0; ///< gamma: combining one received byte
 };
 
 /// Each level's figures; the shm channels' costs where `bcast`/`incast`
@@ -32,7 +33,8 @@ std::vector<LevelInfo>
 level_infos(const topology::Topology &topo,
             const std::vector<topology::Partition> &parts,
             const algorithms::ChannelLimits &bcast = {},
-            const algorithms::ChannelLimits &incast = {});
+            const algorithms::ChannelLimits &incast = {},
+            double reduce_ns_per_byte = 0);
 
 /// First matching rule of the user's set, then of the built-in set; its
 /// origin and text go to *reason.

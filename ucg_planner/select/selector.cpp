@@ -130,8 +130,8 @@ Result<Decision> Selector::select_with(const RuleSet &user,
                     std::to_string(p - 1));
     }
     const auto parts = topo_.hierarchy({opts.root, false});
-    const auto infos =
-        level_infos(topo_, parts, opts.shm_bcast, opts.shm_incast);
+    const auto infos = level_infos(topo_, parts, opts.shm_bcast,
+                                   opts.shm_incast, opts.reduce_ns_per_byte);
     const cost::AlphaBeta world = cost::alpha_beta(topo_.levels().back().link);
     std::vector<int> per_host(size_t(topo_.num_hosts()), 0);
     int ppn = 1;

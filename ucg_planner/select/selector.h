@@ -43,6 +43,8 @@ struct Decision {
     bool custom_builder = false; ///< leader gather/scatter (compose.h)
 };
 
+inline constexpr double kDefaultReduceNsPerByte = 0.03;
+
 struct SelectOptions {
     plan::Collective collective = plan::Collective::kBcast;
     uint64_t bytes = 0; ///< per rank's block (see plan.h)
@@ -56,6 +58,10 @@ struct SelectOptions {
     /// One-to-many channel limits (uct_group_attr_t of the transports),
     /// passed with `bytes` to the builders (algorithms::Request).
     algorithms::ChannelLimits shm_bcast{}, shm_incast{}, mcast{};
+    /// Gamma: ns to combine one received byte into a result (the float
+    /// sum kernel of ucg_reduce streams at about 0.03 ns per byte on the
+    /// development machine, perftest/RESULTS.md).
+    double reduce_ns_per_byte = kDefaultReduceNsPerByte;
 };
 
 /// Level shape names used in rules: linear, knomial, chain, binary_tree,

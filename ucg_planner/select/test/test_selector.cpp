@@ -527,3 +527,31 @@ TEST_CASE("the shm channels' own costs decide between them and messages",
     REQUIRE(d.ok());
     CHECK_FALSE(any_shm_level(*d));
 }
+
+TEST_CASE("a reduction pays for combining what it receives", "[select]")
+{
+    // The incast's root combines while its senders copy the next chunk;
+    // a point-to-point reduce receives, then combines. With one copy per
+    // byte on both paths, only gamma tells them apart.
+    auto t = synth("nodes=1,ppn=2");
+    Selector sel(t, {});
+    const cost::AlphaBeta host = cost::alpha_beta(t.levels().front().link);
+    SelectOptions so{Collective::kReduce, 4 << 20, 0};
+    so.shm_incast.alpha_ns = host.alpha_ns;
+    so.shm_incast.ns_per_byte = host.beta_ns_per_byte;
+    so.reduce_ns_per_byte = 0;
+    auto d = sel.select(so);
+    REQUIRE(d.ok());
+    CHECK_FALSE(any_shm_level(*d));
+    so.reduce_ns_per_byte = kDefaultReduceNsPerByte;
+    d = sel.select(so);
+    REQUIRE(d.ok());
+    CHECK(any_shm_level(*d));
+    check_plan(t, *d);
+    // A broadcast combines nothing: gamma does not move it.
+    so.collective = Collective::kBcast;
+    so.shm_bcast = so.shm_incast;
+    d = sel.select(so);
+    REQUIRE(d.ok());
+    CHECK_FALSE(any_shm_level(*d));
+}
