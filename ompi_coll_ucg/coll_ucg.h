@@ -151,6 +151,9 @@ typedef struct mca_coll_ucg_module {
     ucg_group_h group; /**< NULL: every collective falls back */
     coll_ucg_cached_t cache[COLL_UCG_CACHE_SIZE];
     uint64_t clock; /**< Calls so far (LRU) */
+    /** Per collective, the slot its last call used: a loop calling one
+     *  collective with the same arguments finds it with one compare. */
+    unsigned char last[UCG_COLL_LAST];
 } mca_coll_ucg_module_t;
 
 /** Frees the module's cached collectives (before its group). */

@@ -166,6 +166,7 @@ static void coll_ucg_module_construct(mca_coll_ucg_module_t *m)
 {
     memset(&m->prev, 0, sizeof(m->prev));
     memset(m->cache, 0, sizeof(m->cache));
+    memset(m->last, 0, sizeof(m->last));
     m->clock = 0;
     m->comm = NULL;
     m->group = NULL;

@@ -46,11 +46,17 @@ static int coll_ucg_cacheable(const ucg_coll_args_t *a, int staged)
            a->user_op == NULL;
 }
 
-/* The cached collective of `a`, or a slot to put one in (*hit 0). */
+/* The cached collective of `a`, or a slot to put one in (*hit 0). The
+ * slot of the collective's previous call first. */
 static coll_ucg_cached_t *coll_ucg_cache_find(mca_coll_ucg_module_t *m,
                                               const ucg_coll_args_t *a,
                                               int *hit)
 {
+    coll_ucg_cached_t *last = &m->cache[m->last[a->coll]];
+    if (last->coll != NULL && memcmp(&last->args, a, sizeof(*a)) == 0) {
+        *hit = 1;
+        return last;
+    }
     coll_ucg_cached_t *victim = &m->cache[0];
     for (int i = 0; i < COLL_UCG_CACHE_SIZE; ++i) {
         coll_ucg_cached_t *e = &m->cache[i];
@@ -102,6 +108,7 @@ static int coll_ucg_run_ex(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
     if (keep) {
         slot = coll_ucg_cache_find(m, a, &hit);
         slot->used = ++m->clock;
+        m->last[a->coll] = (unsigned char)(slot - m->cache);
         if (hit) {
             h = slot->coll;
         } else if (slot->coll != NULL) {
