@@ -156,11 +156,14 @@ std::size_t range_elements(const std::vector<Range> &ranges, int nchunks,
 
 int range_slots(const std::vector<Range> &ranges)
 {
-    int n = 0;
+    std::int64_t n = 0;
     for (const Range &r : ranges) {
-        n += r.nblocks * r.nchunks;
+        n += std::int64_t{r.nblocks} * r.nchunks;
+        if (n >= INT32_MAX) {
+            return INT32_MAX; // a checked plan never gets here
+        }
     }
-    return n;
+    return static_cast<int>(n);
 }
 
 void keep_rank(Plan &plan, int rank)

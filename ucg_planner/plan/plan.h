@@ -229,7 +229,8 @@ inline std::size_t chunk_count(std::size_t count, int nchunks, int c)
 std::size_t range_elements(const std::vector<Range> &ranges, int nchunks,
                            std::size_t count);
 
-/* Number of slots (block x chunk) in the ranges. */
+/* Number of slots (block x chunk) in the ranges (INT32_MAX at most: more
+ * never passes validate()). */
 int range_slots(const std::vector<Range> &ranges);
 
 /* The plan with only `rank`'s program kept and the groups its ops name
@@ -261,6 +262,13 @@ Result<Plan> parse(std::string_view text);
  * the other ranks' halves of its messages are missing. */
 std::vector<std::string> validate(const Plan &plan,
                                   const Placement &placement = {});
+
+/* What the checkers (validate, check_symbolic, check_synchronous) would
+ * hold at once for `plan`, in bytes, estimated from its header and op
+ * counts before anything is sized by them; validate() refuses a plan
+ * above kMaxCheckBytes by name. */
+inline constexpr std::int64_t kMaxCheckBytes = std::int64_t{4} << 30;
+std::int64_t check_bytes(const Plan &plan);
 
 /* How the symbolic checker combines contributions. */
 enum class Combine : std::uint8_t {

@@ -248,7 +248,8 @@ bool parse_header(Lines &in, Plan &plan)
     return t.size() == 6 && t[0] == "ranks" && to_int(t[1], plan.nranks) &&
            t[2] == "root" && to_int(t[3], plan.root) && t[4] == "chunks" &&
            to_int(t[5], plan.nchunks) && plan.nranks > 0 &&
-           plan.nranks <= (1 << 20) && plan.nchunks > 0;
+           plan.nranks <= (1 << 20) && plan.root >= 0 &&
+           plan.root < plan.nranks && plan.nchunks > 0;
 }
 
 // `group <index> <members>` lines, as many as there are.
@@ -274,7 +275,8 @@ bool parse_rank_header(std::string_view l, int rank, RankProgram &p, int &nops)
     int r = -1;
     return t.size() == 6 && t[0] == "rank" && to_int(t[1], r) && r == rank &&
            t[2] == "scratch" && to_int(t[3], p.scratch_blocks) &&
-           t[4] == "ops" && to_int(t[5], nops) && nops >= 0;
+           p.scratch_blocks >= 0 && t[4] == "ops" && to_int(t[5], nops) &&
+           nops >= 0;
 }
 
 } // namespace
@@ -290,6 +292,13 @@ Result<Plan> parse(std::string_view text)
     if (!parse_groups(in, plan)) {
         return parse_error(in.number(), "bad group");
     }
+    // Counts are trusted no further than the text: each rank takes a line
+    // and each op one, so a count past the lines left is refused before
+    // anything is sized by it.
+    auto left = [&in] { return in.v.size() - in.next; };
+    if (static_cast<std::size_t>(plan.nranks) > left()) {
+        return parse_error(in.number(), "more ranks than lines follow");
+    }
     plan.ranks.resize(static_cast<std::size_t>(plan.nranks));
     for (int r = 0; r < plan.nranks; ++r) {
         RankProgram &p = plan.ranks[static_cast<std::size_t>(r)];
@@ -298,6 +307,9 @@ Result<Plan> parse(std::string_view text)
         if (!in.get(l) || !parse_rank_header(l, r, p, nops)) {
             return parse_error(in.number(),
                                "expected 'rank " + std::to_string(r) + "'");
+        }
+        if (static_cast<std::size_t>(nops) > left()) {
+            return parse_error(in.number(), "more ops than lines follow");
         }
         p.ops.resize(static_cast<std::size_t>(nops));
         for (int i = 0; i < nops; ++i) {

@@ -51,9 +51,10 @@ std::string check_ranges(const Plan &plan, int rank,
                          const std::vector<Range> &v, bool write)
 {
     for (const Range &r : v) {
-        const int nb = buffer_blocks(plan, rank, r.buf);
+        const std::int64_t nb = buffer_blocks(plan, rank, r.buf);
         if (r.nblocks < 1 || r.nchunks < 1 || r.block < 0 || r.chunk < 0 ||
-            r.block + r.nblocks > nb || r.chunk + r.nchunks > plan.nchunks) {
+            std::int64_t{r.block} + r.nblocks > nb ||
+            std::int64_t{r.chunk} + r.nchunks > plan.nchunks) {
             return "range out of bounds in " + std::string(to_string(r.buf));
         }
         if (write && r.buf == Buffer::kInput) {
@@ -121,10 +122,6 @@ std::string check_op(const Plan &plan, int rank, int index, const Op &op)
     if (has_src == op.src.empty() || has_dst == op.dst.empty()) {
         return "src/dst do not fit the op";
     }
-    if (op.kind == OpKind::kIncastRecv &&
-        range_slots(op.dst) % static_cast<int>(op.peers.size()) != 0) {
-        return "dst does not split evenly among the peers";
-    }
     for (std::size_t i = 0; i < op.deps.size(); ++i) {
         const int d = op.deps[i];
         if (d < 0 || d >= index || (i && d <= op.deps[i - 1])) {
@@ -139,13 +136,20 @@ std::string check_op(const Plan &plan, int rank, int index, const Op &op)
     if (e.empty()) {
         e = check_ranges(plan, rank, op.dst, true);
     }
+    if (!e.empty()) {
+        return e;
+    }
+    // Slot counts only of ranges within their buffers.
+    if (op.kind == OpKind::kIncastRecv &&
+        range_slots(op.dst) % static_cast<int>(op.peers.size()) != 0) {
+        return "dst does not split evenly among the peers";
+    }
     const int n = range_slots(op.src);
-    if (e.empty() && local &&
-        (n != range_slots(op.dst) ||
-         !detail::same_chunks(op.src, 0, op.dst, 0, n))) {
+    if (local && (n != range_slots(op.dst) ||
+                  !detail::same_chunks(op.src, 0, op.dst, 0, n))) {
         return "src and dst differ in slices";
     }
-    return e;
+    return {};
 }
 
 // Groups: ascending distinct ranks, at least two.
@@ -300,6 +304,34 @@ class SlotChecker {
 
 } // namespace
 
+std::int64_t check_bytes(const Plan &plan)
+{
+    // Per rank the slot log (SlotChecker) and the dependency closure
+    // (Reach: ops^2 bits); the symbolic checker holds every rank's slots
+    // at once. Saturates instead of overflowing.
+    constexpr std::int64_t kCap = std::int64_t{1} << 62;
+    auto mul = [](std::int64_t a, std::int64_t b) {
+        return a != 0 && b > kCap / a ? kCap : a * b;
+    };
+    std::int64_t per_rank = 0, all = 0;
+    for (int r = 0;
+         r < plan.nranks && static_cast<std::size_t>(r) < plan.ranks.size();
+         ++r) {
+        std::int64_t blocks = 0;
+        for (Buffer b : {Buffer::kInput, Buffer::kOutput, Buffer::kScratch}) {
+            blocks += std::max(buffer_blocks(plan, r, b), 0);
+        }
+        const std::int64_t slots = mul(blocks, plan.nchunks);
+        const auto ops =
+            static_cast<std::int64_t>(plan.ranks[std::size_t(r)].ops.size());
+        const std::int64_t reach = mul(ops, (ops + 63) / 64 * 8);
+        per_rank = std::max(
+            per_rank, std::min(kCap, mul(slots, sizeof(SlotLog)) + reach));
+        all = std::min(kCap, all + mul(slots, 32));
+    }
+    return std::max(per_rank, all);
+}
+
 std::vector<std::string> validate(const Plan &plan, const Placement &placement)
 {
     std::vector<std::string> errors;
@@ -307,6 +339,22 @@ std::vector<std::string> validate(const Plan &plan, const Placement &placement)
         plan.nchunks < 1 ||
         plan.ranks.size() != static_cast<std::size_t>(plan.nranks)) {
         errors.push_back("bad plan header (ranks, root, chunks)");
+        return errors;
+    }
+    for (const RankProgram &p : plan.ranks) {
+        if (p.scratch_blocks < 0) {
+            errors.push_back("bad plan: negative scratch");
+            return errors;
+        }
+    }
+    if (const std::int64_t need = check_bytes(plan); need > kMaxCheckBytes) {
+        errors.push_back("plan too large to check: about " +
+                         std::to_string(need >> 20) +
+                         " MiB of checker state "
+                         "(limit " +
+                         std::to_string(kMaxCheckBytes >> 20) +
+                         " MiB; ranks x buffer blocks x chunks, ops^2 per "
+                         "rank)");
         return errors;
     }
     check_structure(plan, errors);
