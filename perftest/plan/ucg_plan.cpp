@@ -3,10 +3,10 @@
 // a size, root and topology, e.g.
 //   ucg_plan select --coll allreduce --bytes 1m --topo racks=4,nodes=8,ppn=16
 #include "cli.h"
+#include "tool_cli.h"
 
 #include <cstdio>
 #include <iostream>
-#include <string_view>
 
 using namespace ucg;
 
@@ -44,27 +44,22 @@ void print_sim(const char *label, const cost::SimResult &r)
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        if (a == "--help" || a == "-h") {
-            std::cout << tools::usage();
-            return 0;
-        }
+    tools::Options o;
+    CLI::App app{"", "ucg_plan"};
+    tools::add_options(app, o);
+    if (const auto rc = tools::parse(app, argc, argv)) {
+        return *rc;
     }
-    auto opts = tools::parse_options(argc, argv);
-    if (!opts) {
-        std::cerr << "ucg_plan: " << opts.error().message << "\n"
-                  << tools::usage();
-        return 2;
-    }
-    const tools::Options &o = *opts;
     auto topo = tools::make_topology(o);
     if (!topo) {
-        return die(topo.error().message);
+        return tools::usage_error(app, topo.error().message);
+    }
+    if (auto ok = tools::check_options(o, *topo); !ok) {
+        return tools::usage_error(app, ok.error().message);
     }
     auto rules = tools::make_rules(o);
     if (!rules) {
-        return die(rules.error().message);
+        return tools::usage_error(app, rules.error().message);
     }
     select::Selector sel(*topo, std::move(rules).value());
     select::SelectOptions so;
