@@ -77,4 +77,19 @@ inline CLI::Validator non_negative_finite()
         "FLOAT>=0");
 }
 
+/// Floating-point values: finite and > 0.
+inline CLI::Validator positive_finite()
+{
+    return CLI::Validator(
+        [](std::string &text) -> std::string {
+            double v = 0;
+            if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v) ||
+                v <= 0) {
+                return "expected a finite number > 0, got '" + text + "'";
+            }
+            return {};
+        },
+        "FLOAT>0");
+}
+
 } // namespace ucg::tools

@@ -202,12 +202,13 @@ void add_options(CLI::App &app, Options &o)
         ->check(validator(parse_link, "LEVEL=L,o,g,G"))
         ->allow_extra_args(false);
 
-    print->add_option_function<int>(
-             "--rank", [&o](const int &r) { o.rank = r; },
-             "one rank's program")
+    print
+        ->add_option_function<int>(
+            "--rank", [&o](const int &r) { o.rank = r; }, "one rank's program")
         ->check(at_least(0));
-    simulate->add_option("--uplink", o.uplink_ns_per_byte,
-                         "switch uplinks, ns per byte")
+    simulate
+        ->add_option("--uplink", o.uplink_ns_per_byte,
+                     "switch uplinks, ns per byte")
         ->check(non_negative_finite());
     simulate->add_flag("--path", o.critical_path, "print the critical path");
     select->add_flag("--simulate", o.simulate,

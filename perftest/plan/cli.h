@@ -31,12 +31,12 @@ struct Options {
     uint64_t bytes = 8;
     int root = 0;
     std::string topo = "nodes=2,ppn=4";
-    std::string topo_file;       ///< switch file or ibnetdiscover output
-    std::string localities_file; ///< "host socket numa" per rank
-    std::string tune;            ///< user rules (default: UCG_TUNE)
-    std::string algorithm;       ///< force one (a rule in front)
-    int radix = 0;               ///< 0: choose
-    int segments = 0;            ///< 0: choose
+    std::string topo_file;         ///< switch file or ibnetdiscover output
+    std::string localities_file;   ///< "host socket numa" per rank
+    std::string tune;              ///< user rules (default: UCG_TUNE)
+    std::string algorithm;         ///< force one (a rule in front)
+    int radix = 0;                 ///< 0: choose
+    int segments = 0;              ///< 0: choose
     std::optional<int> rank;       ///< print one rank's program
     double uplink_ns_per_byte = 0; ///< simulate: shared uplinks
     bool critical_path = false;

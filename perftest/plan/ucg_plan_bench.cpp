@@ -8,8 +8,8 @@
 //   3. simulated gain of leader (topology-aware) over flat binomial gather
 //      and scatter on seed 000's two-level switch tree (goal: >= 54%)
 #include "cli.h"
-#include "tool_cli.h"
 #include "select/compose.h"
+#include "tool_cli.h"
 #include "topology/synthetic.h"
 
 #include <algorithm>

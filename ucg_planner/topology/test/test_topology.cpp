@@ -64,9 +64,9 @@ TEST_CASE("malformed synthetic strings name column, key and expectation",
     // One value per key, aliases included (issue 12).
     auto twice = parse_synthetic("nodes=2,ppn=4,nodes=3");
     REQUIRE(!twice.ok());
-    CHECK_THAT(twice.error().message,
-               Catch::Contains("column 15") && Catch::Contains("'nodes'") &&
-                   Catch::Contains("given twice"));
+    CHECK_THAT(twice.error().message, Catch::Contains("column 15") &&
+                                          Catch::Contains("'nodes'") &&
+                                          Catch::Contains("given twice"));
     CHECK(!parse_synthetic("racks=2,switches=2").ok());
     CHECK(!parse_synthetic("order=block,order=random").ok());
 }
