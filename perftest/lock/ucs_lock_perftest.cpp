@@ -6,6 +6,9 @@
 //   ucs_lock_perftest [--reps R] [--iters N] [--contended-iters M]
 //                     [--procs 2,8] [--outside-work W]
 //
+// --help and --version exit 0; a bad value (--procs outside 2..64, --reps
+// or an iteration count below 1) exits 2 with one line naming the flag.
+//
 // Every operation is acquire, increment a plain shared counter, release;
 // the counter is checked afterwards. Uncontended ns/op is the thread's CPU
 // time per op; contended ns/op is wall time from a
