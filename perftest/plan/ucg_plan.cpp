@@ -7,6 +7,8 @@
 
 #include <cstdio>
 #include <iostream>
+#include <new>
+#include <string_view>
 
 using namespace ucg;
 
@@ -40,6 +42,8 @@ void print_sim(const char *label, const cost::SimResult &r)
                 r.messages);
 }
 
+int run(CLI::App &app, const tools::Options &o);
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -47,9 +51,31 @@ int main(int argc, char **argv)
     tools::Options o;
     CLI::App app{"", "ucg_plan"};
     tools::add_options(app, o);
+    // A first word that is neither an option nor a command: say so (CLI11
+    // would only say that a command is missing).
+    if (argc > 1 && argv[1][0] != '-') {
+        const std::string_view cmd = argv[1];
+        if (cmd != "print" && cmd != "check" && cmd != "simulate" &&
+            cmd != "select") {
+            return tools::usage_error(
+                app, "unknown command '" + std::string(cmd) +
+                         "' (expected print, check, simulate or select)");
+        }
+    }
     if (const auto rc = tools::parse(app, argc, argv)) {
         return *rc;
     }
+    try {
+        return run(app, o);
+    } catch (const std::bad_alloc &) {
+        return die("out of memory (try fewer ranks or a smaller message)");
+    }
+}
+
+namespace {
+
+int run(CLI::App &app, const tools::Options &o)
+{
     auto topo = tools::make_topology(o);
     if (!topo) {
         return tools::usage_error(app, topo.error().message);
@@ -108,3 +134,5 @@ int main(int argc, char **argv)
     }
     return 0;
 }
+
+} // namespace
