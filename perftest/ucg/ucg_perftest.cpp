@@ -211,7 +211,7 @@ int main(int argc, char **argv)
         if (it == coll_names().end()) {
             std::fprintf(stderr, "ucg_perftest: --collectives: unknown '%s'\n",
                          name.c_str());
-            return 2;
+            return ucg::tools::kUsageError;
         }
         opt.colls.push_back(it->second);
     }
@@ -222,7 +222,7 @@ int main(int argc, char **argv)
         opt.min_bytes > opt.max_bytes || opt.min_bytes == 0) {
         std::fprintf(stderr, "ucg_perftest: --sizes: expected MIN:MAX with "
                              "0 < MIN <= MAX, e.g. 8:1m\n");
-        return 2;
+        return ucg::tools::kUsageError;
     }
     opt.dtype = dtype == "double"  ? UCG_DTYPE_DOUBLE
                 : dtype == "int32" ? UCG_DTYPE_INT32
@@ -235,11 +235,11 @@ int main(int argc, char **argv)
                      "ucg_perftest: --baseline mpi: run under mpirun "
                      "(this build %s MPI)\n",
                      have_mpi() ? "has" : "lacks");
-        return 2;
+        return ucg::tools::kUsageError;
     }
     if (mpi_launch && nranks != 0) {
         std::fprintf(stderr, "ucg_perftest: -n: not under mpirun\n");
-        return 2;
+        return ucg::tools::kUsageError;
     }
 #ifdef UCG_PERFTEST_MPI
     if (mpi_launch) {
