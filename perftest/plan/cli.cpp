@@ -148,6 +148,8 @@ void add_options(CLI::App &app, Options &o)
         "select", "the selector's decision per level and the alternatives");
     for (CLI::App *sub : {print, check, simulate, select}) {
         sub->callback([&o, sub] { o.command = sub->get_name(); });
+        sub->footer("and the options of ucg_plan --help (--coll, --bytes, "
+                    "--topo...), after the command");
     }
 
     app.add_option_function<std::string>(
