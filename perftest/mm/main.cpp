@@ -1,77 +1,62 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // ucg_mm_perftest: shared-memory one-to-many transports (mm_bcast fan-out,
 // mm_incast fan-in) against the floor (cache-line ping-pong) and UCX
-// point-to-point, in one table. Usage:
+// point-to-point, in one table. Usage (--help for all):
 //   ucg_mm_perftest [-n 2,4,8] [-s 8,4096,...] [-i scale]
 //                   [-b pingpong,bcast,incast]
 #include "bench_common.h"
 #include "benches.h"
 
-#include <cstdio>
-#include <cstdlib>
-#include <sstream>
+#include "tool_cli.h"
+
+#include <algorithm>
 #include <string>
-#include <unistd.h>
+#include <vector>
 
 using namespace ucg_mm_bench;
-
-namespace {
-
-template <typename T> std::vector<T> parse_list(const char *arg)
-{
-    std::vector<T> out;
-    std::stringstream ss(arg);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-        out.push_back(static_cast<T>(std::stoull(item)));
-    }
-    return out;
-}
-
-} // namespace
 
 int main(int argc, char **argv)
 {
     Options opts;
-    std::string which = "pingpong,bcast,incast";
-    int c;
-    while ((c = getopt(argc, argv, "n:s:i:b:h")) != -1) {
-        switch (c) {
-        case 'n':
-            opts.group_sizes = parse_list<int>(optarg);
-            break;
-        case 's':
-            opts.msg_bytes = parse_list<std::size_t>(optarg);
-            break;
-        case 'i':
-            opts.iter_scale = std::atof(optarg);
-            break;
-        case 'b':
-            which = optarg;
-            break;
-        default:
-            std::fprintf(stderr,
-                         "usage: %s [-n 2,4,8] [-s bytes,...] [-i scale] "
-                         "[-b pingpong,bcast,incast]\n",
-                         argv[0]);
-            return c == 'h' ? 0 : 2;
-        }
+    std::vector<std::string> which = {"pingpong", "bcast", "incast"};
+    CLI::App app{"ucg_mm_perftest: mm_bcast and mm_incast against the "
+                 "cache-line floor and UCX point-to-point (posix). Exit "
+                 "status: 0 done, 1 a benchmark failed, 2 bad command line.",
+                 "ucg_mm_perftest"};
+    ucg::tools::add_version(app);
+    app.add_option("-n,--group-sizes", opts.group_sizes,
+                   "comma-separated group sizes")
+        ->delimiter(',')
+        ->check(CLI::Range(2, kMaxRanks))
+        ->capture_default_str();
+    app.add_option("-s,--sizes", opts.msg_bytes,
+                   "comma-separated message sizes in bytes")
+        ->delimiter(',')
+        ->check(ucg::tools::at_least(1))
+        ->capture_default_str();
+    app.add_option("-i,--iter-scale", opts.iter_scale,
+                   "multiplies the per-size iteration counts")
+        ->check(ucg::tools::positive_finite())
+        ->capture_default_str();
+    app.add_option("-b,--benchmarks", which, "comma-separated benchmarks")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"pingpong", "bcast", "incast"}))
+        ->capture_default_str();
+    if (const auto rc = ucg::tools::parse(app, argc, argv)) {
+        return *rc;
     }
-    for (int n : opts.group_sizes) {
-        if (n < 2 || n > 8) {
-            std::fprintf(stderr, "group sizes must be 2..8\n");
-            return 2;
-        }
-    }
+    const auto wants = [&which](const char *b) {
+        return std::find(which.begin(), which.end(), b) != which.end();
+    };
     int rc = 0;
     print_header();
-    if (which.find("pingpong") != std::string::npos) {
+    if (wants("pingpong")) {
         rc |= bench_pingpong(opts);
     }
-    if (which.find("bcast") != std::string::npos) {
+    if (wants("bcast")) {
         rc |= bench_bcast(opts);
     }
-    if (which.find("incast") != std::string::npos) {
+    if (wants("incast")) {
         rc |= bench_incast(opts);
     }
     return rc;

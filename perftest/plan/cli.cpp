@@ -2,10 +2,12 @@
 // Option parsing and topology construction for the plan tools.
 #include "cli.h"
 
+#include "tool_cli.h"
+
 #include "topology/synthetic.h"
 #include "topology/topo_file.h"
 
-#include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -25,16 +27,6 @@ Result<std::string> read_file(const std::string &path)
     return os.str();
 }
 
-Result<int> to_int(const std::string &opt, const std::string &v)
-{
-    int out = 0;
-    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-    if (ec != std::errc() || p != v.data() + v.size()) {
-        return fail(opt + ": expected an integer, got '" + v + "'");
-    }
-    return out;
-}
-
 /// "host socket numa" per line, one line per rank.
 Result<std::vector<topology::Locality>> parse_localities(const std::string &t)
 {
@@ -47,117 +39,183 @@ Result<std::vector<topology::Locality>> parse_localities(const std::string &t)
         if (!(ls >> loc.host)) {
             continue;
         }
-        if (!(ls >> loc.socket >> loc.numa)) {
-            return fail("localities line " + std::to_string(n) +
+        std::string extra;
+        if (!(ls >> loc.socket >> loc.numa) || (ls >> extra)) {
+            return fail("line " + std::to_string(n) +
                         ": expected 'host socket numa'");
+        }
+        if (loc.socket < 0 || loc.numa < 0) {
+            return fail("line " + std::to_string(n) +
+                        ": socket and numa must be >= 0");
         }
         out.push_back(loc);
     }
     return out;
 }
 
-} // namespace
-
-std::string usage()
+/// A finite number >= 0, the whole of text.
+bool parse_cost(const std::string &text, double *out)
 {
-    return "usage: ucg_plan print|check|simulate|select [options]\n"
-           "  --coll NAME       bcast reduce allreduce gather scatter "
-           "allgather\n"
-           "                    alltoall reduce_scatter barrier scan exscan\n"
-           "  --bytes SIZE      bytes per rank's block (8, 64k, 1m)\n"
-           "  --root N          root rank (default 0)\n"
-           "  --topo STRING     synthetic: racks=4,nodes=8,ppn=16,sockets=2,"
-           "numa=1,\n"
-           "                    order=block|roundrobin\n"
-           "  --localities FILE 'host socket numa' per rank (instead of "
-           "--topo)\n"
-           "  --topo-file FILE  switches: 'switch <name> <host>...' or "
-           "ibnetdiscover\n"
-           "  --tune RULES      selection rules (default $UCG_TUNE)\n"
-           "  --alg NAME [--radix K] [--segments N]  force an algorithm\n"
-           "  --rank N          print: one rank's program\n"
-           "  --link LEVEL=L,o,g,G  link cost in ns (and ns/byte)\n"
-           "  --uplink G        simulate: switch uplinks, ns per byte\n"
-           "  --path            simulate: print the critical path\n"
-           "  --simulate        select: decide by simulating the hierarchical\n"
-           "                    and the 3 best flat plans (<= 4096 ranks)\n";
+    if (text.empty()) {
+        return false;
+    }
+    char *end = nullptr;
+    *out = std::strtod(text.c_str(), &end);
+    return *end == '\0' && std::isfinite(*out) && *out >= 0;
 }
 
-Result<Options> parse_options(int argc, char **argv)
+/// CLI11 validator over a Result-returning parser: the error is the text.
+template <class F> CLI::Validator validator(F parse, const char *name)
 {
-    Options o;
-    if (argc < 2) {
-        return fail("missing command");
+    return CLI::Validator(
+        [parse](std::string &text) -> std::string {
+            auto r = parse(text);
+            return r ? std::string() : r.error().message;
+        },
+        name);
+}
+
+Result<plan::Collective> parse_collective(const std::string &text)
+{
+    auto c = plan::collective_from_string(text);
+    if (!c) {
+        return fail("unknown collective '" + text + "'");
     }
-    o.command = argv[1];
-    if (o.command != "print" && o.command != "check" &&
-        o.command != "simulate" && o.command != "select") {
-        return fail("unknown command '" + o.command + "'");
+    return *c;
+}
+
+Result<uint64_t> parse_bytes(const std::string &text)
+{
+    auto b = select::parse_size(text);
+    if (!b || *b == select::kInfinity) {
+        return fail("expected a size (8, 64k, 1m), got '" + text + "'");
     }
-    for (int i = 2; i < argc; ++i) {
-        std::string opt = argv[i];
-        if (opt == "--path" || opt == "--simulate") {
-            (opt == "--path" ? o.critical_path : o.simulate) = true;
-            continue;
-        }
-        if (i + 1 >= argc) {
-            return fail(opt + ": missing value");
-        }
-        std::string v = argv[++i];
-        if (opt == "--coll") {
-            auto c = plan::collective_from_string(v);
-            if (!c) {
-                return fail("--coll: unknown collective '" + v + "'");
-            }
-            o.collective = *c;
-        } else if (opt == "--bytes") {
-            auto b = select::parse_size(v);
-            if (!b || *b == select::kInfinity) {
-                return fail("--bytes: expected a size, got '" + v + "'");
-            }
-            o.bytes = *b;
-        } else if (opt == "--root" || opt == "--radix" || opt == "--segments" ||
-                   opt == "--rank") {
-            auto n = to_int(opt, v);
-            if (!n) {
-                return n.error();
-            }
-            if (opt == "--root") {
-                o.root = *n;
-            } else if (opt == "--radix") {
-                o.radix = *n;
-            } else if (opt == "--segments") {
-                o.segments = *n;
-            } else {
-                o.rank = *n;
-            }
-        } else if (opt == "--topo") {
-            o.topo = v;
-        } else if (opt == "--topo-file") {
-            o.topo_file = v;
-        } else if (opt == "--localities") {
-            o.localities_file = v;
-        } else if (opt == "--tune") {
-            o.tune = v;
-        } else if (opt == "--alg") {
-            o.algorithm = v;
-        } else if (opt == "--uplink") {
-            char *end = nullptr;
-            o.uplink_ns_per_byte = std::strtod(v.c_str(), &end);
-            if (end == v.c_str() || *end != '\0' || o.uplink_ns_per_byte < 0) {
-                return fail("--uplink: expected ns per byte, got '" + v + "'");
-            }
-        } else if (opt == "--link") {
-            size_t eq = v.find('=');
-            if (eq == std::string::npos) {
-                return fail("--link: expected LEVEL=L,o,g,G");
-            }
-            o.links.emplace_back(v.substr(0, eq), v.substr(eq + 1));
-        } else {
-            return fail("unknown option '" + opt + "'");
+    return *b;
+}
+
+} // namespace
+
+Result<LinkOverride> parse_link(const std::string &text)
+{
+    LinkOverride l;
+    l.text = text;
+    const size_t eq = text.find('=');
+    if (eq == std::string::npos) {
+        return fail("expected LEVEL=L,o,g,G, got '" + text + "'");
+    }
+    auto kind = topology::parse_level(text.substr(0, eq));
+    if (!kind) {
+        return kind.error();
+    }
+    l.kind = *kind;
+    std::vector<std::string> fields;
+    std::stringstream ss(text.substr(eq + 1));
+    for (std::string f; std::getline(ss, f, ',');) {
+        fields.push_back(f);
+    }
+    if (fields.size() != 4 || text.back() == ',') {
+        return fail("expected 4 values L,o,g,G after '" + text.substr(0, eq) +
+                    "=', got '" + text.substr(eq + 1) + "'");
+    }
+    double *dst[4] = {&l.cost.latency_ns, &l.cost.overhead_ns, &l.cost.gap_ns,
+                      &l.cost.ns_per_byte};
+    for (size_t i = 0; i < 4; ++i) {
+        if (!parse_cost(fields[i], dst[i])) {
+            return fail("'" + fields[i] + "' in '" + text +
+                        "': expected a finite number >= 0");
         }
     }
-    return o;
+    return l;
+}
+
+void add_options(CLI::App &app, Options &o)
+{
+    app.description("ucg_plan: print, check, simulate or select the plan of "
+                    "a collective for a size, root and topology. Exit status: "
+                    "0 done, 1 the work failed (e.g. check found an error), " +
+                    std::to_string(kUsageError) + " bad command line.");
+    add_version(app);
+    app.require_subcommand(1);
+    // Options of the tool come after the command, as in
+    // `ucg_plan select --coll bcast`.
+    app.fallthrough();
+    CLI::App *print = app.add_subcommand("print", "print the plan");
+    CLI::App *check = app.add_subcommand(
+        "check", "validate the plan and check it symbolically");
+    CLI::App *simulate =
+        app.add_subcommand("simulate", "simulate the plan (LogGP)");
+    CLI::App *select = app.add_subcommand(
+        "select", "the selector's decision per level and the alternatives");
+    for (CLI::App *sub : {print, check, simulate, select}) {
+        sub->callback([&o, sub] { o.command = sub->get_name(); });
+        sub->footer("and the options of ucg_plan --help (--coll, --bytes, "
+                    "--topo...), after the command");
+    }
+
+    app.add_option_function<std::string>(
+           "--coll",
+           [&o](const std::string &v) {
+               o.collective = parse_collective(v).value();
+           },
+           "bcast reduce allreduce gather scatter allgather alltoall "
+           "reduce_scatter barrier scan exscan")
+        ->check(validator(parse_collective, "NAME"))
+        ->default_str("bcast");
+    app.add_option_function<std::string>(
+           "--bytes",
+           [&o](const std::string &v) { o.bytes = parse_bytes(v).value(); },
+           "bytes per rank's block (8, 64k, 1m)")
+        ->check(validator(parse_bytes, "SIZE"))
+        ->default_str("8");
+    app.add_option("--root", o.root, "root rank")
+        ->check(at_least(0))
+        ->capture_default_str();
+    auto *topo = app.add_option("--topo", o.topo,
+                                "synthetic: racks=4,nodes=8,ppn=16,sockets=2,"
+                                "numa=1,order=block|roundrobin|random,seed=1")
+                     ->capture_default_str();
+    auto *loc = app.add_option("--localities", o.localities_file,
+                               "'host socket numa' per rank (instead of "
+                               "--topo)")
+                    ->check(CLI::ExistingFile)
+                    ->excludes(topo);
+    app.add_option("--topo-file", o.topo_file,
+                   "with --localities: 'switch <name> <host>...' lines or "
+                   "ibnetdiscover output")
+        ->check(CLI::ExistingFile)
+        ->needs(loc);
+    app.add_option("--tune", o.tune, "selection rules (default $UCG_TUNE)");
+    auto *alg = app.add_option("--alg", o.algorithm, "force an algorithm");
+    app.add_option("--radix", o.radix, "with --alg: the radix")
+        ->check(at_least(2))
+        ->needs(alg);
+    app.add_option("--segments", o.segments,
+                   "with --alg: segments (at most --bytes)")
+        ->check(at_least(1))
+        ->needs(alg);
+    app.add_option_function<std::vector<std::string>>(
+           "--link",
+           [&o](const std::vector<std::string> &v) {
+               for (const std::string &text : v) {
+                   o.links.push_back(parse_link(text).value());
+               }
+           },
+           "LEVEL=L,o,g,G: a level's link cost in ns (and ns/byte)")
+        ->check(validator(parse_link, "LEVEL=L,o,g,G"))
+        ->allow_extra_args(false);
+
+    print
+        ->add_option_function<int>(
+            "--rank", [&o](const int &r) { o.rank = r; }, "one rank's program")
+        ->check(at_least(0));
+    simulate
+        ->add_option("--uplink", o.uplink_ns_per_byte,
+                     "switch uplinks, ns per byte")
+        ->check(non_negative_finite());
+    simulate->add_flag("--path", o.critical_path, "print the critical path");
+    select->add_flag("--simulate", o.simulate,
+                     "decide by simulating the hierarchical and the 3 best "
+                     "flat plans (<= 4096 ranks)");
 }
 
 Result<topology::Topology> make_topology(const Options &o)
@@ -166,45 +224,76 @@ Result<topology::Topology> make_topology(const Options &o)
     if (!o.localities_file.empty()) {
         auto text = read_file(o.localities_file);
         if (!text) {
-            return text.error();
+            return fail("--localities: " + text.error().message);
         }
         auto locs = parse_localities(*text);
         if (!locs) {
-            return locs.error();
+            return fail("--localities " + o.localities_file + ": " +
+                        locs.error().message);
         }
         topology::SwitchMap sw;
         if (!o.topo_file.empty()) {
             auto ft = read_file(o.topo_file);
             if (!ft) {
-                return ft.error();
+                return fail("--topo-file: " + ft.error().message);
             }
             auto m = topology::parse_topology_file(*ft);
             if (!m) {
-                return m.error();
+                return fail("--topo-file " + o.topo_file + ": " +
+                            m.error().message);
             }
             sw = std::move(m).value();
         }
         topo = topology::Topology::from_localities(*locs, &sw);
+        if (!topo) {
+            return fail("--localities: " + topo.error().message);
+        }
     } else {
         topo = topology::make_synthetic(o.topo);
-    }
-    if (!topo) {
-        return topo;
-    }
-    for (const auto &[level, spec] : o.links) {
-        auto kind = topology::parse_level(level);
-        topology::LinkCost c;
-        char sep[3] = {};
-        std::istringstream in(spec);
-        in >> c.latency_ns >> sep[0] >> c.overhead_ns >> sep[1] >> c.gap_ns >>
-            sep[2] >> c.ns_per_byte;
-        if (!kind || !in || sep[0] != ',' || sep[1] != ',' || sep[2] != ',') {
-            return fail("--link " + level + "=" + spec +
-                        ": expected LEVEL=L,o,g,G");
+        if (!topo) {
+            return fail("--topo: " + topo.error().message);
         }
-        topo->set_link_cost(*kind, c);
+    }
+    for (const LinkOverride &l : o.links) {
+        if (topo->level(l.kind) == nullptr) {
+            std::string have;
+            for (const topology::Level &lv : topo->levels()) {
+                have += std::string(have.empty() ? "" : ", ") +
+                        topology::level_name(lv.kind);
+            }
+            return fail("--link " + l.text + ": the topology has no " +
+                        topology::level_name(l.kind) + " level (it has " +
+                        have + ")");
+        }
+        topo->set_link_cost(l.kind, l.cost);
     }
     return topo;
+}
+
+Result<void> check_options(const Options &o, const topology::Topology &t)
+{
+    const auto in_range = [&t](const char *flag, int r) -> Result<void> {
+        if (r >= t.size()) {
+            return fail(std::string(flag) + ": rank " + std::to_string(r) +
+                        " out of range (the topology has " +
+                        std::to_string(t.size()) + " ranks)");
+        }
+        return {};
+    };
+    if (auto ok = in_range("--root", o.root); !ok) {
+        return ok;
+    }
+    if (o.rank) {
+        if (auto ok = in_range("--rank", *o.rank); !ok) {
+            return ok;
+        }
+    }
+    if (o.segments > 0 && uint64_t(o.segments) > o.bytes) {
+        return fail("--segments: " + std::to_string(o.segments) +
+                    " segments of a " + std::to_string(o.bytes) +
+                    "-byte message (at most one per byte)");
+    }
+    return {};
 }
 
 Result<select::RuleSet> make_rules(const Options &o)

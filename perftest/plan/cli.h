@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Shared option parsing for ucg_plan and ucg_plan_bench: topology from a
-// synthetic string or from locality + switch files, collective, size, root.
+// Shared option parsing for ucg_plan: topology from a synthetic string or
+// from locality + switch files, collective, size, root. CLI11 parses and
+// checks each value alone; check_options() checks what depends on the
+// topology. Every refusal names the flag.
 #pragma once
 
 #include "cost/simulator.h"
@@ -8,42 +10,57 @@
 #include "select/selector.h"
 #include "topology/topology.h"
 
-#include <map>
+#include <CLI/CLI.hpp>
+
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace ucg::tools {
 
+/// One --link LEVEL=L,o,g,G.
+struct LinkOverride {
+    std::string text; ///< as given, for messages
+    topology::LevelKind kind = topology::LevelKind::kWorld;
+    topology::LinkCost cost;
+};
+
 struct Options {
-    std::string command;
+    std::string command; ///< print, check, simulate or select
     plan::Collective collective = plan::Collective::kBcast;
     uint64_t bytes = 8;
     int root = 0;
     std::string topo = "nodes=2,ppn=4";
-    std::string topo_file;       ///< switch file or ibnetdiscover output
-    std::string localities_file; ///< "host socket numa" per rank
-    std::string tune;            ///< user rules (default: UCG_TUNE)
-    std::string algorithm;       ///< force one (a rule in front)
-    int radix = 0;
-    int segments = 0;
+    std::string topo_file;         ///< switch file or ibnetdiscover output
+    std::string localities_file;   ///< "host socket numa" per rank
+    std::string tune;              ///< user rules (default: UCG_TUNE)
+    std::string algorithm;         ///< force one (a rule in front)
+    int radix = 0;                 ///< 0: choose
+    int segments = 0;              ///< 0: choose
     std::optional<int> rank;       ///< print one rank's program
     double uplink_ns_per_byte = 0; ///< simulate: shared uplinks
     bool critical_path = false;
     bool simulate = false; ///< select: also simulate the choices
-    std::vector<std::pair<std::string, std::string>> links; ///< LEVEL=L,o,g,G
+    std::vector<LinkOverride> links;
 };
 
-/// Parses argv; errors name the option.
-Result<Options> parse_options(int argc, char **argv);
+/// "LEVEL=L,o,g,G": a known level and four finite numbers >= 0.
+Result<LinkOverride> parse_link(const std::string &text);
 
-/// The topology the options describe (link overrides applied).
+/// ucg_plan's subcommands (print, check, simulate, select) and options on
+/// app, writing into o when app parses.
+void add_options(CLI::App &app, Options &o);
+
+/// The topology the options describe (link overrides applied). Errors
+/// name the flag (--topo, --localities, --topo-file, --link).
 Result<topology::Topology> make_topology(const Options &o);
+
+/// What depends on the topology or on other values: --root and --rank in
+/// range, --segments no more than --bytes.
+Result<void> check_options(const Options &o, const topology::Topology &t);
 
 /// User rules: --tune, else UCG_TUNE; --alg/--radix/--segments become a
 /// first rule in the same grammar.
 Result<select::RuleSet> make_rules(const Options &o);
-
-std::string usage();
 
 } // namespace ucg::tools

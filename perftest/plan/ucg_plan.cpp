@@ -3,9 +3,11 @@
 // a size, root and topology, e.g.
 //   ucg_plan select --coll allreduce --bytes 1m --topo racks=4,nodes=8,ppn=16
 #include "cli.h"
+#include "tool_cli.h"
 
 #include <cstdio>
 #include <iostream>
+#include <new>
 #include <string_view>
 
 using namespace ucg;
@@ -40,31 +42,50 @@ void print_sim(const char *label, const cost::SimResult &r)
                 r.messages);
 }
 
+int run(CLI::App &app, const tools::Options &o);
+
 } // namespace
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; ++i) {
-        const std::string_view a = argv[i];
-        if (a == "--help" || a == "-h") {
-            std::cout << tools::usage();
-            return 0;
+    tools::Options o;
+    CLI::App app{"", "ucg_plan"};
+    tools::add_options(app, o);
+    // A first word that is neither an option nor a command: say so (CLI11
+    // would only say that a command is missing).
+    if (argc > 1 && argv[1][0] != '-') {
+        const std::string_view cmd = argv[1];
+        if (cmd != "print" && cmd != "check" && cmd != "simulate" &&
+            cmd != "select") {
+            return tools::usage_error(
+                app, "unknown command '" + std::string(cmd) +
+                         "' (expected print, check, simulate or select)");
         }
     }
-    auto opts = tools::parse_options(argc, argv);
-    if (!opts) {
-        std::cerr << "ucg_plan: " << opts.error().message << "\n"
-                  << tools::usage();
-        return 2;
+    if (const auto rc = tools::parse(app, argc, argv)) {
+        return *rc;
     }
-    const tools::Options &o = *opts;
+    try {
+        return run(app, o);
+    } catch (const std::bad_alloc &) {
+        return die("out of memory (try fewer ranks or a smaller message)");
+    }
+}
+
+namespace {
+
+int run(CLI::App &app, const tools::Options &o)
+{
     auto topo = tools::make_topology(o);
     if (!topo) {
-        return die(topo.error().message);
+        return tools::usage_error(app, topo.error().message);
+    }
+    if (auto ok = tools::check_options(o, *topo); !ok) {
+        return tools::usage_error(app, ok.error().message);
     }
     auto rules = tools::make_rules(o);
     if (!rules) {
-        return die(rules.error().message);
+        return tools::usage_error(app, rules.error().message);
     }
     select::Selector sel(*topo, std::move(rules).value());
     select::SelectOptions so;
@@ -113,3 +134,5 @@ int main(int argc, char **argv)
     }
     return 0;
 }
+
+} // namespace

@@ -9,13 +9,13 @@
 //      and scatter on seed 000's two-level switch tree (goal: >= 54%)
 #include "cli.h"
 #include "select/compose.h"
+#include "tool_cli.h"
 #include "topology/synthetic.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <string>
 
@@ -237,16 +237,18 @@ int main(int argc, char **argv)
 {
     int reps = 11;
     bool skip_sim = false;
-    for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-            reps = std::max(1, std::atoi(argv[++i]));
-        } else if (std::strcmp(argv[i], "--no-65536-sim") == 0) {
-            skip_sim = true;
-        } else {
-            std::fprintf(stderr,
-                         "usage: ucg_plan_bench [--reps N] [--no-65536-sim]\n");
-            return 2;
-        }
+    CLI::App app{"ucg_plan_bench: planner and simulator timings at 4,096 and "
+                 "65,536 ranks, and the topology-aware gather/scatter gain. "
+                 "Exit status: 0 done, 1 failed, 2 bad command line.",
+                 "ucg_plan_bench"};
+    tools::add_version(app);
+    app.add_option("--reps", reps, "repetitions per measurement")
+        ->check(tools::at_least(1))
+        ->capture_default_str();
+    app.add_flag("--no-65536-sim", skip_sim,
+                 "skip simulating the 65,536-rank plans");
+    if (const auto rc = tools::parse(app, argc, argv)) {
+        return *rc;
     }
     std::printf("ucg_plan_bench: %d repetitions (min/median/max)\n", reps);
     bench_one_rank(reps);

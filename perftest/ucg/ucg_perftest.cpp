@@ -7,7 +7,7 @@
 #include "local_launch.h"
 #include "report.h"
 
-#include <CLI/CLI.hpp>
+#include "tool_cli.h"
 
 #ifdef UCG_PERFTEST_MPI
 #include <mpi.h>
@@ -169,9 +169,7 @@ int main(int argc, char **argv)
     std::string dtype = "float", baseline;
     CLI::App app{"ucg_perftest: OSU-style latency of UCG collectives",
                  "ucg_perftest"};
-    app.set_version_flag("--version", std::string("ucg_perftest ") +
-                                          std::to_string(UCG_API_MAJOR) + "." +
-                                          std::to_string(UCG_API_MINOR));
+    ucg::tools::add_version(app);
     app.add_option("-n,--ranks", nranks,
                    "start N local ranks (fork); omit under mpirun")
         ->check(CLI::Range(1, 1 << 16));
@@ -203,7 +201,9 @@ int main(int argc, char **argv)
                  "point-to-point only (no one-to-many transports)");
     app.add_flag("--oneoff", opt.oneoff,
                  "init+start+wait+free per call instead of persistent");
-    CLI11_PARSE(app, argc, argv);
+    if (const auto rc = ucg::tools::parse(app, argc, argv)) {
+        return *rc;
+    }
 
     std::stringstream ss(colls);
     for (std::string name; std::getline(ss, name, ',');) {
@@ -211,7 +211,7 @@ int main(int argc, char **argv)
         if (it == coll_names().end()) {
             std::fprintf(stderr, "ucg_perftest: --collectives: unknown '%s'\n",
                          name.c_str());
-            return 2;
+            return ucg::tools::kUsageError;
         }
         opt.colls.push_back(it->second);
     }
@@ -222,7 +222,7 @@ int main(int argc, char **argv)
         opt.min_bytes > opt.max_bytes || opt.min_bytes == 0) {
         std::fprintf(stderr, "ucg_perftest: --sizes: expected MIN:MAX with "
                              "0 < MIN <= MAX, e.g. 8:1m\n");
-        return 2;
+        return ucg::tools::kUsageError;
     }
     opt.dtype = dtype == "double"  ? UCG_DTYPE_DOUBLE
                 : dtype == "int32" ? UCG_DTYPE_INT32
@@ -235,11 +235,11 @@ int main(int argc, char **argv)
                      "ucg_perftest: --baseline mpi: run under mpirun "
                      "(this build %s MPI)\n",
                      have_mpi() ? "has" : "lacks");
-        return 2;
+        return ucg::tools::kUsageError;
     }
     if (mpi_launch && nranks != 0) {
         std::fprintf(stderr, "ucg_perftest: -n: not under mpirun\n");
-        return 2;
+        return ucg::tools::kUsageError;
     }
 #ifdef UCG_PERFTEST_MPI
     if (mpi_launch) {

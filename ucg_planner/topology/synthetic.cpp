@@ -41,6 +41,19 @@ int *field_of(SyntheticSpec &spec, std::string_view key)
     return nullptr;
 }
 
+/// One name per field: the aliases switches and hosts map to racks and
+/// nodes.
+std::string_view canonical_key(std::string_view key)
+{
+    if (key == "switches") {
+        return "racks";
+    }
+    if (key == "hosts") {
+        return "nodes";
+    }
+    return key;
+}
+
 /// Fisher-Yates over 0..n-1 with splitmix64: the same on every platform.
 std::vector<int64_t> shuffle(int64_t n, uint64_t seed)
 {
@@ -69,6 +82,7 @@ std::vector<int64_t> shuffle(int64_t n, uint64_t seed)
 Result<SyntheticSpec> parse_synthetic(std::string_view text)
 {
     SyntheticSpec spec;
+    std::vector<std::string_view> seen; ///< canonical keys given
     size_t pos = 0;
     if (text.empty()) {
         return key_error(text, 0, "", "expected key=value[,key=value...]");
@@ -88,6 +102,14 @@ Result<SyntheticSpec> parse_synthetic(std::string_view text)
         std::string_view key = item.substr(0, eq);
         std::string_view val = item.substr(eq + 1);
         size_t vcol = pos + eq + 1;
+        // One value per key (racks and switches, nodes and hosts alike).
+        const std::string_view canon = canonical_key(key);
+        for (std::string_view k : seen) {
+            if (k == canon) {
+                return key_error(text, pos, key, "given twice");
+            }
+        }
+        seen.push_back(canon);
         if (key == "order") {
             if (val == "block") {
                 spec.order = RankOrder::kBlock;

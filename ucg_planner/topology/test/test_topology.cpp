@@ -61,6 +61,14 @@ TEST_CASE("malformed synthetic strings name column, key and expectation",
                Catch::Contains("block, roundrobin or random"));
     CHECK(!parse_synthetic("nodes=0").ok());
     CHECK(!parse_synthetic("racks=65536,nodes=65536,ppn=2").ok());
+    // One value per key, aliases included (issue 12).
+    auto twice = parse_synthetic("nodes=2,ppn=4,nodes=3");
+    REQUIRE(!twice.ok());
+    CHECK_THAT(twice.error().message, Catch::Contains("column 15") &&
+                                          Catch::Contains("'nodes'") &&
+                                          Catch::Contains("given twice"));
+    CHECK(!parse_synthetic("racks=2,switches=2").ok());
+    CHECK(!parse_synthetic("order=block,order=random").ok());
 }
 
 TEST_CASE("levels repeat no partition and end with one domain", "[topology]")
