@@ -244,9 +244,12 @@ Result<topology::Topology> make_topology(const Options &o)
             }
             sw = std::move(m).value();
         }
-        topo = topology::Topology::from_localities(*locs, &sw);
+        topo = topology::Topology::from_localities(
+            *locs, o.topo_file.empty() ? nullptr : &sw);
         if (!topo) {
-            return fail("--localities: " + topo.error().message);
+            return fail(
+                (o.topo_file.empty() ? "--localities: " : "--topo-file: ") +
+                topo.error().message);
         }
     } else {
         topo = topology::make_synthetic(o.topo);

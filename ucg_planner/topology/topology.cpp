@@ -115,12 +115,24 @@ Result<Topology> Topology::from_localities(const std::vector<Locality> &ranks,
             return fail("topology: rank " + std::to_string(r) +
                         " has an empty host name");
         }
+        if (loc.socket < -1 || loc.socket >= kMaxLocalityId || loc.numa < -1 ||
+            loc.numa >= kMaxLocalityId) {
+            return fail("topology: rank " + std::to_string(r) + " (host " +
+                        loc.host + "): socket " + std::to_string(loc.socket) +
+                        " or NUMA " + std::to_string(loc.numa) +
+                        " outside -1.." + std::to_string(kMaxLocalityId - 1));
+        }
         std::string sw = loc.switch_name;
         if (sw.empty() && switches != nullptr) {
             auto it = switches->find(loc.host);
-            if (it != switches->end()) {
-                sw = it->second;
+            if (it == switches->end()) {
+                // A file that misses a host would silently split the
+                // machine into a switch and a rest.
+                return fail("topology: host " + loc.host + " (rank " +
+                            std::to_string(r) +
+                            ") is on no switch of the topology file");
             }
+            sw = it->second;
         }
         any_switch = any_switch || !sw.empty();
         local[size_t(LevelKind::kWorld)][r] = 0;

@@ -39,6 +39,9 @@ LinkCost default_link_cost(LevelKind kind);
 
 /// Where one rank sits, as each rank reports it at group creation. Unknown
 /// socket or NUMA ids are -1 (the process is not bound to one).
+/// Socket and NUMA ids are below this (-1: not known).
+inline constexpr int kMaxLocalityId = 1 << 20;
+
 struct Locality {
     std::string host;
     int socket = -1;
