@@ -64,11 +64,10 @@ std::string join(const std::vector<std::string> &v)
 }
 
 // Values that break naive arithmetic and allocation.
-const char *const kNasty[] = {"0",          "-1",          "1",
-                              "2",          "3",           "7",
-                              "65536",      "2147483647",  "-2147483648",
-                              "2000000000", "2147483648",  "99999999999",
-                              "1048576",    "1073741824",  "-0"};
+const char *const kNasty[] = {
+    "0",          "-1",          "1",          "2",           "3",
+    "7",          "65536",       "2147483647", "-2147483648", "2000000000",
+    "2147483648", "99999999999", "1048576",    "1073741824",  "-0"};
 
 class Mutator {
   public:
@@ -116,9 +115,9 @@ class Mutator {
   private:
     std::size_t pick(std::size_t n)
     {
-        return n == 0 ? 0
-                      : std::uniform_int_distribution<std::size_t>(0, n - 1)(
-                            rng_);
+        return n == 0
+                   ? 0
+                   : std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_);
     }
 
     // One run of digits (with its sign) becomes a nasty value.
