@@ -224,6 +224,16 @@ Result<Decision> Selector::select_with(const RuleSet &user,
                 std::max<uint64_t>(1, (opts.bytes + rule->segment_bytes - 1) /
                                           rule->segment_bytes));
         }
+        // The prediction of the variant that runs, not of the cheapest.
+        const algorithms::Algorithm *a =
+            algorithms::find_algorithm(opts.collective, alg);
+        if (a->cost && (rule->radix > 0 || rule->segments > 0 ||
+                        rule->segment_bytes > 0)) {
+            d.chosen.predicted_ns =
+                a->cost(cost_input(opts.collective, p, double(opts.bytes),
+                                   world, ppn, &neighbour),
+                        {d.chosen.radix, d.chosen.segments});
+        }
     }
     d.request.radix = d.chosen.radix;
     d.request.segments = d.chosen.segments;

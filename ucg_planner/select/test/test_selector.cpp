@@ -221,8 +221,8 @@ TEST_CASE("flat costs charge a shared NIC where every rank talks", "[select]")
     CHECK(find(flat_costs(Collective::kBcast, 8, 1000, ab, 4), "knomial") ==
           3 * 1010);
     // The chain's segments follow z_opt.
-    CHECK(pipeline_segments(4, 1e6, ab, 1000) == 448);
-    CHECK(pipeline_segments(4, 1e6, ab, 256) == 256);
+    CHECK(cost::pipeline_segments(4, 1e6, ab, 1000) == 448);
+    CHECK(cost::pipeline_segments(4, 1e6, ab, 256) == 256);
 }
 
 TEST_CASE("one-rank builds over pruned levels equal the full plan's rank",
