@@ -130,10 +130,16 @@ double recursive_k_allreduce_ns(int64_t nranks, int radix, double bytes,
 {
     const int k = std::max(radix, 2);
     const int64_t pk = largest_power(nranks, k);
-    double t = knomial_rounds(pk, k) * double(k - 1) * ab.message_ns(bytes);
+    const int rounds = knomial_rounds(pk, k);
+    // A round's k-1 messages into one rank queue at its port: the last
+    // lands (k-2) beta s after the sender's k-1 sends.
+    const double sb = bytes * ab.beta_ns_per_byte;
+    double t = rounds * (double(k - 1) * ab.alpha_ns + double(2 * k - 3) * sb);
     if (pk < nranks) {
         const double f = double(folds_per_rank(nranks, pk));
-        t += ab.alpha_ns + f * bytes * ab.beta_ns_per_byte +
+        // The folded bytes queue at the receiver's port ahead of the
+        // first round's.
+        t += ab.alpha_ns + (f + (rounds > 0 ? 1 : 0)) * sb +
              f * ab.message_ns(bytes);
     }
     return t;
@@ -160,7 +166,7 @@ double rabenseifner_allreduce_ns(int64_t nranks, double bytes,
         return 0;
     }
     const int64_t pk = largest_power(nranks, 2);
-    return 2 * rabenseifner_reduce_ns(pk, bytes, ab) +
+    return rabenseifner_reduce_ns(pk, bytes, ab) +
            (pk < nranks ? 2 * ab.message_ns(bytes) : 0);
 }
 
@@ -171,8 +177,8 @@ double rabenseifner_reduce_ns(int64_t nranks, double bytes, const AlphaBeta &ab)
     }
     const int64_t pk = largest_power(nranks, 2);
     const double p = double(pk);
-    return knomial_rounds(pk, 2) * ab.alpha_ns +
-           (p - 1) / p * bytes * ab.beta_ns_per_byte +
+    return 2 * (knomial_rounds(pk, 2) * ab.alpha_ns +
+                (p - 1) / p * bytes * ab.beta_ns_per_byte) +
            (pk < nranks ? ab.message_ns(bytes) : 0);
 }
 
@@ -206,7 +212,7 @@ double recursive_k_allgather_ns(int64_t nranks, int radix, double block_bytes,
     if (pk < nranks) {
         const double f = double(folds_per_rank(nranks, pk));
         t += ab.alpha_ns + f * s * ab.beta_ns_per_byte +
-             f * ab.message_ns(double(nranks) * s);
+             f * ab.message_ns(double(nranks - 1) * s);
     }
     return t;
 }
@@ -219,7 +225,8 @@ double two_tree_bcast_ns(int64_t nranks, double bytes, int segments,
     }
     const int chunks = std::max(segments, 1);
     const int depth = int(std::bit_width(uint64_t(nranks - 1))) - 1;
-    return double(chunks + 2 * depth) * ab.message_ns(bytes / chunks);
+    const int steps = std::max(chunks + 2 * depth - 1, chunks);
+    return double(steps) * ab.message_ns(bytes / chunks);
 }
 
 double logp_message_ns(const LogGP &p)

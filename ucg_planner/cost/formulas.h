@@ -85,8 +85,9 @@ int pipeline_segments(int64_t nranks, double bytes, const AlphaBeta &ab,
 /// Allreduce shapes (reduction compute left out). P' = largest_power(P, k)
 /// ranks run the exchange; the other P - P' fold into them first (f =
 /// ceil((P-P')/P') messages into one rank) and get the result back.
-/// recursive k-ing      log_k P' (k-1)(alpha + beta s)
-///                      + (alpha + f beta s) + f (alpha + beta s) folding
+/// recursive k-ing      log_k P' ((k-1) alpha + (2k-3) beta s): the k-1
+///                      messages into a rank queue at its port
+///                      + (alpha + (f+1) beta s) + f (alpha + beta s) folding
 /// recursive doubling   the same with k = 2: log2 P' steps, +2 messages
 /// ring                 2(P-1)(alpha + beta s/P)
 /// Rabenseifner         2 log2 P' alpha + 2 (P'-1)/P' s beta
@@ -100,8 +101,9 @@ double ring_allreduce_ns(int64_t nranks, double bytes, const AlphaBeta &ab);
 double rabenseifner_allreduce_ns(int64_t nranks, double bytes,
                                  const AlphaBeta &ab);
 
-/// Rabenseifner reduce: recursive halving reduce-scatter over P' ranks and
-/// a binomial gather of the pieces, 2 log2 P' alpha + 2 (P'-1)/P' s beta,
+/// Rabenseifner reduce: recursive halving reduce-scatter over P' ranks
+/// (log2 P' alpha + (P'-1)/P' s beta) and a binomial gather of the pieces
+/// (the same again), 2 log2 P' alpha + 2 (P'-1)/P' s beta,
 /// + (alpha + beta s) for the fold when P' < P.
 double rabenseifner_reduce_ns(int64_t nranks, double bytes,
                               const AlphaBeta &ab);
@@ -115,13 +117,13 @@ double halving_reduce_scatter_ns(int64_t nranks, double block_bytes,
 
 /// Recursive k-ing allgather of s bytes per rank: log_k P' steps of k-1
 /// messages, (P-1) s bytes in, and when P' < P the fold (alpha + f beta
-/// s) and the result sent back, f (alpha + beta P s).
+/// s) and the others' blocks sent back, f (alpha + beta (P-1) s).
 double recursive_k_allgather_ns(int64_t nranks, int radix, double block_bytes,
                                 const AlphaBeta &ab);
 
 /// Two-tree bcast (Sanders-Speck-Traeff) of s bytes in S chunks: S + 2
-/// floor(log2(P-1)) steps of alpha + beta s/S, each rank sending and
-/// receiving at most one chunk per step.
+/// floor(log2(P-1)) - 1 steps (at least S) of alpha + beta s/S, each rank
+/// sending and receiving at most one chunk per step.
 double two_tree_bcast_ns(int64_t nranks, double bytes, int segments,
                          const AlphaBeta &ab);
 
