@@ -145,12 +145,6 @@ double recursive_k_allreduce_ns(int64_t nranks, int radix, double bytes,
     return t;
 }
 
-double recursive_doubling_allreduce_ns(int64_t nranks, double bytes,
-                                       const AlphaBeta &ab)
-{
-    return recursive_k_allreduce_ns(nranks, 2, bytes, ab);
-}
-
 double ring_allreduce_ns(int64_t nranks, double bytes, const AlphaBeta &ab)
 {
     if (nranks <= 1) {

@@ -88,15 +88,13 @@ int pipeline_segments(int64_t nranks, double bytes, const AlphaBeta &ab,
 /// recursive k-ing      log_k P' ((k-1) alpha + (2k-3) beta s): the k-1
 ///                      messages into a rank queue at its port
 ///                      + (alpha + (f+1) beta s) + f (alpha + beta s) folding
-/// recursive doubling   the same with k = 2: log2 P' steps, +2 messages
+/// (recursive doubling is k = 2: log2 P' steps, +2 messages)
 /// ring                 2(P-1)(alpha + beta s/P)
 /// Rabenseifner         2 log2 P' alpha + 2 (P'-1)/P' s beta
 ///                      + 2 (alpha + beta s) when P' < P
 /// k-nomial reduce + bcast: twice knomial_bcast_ns.
 double recursive_k_allreduce_ns(int64_t nranks, int radix, double bytes,
                                 const AlphaBeta &ab);
-double recursive_doubling_allreduce_ns(int64_t nranks, double bytes,
-                                       const AlphaBeta &ab);
 double ring_allreduce_ns(int64_t nranks, double bytes, const AlphaBeta &ab);
 double rabenseifner_allreduce_ns(int64_t nranks, double bytes,
                                  const AlphaBeta &ab);
