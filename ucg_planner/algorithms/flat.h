@@ -73,6 +73,9 @@ using ParentAt = std::function<std::vector<Range>(const Edge &, Span)>;
 void emit_gather_edges(PlanBuilder &pb, const Collect &c,
                        const ParentAt &parent_at);
 Plan build_hier_gather(const Request &q, std::string_view name);
+// leader.cpp: point-to-point k-nomial gather/scatter per level
+// (Request::per_level radices).
+Plan build_leader_gather(const Request &q, std::string_view name);
 Plan build_hier_scatter(const Request &q, std::string_view name);
 // hier_exchange.cpp: gather to the top group's leaders, an exchange among
 // them, and back down.

@@ -167,6 +167,14 @@ void add_rooted(Table &t)
           "per-level scatter from the root through the leaders", has_levels,
           build_hier_scatter);
     t.takes_radix();
+    // Needs levels: the hierarchical path prices it per level
+    // (select/decide.cpp) and picks it where no level uses shm.
+    for (Collective c : {Collective::kGather, Collective::kScatter}) {
+        t.add(c, "leader",
+              "per-level point-to-point k-nomial trees (radix per level), "
+              "leaders carry their groups' blocks (seed 000)",
+              has_full_levels, build_leader_gather);
+    }
 }
 
 void add_all(Table &t)

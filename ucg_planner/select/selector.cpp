@@ -250,16 +250,11 @@ Result<Decision> Selector::select_with(const RuleSet &user,
 Result<plan::Plan> Selector::build(const Decision &d,
                                    std::optional<int> only_rank) const
 {
-    if (d.custom_builder) {
-        std::vector<int> radix;
-        for (const LevelDecision &l : d.levels) {
-            radix.push_back(l.choice.radix);
-        }
-        return build_leader_gather(d.collective, d.request.nranks, d.root,
-                                   d.request.levels, radix, only_rank);
-    }
     algorithms::Request q = d.request;
     q.only_rank = only_rank;
+    if (d.custom_builder) { // per_level holds each level's radix
+        return algorithms::build("leader", q);
+    }
     // Hierarchical bcast, reduce, allreduce and barrier build one rank
     // from the levels that hold it; the other collectives need them all
     // (registry.h, levels_for_rank()).

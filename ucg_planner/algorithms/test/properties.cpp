@@ -93,7 +93,7 @@ Levels strided_two_levels(int p)
 std::vector<Hier> hier_sets(const Algorithm &a, int p, const SweepSpec &spec)
 {
     using S = Shape;
-    if (a.name != "hierarchical") {
+    if (a.name != "hierarchical" && a.name != "leader") {
         return {Hier{}};
     }
     if (!spec.full && p >= 64) {
