@@ -12,6 +12,14 @@ namespace {
 
 constexpr int kMaxSegments = 256;
 
+// The link with its NIC shared by the host's ranks (rooted collectives
+// whose ranks all talk at once).
+cost::AlphaBeta shared(const CostInput &in)
+{
+    return {in.link.alpha_ns,
+            in.link.beta_ns_per_byte * std::max(in.ranks_per_nic, 1)};
+}
+
 double steps(const CostInput &in)
 {
     return double(cost::knomial_rounds(in.nranks, 2));
@@ -69,7 +77,7 @@ double scatter_allgather(const CostInput &in, Variant)
 double two_tree(const CostInput &in, Variant v)
 {
     return cost::two_tree_bcast_ns(in.nranks, in.block_bytes, v.segments,
-                                   in.link);
+                                   shared(in));
 }
 
 int two_tree_segments(const CostInput &in)
@@ -88,7 +96,7 @@ double ordered_reduce(const CostInput &in, Variant v)
 
 double rabenseifner_reduce(const CostInput &in, Variant)
 {
-    return cost::rabenseifner_reduce_ns(in.nranks, in.block_bytes, in.link);
+    return cost::rabenseifner_reduce_ns(in.nranks, in.block_bytes, shared(in));
 }
 
 double binomial_gather(const CostInput &in, Variant)

@@ -116,6 +116,11 @@ struct CostInput {
     double block_bytes = 0;    // one rank's block (0 for barrier)
     cost::AlphaBeta link;      // any pair (beta shared where all ranks talk)
     cost::AlphaBeta neighbour; // the r -> r+1 links (ring, chain)
+    // Ranks of a host sharing its NIC. `link` already shares it in the
+    // collectives where every rank talks at once; a rooted algorithm whose
+    // ranks all talk at once (Rabenseifner, two trees, scatter-allgather)
+    // shares it itself (shared()).
+    int ranks_per_nic = 1;
 };
 
 /* One variant of an algorithm: the parameters the selector passes on. */

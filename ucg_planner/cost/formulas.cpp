@@ -171,9 +171,11 @@ double rabenseifner_reduce_ns(int64_t nranks, double bytes, const AlphaBeta &ab)
     }
     const int64_t pk = largest_power(nranks, 2);
     const double p = double(pk);
+    // The folded bytes queue at the receiver's port ahead of the first
+    // step's: alpha + 2 beta s.
     return 2 * (knomial_rounds(pk, 2) * ab.alpha_ns +
                 (p - 1) / p * bytes * ab.beta_ns_per_byte) +
-           (pk < nranks ? ab.message_ns(bytes) : 0);
+           (pk < nranks ? ab.alpha_ns + 2 * bytes * ab.beta_ns_per_byte : 0);
 }
 
 double halving_reduce_scatter_ns(int64_t nranks, double block_bytes,

@@ -102,7 +102,8 @@ double rabenseifner_allreduce_ns(int64_t nranks, double bytes,
 /// Rabenseifner reduce: recursive halving reduce-scatter over P' ranks
 /// (log2 P' alpha + (P'-1)/P' s beta) and a binomial gather of the pieces
 /// (the same again), 2 log2 P' alpha + 2 (P'-1)/P' s beta,
-/// + (alpha + beta s) for the fold when P' < P.
+/// + (alpha + 2 beta s) for the fold when P' < P (its bytes queue at the
+/// receiver's port ahead of the first step's).
 double rabenseifner_reduce_ns(int64_t nranks, double bytes,
                               const AlphaBeta &ab);
 

@@ -55,6 +55,7 @@ algorithms::CostInput cost_input(Collective c, int64_t p, double s,
     in.link = {link.alpha_ns, link.beta_ns_per_byte *
                                   (all_talk ? std::max(ranks_per_nic, 1) : 1)};
     in.neighbour = neighbour ? *neighbour : in.link;
+    in.ranks_per_nic = all_talk ? 1 : std::max(ranks_per_nic, 1);
     return in;
 }
 
