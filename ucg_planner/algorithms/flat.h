@@ -44,6 +44,9 @@ Plan build_ordered_reduce(const Request &q, std::string_view name);
 
 // hierarchical.cpp
 Plan build_hierarchical(const Request &q, std::string_view name);
+// `levels` with the implicit top group (the last level's leaders, when
+// there are several) made explicit.
+Levels with_top(Levels levels);
 // hier_gather.cpp: the leader edges of a multi-level gather. A child's
 // holding (the blocks it collected, own first) lands at `offset` in its
 // parent's holding.

@@ -73,16 +73,9 @@ Plan build_leader_gather(const Request &q, std::string_view name)
     const int nranks = q.nranks, root = q.root;
     // The root leads every group holding it (identity for the selector's
     // levels, which already put it first).
-    Levels levels = lead_by_root(q.levels, root);
-    if (!levels.empty() && levels.back().size() > 1) {
-        // The implicit top group of the last level's leaders (registry.h).
-        Group top;
-        for (const Group &g : levels.back()) {
-            top.push_back(g[0]);
-        }
-        levels.push_back({top});
-        levels = lead_by_root(std::move(levels), root);
-    }
+    // The root leads every group holding it (the selector's levels
+    // already put it first), the implicit top group made explicit.
+    const Levels levels = lead_by_root(with_top(q.levels), root);
     std::vector<int> radix_per_level;
     for (size_t l = 0; l < levels.size() && !q.per_level.empty(); ++l) {
         radix_per_level.push_back(
