@@ -44,6 +44,9 @@ Plan build_ordered_reduce(const Request &q, std::string_view name);
 
 // hierarchical.cpp
 Plan build_hierarchical(const Request &q, std::string_view name);
+// `levels` with the implicit top group (the last level's leaders, when
+// there are several) made explicit.
+Levels with_top(Levels levels);
 // hier_gather.cpp: the leader edges of a multi-level gather. A child's
 // holding (the blocks it collected, own first) lands at `offset` in its
 // parent's holding.
@@ -73,6 +76,9 @@ using ParentAt = std::function<std::vector<Range>(const Edge &, Span)>;
 void emit_gather_edges(PlanBuilder &pb, const Collect &c,
                        const ParentAt &parent_at);
 Plan build_hier_gather(const Request &q, std::string_view name);
+// leader.cpp: point-to-point k-nomial gather/scatter per level
+// (Request::per_level radices).
+Plan build_leader_gather(const Request &q, std::string_view name);
 Plan build_hier_scatter(const Request &q, std::string_view name);
 // hier_exchange.cpp: gather to the top group's leaders, an exchange among
 // them, and back down.

@@ -43,10 +43,8 @@ bool levels_ok(const Levels &levels, int nranks)
     return !levels.empty();
 }
 
-namespace {
-
 // The implicit top group (the last level's leaders) made explicit.
-Levels with_top(Levels levels)
+Levels detail::with_top(Levels levels)
 {
     if (!levels.empty() && levels.back().size() > 1) {
         Group top;
@@ -57,8 +55,6 @@ Levels with_top(Levels levels)
     }
     return levels;
 }
-
-} // namespace
 
 Levels lead_by_root(Levels levels, int root)
 {
@@ -103,7 +99,7 @@ bool levels_partial_ok(const Levels &levels, int nranks)
 
 Levels levels_for_rank(const Levels &full, int rank, int root)
 {
-    const Levels levels = lead_by_root(with_top(full), root);
+    const Levels levels = lead_by_root(detail::with_top(full), root);
     Levels out;
     int me = rank;
     for (const Level &level : levels) {

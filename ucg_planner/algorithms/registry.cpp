@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The registry table: name, description, applicability and builder of
 // every algorithm, per collective.
+#include "algorithms/costs.h"
 #include "algorithms/flat.h"
 
 #include <algorithm>
@@ -46,10 +47,28 @@ struct Table {
              Order order = kAnyOrder)
     {
         auto build = [b, name](const Request &q) { return b(q, name); };
-        v.push_back(Algorithm{c, name, std::move(desc), std::move(ok),
-                              std::move(build),
-                              order == kRankOrder || !plan::has_operator(c)});
+        Algorithm a;
+        a.collective = c;
+        a.name = name;
+        a.description = std::move(desc);
+        a.applicable = std::move(ok);
+        a.build = std::move(build);
+        a.preserves_order = order == kRankOrder || !plan::has_operator(c);
+        v.push_back(std::move(a));
     }
+    // The last entry's cost function, the radices the selector tries and
+    // its segment count (null: 1).
+    void costed(detail::costs::Fn f, std::vector<int> radices = {2},
+                int (*segments)(const CostInput &) = nullptr)
+    {
+        v.back().cost = f;
+        v.back().radices = std::move(radices);
+        if (segments) {
+            v.back().segments = segments;
+        }
+    }
+    // The last entry reads Request::radix.
+    void takes_radix() { v.back().takes_radix = true; }
 };
 
 auto tree(plan::Plan (*f)(const Request &, Shape, std::string_view), Shape s)
@@ -60,41 +79,58 @@ auto tree(plan::Plan (*f)(const Request &, Shape, std::string_view), Shape s)
 void add_rooted(Table &t)
 {
     using namespace detail;
+    namespace k = detail::costs;
     const Collective b = Collective::kBcast, r = Collective::kReduce;
     t.add(b, "linear", "root sends to every rank", always,
           tree(build_tree_bcast, Shape::kLinear));
+    t.costed(k::linear);
     t.add(b, "knomial", "k-nomial tree of radix k", always,
           tree(build_tree_bcast, Shape::kKnomial));
+    t.costed(k::knomial, {2, 4, 8});
+    t.takes_radix();
     t.add(b, "chain", "pipelined chain, one chunk per segment", always,
           tree(build_tree_bcast, Shape::kChain));
+    t.costed(k::chain, {2}, k::chain_segments);
     t.add(b, "binary_tree", "pipelined binary tree", always,
           tree(build_tree_bcast, Shape::kBinary));
+    t.costed(k::binary_tree, {2}, k::binary_segments);
     t.add(b, "shm", "one shm one-to-many op per chunk (one node)", always,
           tree(build_tree_bcast, Shape::kShm));
     t.add(b, "scatter_allgather",
           "k-nomial scatter of P pieces, ring allgather (van de Geijn)", always,
           build_scatter_allgather_bcast);
+    t.costed(k::scatter_allgather);
+    t.takes_radix();
     t.add(b, "two_tree",
           "two complementary binary trees, chunks alternating, coloured "
           "steps (Sanders-Speck-Traeff)",
           always, build_two_tree_bcast);
+    t.costed(k::two_tree, {2}, k::two_tree_segments);
     t.add(r, "linear", "every rank sends to the root", always,
           tree(build_tree_reduce, Shape::kLinear));
+    t.costed(k::linear);
     t.add(r, "knomial", "k-nomial tree of radix k", always,
           tree(build_tree_reduce, Shape::kKnomial));
+    t.costed(k::knomial, {2, 4, 8});
+    t.takes_radix();
     t.add(r, "chain", "pipelined chain, one chunk per segment", always,
           tree(build_tree_reduce, Shape::kChain));
+    t.costed(k::chain, {2}, k::chain_segments);
     t.add(r, "binary_tree", "pipelined binary tree", always,
           tree(build_tree_reduce, Shape::kBinary));
+    t.costed(k::binary_tree, {2}, k::binary_segments);
     t.add(r, "shm", "one shm many-to-one op per chunk (one node)", always,
           tree(build_tree_reduce, Shape::kShm));
     t.add(r, "rabenseifner",
           "recursive halving reduce-scatter, binomial gather of the pieces",
           always, build_rabenseifner);
+    t.costed(k::rabenseifner_reduce);
     t.add(r, "ordered_knomial",
           "k-nomial trees over ranks [root, P) and [0, root), combined in "
           "rank order (non-commutative operators)",
           always, build_ordered_reduce, kRankOrder);
+    t.costed(k::ordered_reduce, {2, 4});
+    t.takes_radix();
     auto g = [](int radix) {
         return [radix](const Request &q, std::string_view n) {
             return build_knomial_gather(q, radix > 0 ? radix : q.radix, n);
@@ -109,96 +145,145 @@ void add_rooted(Table &t)
           [g](const Request &q, std::string_view n) {
               return g(q.nranks + 1)(q, n);
           });
+    t.costed(k::linear);
     t.add(Collective::kGather, "knomial", "k-nomial tree of radix k", always,
           g(0));
+    t.costed(k::binomial_gather);
+    t.takes_radix();
     t.add(Collective::kScatter, "linear", "root sends to every rank", always,
           [s](const Request &q, std::string_view n) {
               return s(q.nranks + 1)(q, n);
           });
+    t.costed(k::linear);
     t.add(Collective::kScatter, "knomial", "k-nomial tree of radix k", always,
           s(0));
+    t.costed(k::binomial_gather);
+    t.takes_radix();
     t.add(Collective::kGather, "hierarchical",
           "per-level gather to leaders, leaders forward their groups' blocks",
           has_levels, build_hier_gather);
+    t.takes_radix();
     t.add(Collective::kScatter, "hierarchical",
           "per-level scatter from the root through the leaders", has_levels,
           build_hier_scatter);
+    t.takes_radix();
+    // Needs levels: the hierarchical path prices it per level
+    // (select/decide.cpp) and picks it where no level uses shm.
+    for (Collective c : {Collective::kGather, Collective::kScatter}) {
+        t.add(c, "leader",
+              "per-level point-to-point k-nomial trees (radix per level), "
+              "leaders carry their groups' blocks (seed 000)",
+              has_full_levels, build_leader_gather);
+    }
 }
 
 void add_all(Table &t)
 {
     using namespace detail;
+    namespace k = detail::costs;
     const Collective a = Collective::kAllreduce, br = Collective::kBarrier;
     auto rk = [](int radix) {
         return [radix](const Request &q, std::string_view n) {
             return build_rk_allreduce(q, radix > 0 ? radix : q.radix, n);
         };
     };
+    // First of the barriers: it ties recursive doubling and k-ing at
+    // powers of k, and the selector keeps the first of equal costs.
+    t.add(br, "dissemination", "dissemination of radix k", always,
+          build_dissemination_barrier);
+    t.costed(k::dissemination);
+    t.takes_radix();
     for (Collective c : {a, br}) {
         // Reduced to rank 0 in rank order: children join in ascending
         // order, each subtree an interval.
         t.add(c, "linear", "reduce to rank 0 linearly, bcast back", always,
               tree(build_tree_allreduce, Shape::kLinear), kRankOrder);
+        t.costed(k::twice_linear);
         t.add(c, "knomial", "k-nomial reduce to rank 0, k-nomial bcast", always,
               tree(build_tree_allreduce, Shape::kKnomial), kRankOrder);
+        t.costed(k::twice_knomial, {2, 4});
+        t.takes_radix();
         t.add(c, "recursive_doubling", "recursive doubling with folding",
               always, rk(2));
+        t.costed(k::recursive_k);
         t.add(c, "recursive_k", "recursive k-ing with folding", always, rk(0));
+        t.costed(k::recursive_k, {3, 4});
+        t.takes_radix();
         t.add(c, "hierarchical", "per-level composition (levels)",
               has_rank_levels, build_hierarchical);
+        t.takes_radix();
     }
     t.add(a, "chain", "pipelined chain reduce then chain bcast", always,
           tree(build_tree_allreduce, Shape::kChain), kRankOrder);
+    t.costed(k::twice_chain, {2}, k::chain_segments);
     t.add(a, "binary_tree", "pipelined binary tree reduce then bcast", always,
           tree(build_tree_allreduce, Shape::kBinary));
+    t.costed(k::twice_binary_tree, {2}, k::binary_segments);
     t.add(a, "ring", "ring reduce-scatter then ring allgather", always,
           build_ring);
+    t.costed(k::ring_allreduce);
     t.add(a, "rabenseifner",
           "recursive halving reduce-scatter, recursive doubling allgather",
           always, build_rabenseifner);
-    t.add(br, "dissemination", "dissemination of radix k", always,
-          build_dissemination_barrier);
+    t.costed(k::rabenseifner_allreduce);
     t.add(Collective::kBcast, "hierarchical", "per-level composition",
           has_rank_levels, build_hierarchical);
+    t.takes_radix();
     t.add(Collective::kReduce, "hierarchical", "per-level composition",
           has_rank_levels, build_hierarchical);
+    t.takes_radix();
 }
 
 void add_exchanges(Table &t)
 {
     using namespace detail;
+    namespace k = detail::costs;
     const Collective ag = Collective::kAllgather, aa = Collective::kAlltoall,
                      rs = Collective::kReduceScatter;
     t.add(ag, "linear", "every rank sends its block to every rank", always,
           build_direct);
+    t.costed(k::linear);
+    t.add(ag, "ring", "ring, P-1 steps", always, build_ring);
+    t.costed(k::ring_exchange);
+    // Bruck before recursive doubling: equal costs at powers of two keep
+    // the first.
+    t.add(ag, "bruck", "Bruck, ceil(log2 P) steps", always, build_bruck);
+    t.costed(k::bruck_allgather);
     t.add(ag, "recursive_doubling", "recursive doubling with folding", always,
           [](const Request &q, std::string_view n) {
               return build_rk_allgather(q, 2, n);
           });
+    t.costed(k::recursive_k_allgather);
     t.add(ag, "recursive_k", "recursive k-ing with folding", always,
           [](const Request &q, std::string_view n) {
               return build_rk_allgather(q, q.radix, n);
           });
-    t.add(ag, "ring", "ring, P-1 steps", always, build_ring);
-    t.add(ag, "bruck", "Bruck, ceil(log2 P) steps", always, build_bruck);
+    t.costed(k::recursive_k_allgather, {3, 4});
+    t.takes_radix();
     t.add(ag, "hierarchical",
           "gather to the top leaders, allgather among them (top: ring, "
           "bruck, linear, else recursive doubling), bcast down",
           has_full_levels, build_hier_allgather);
     t.add(aa, "linear", "every rank sends every block at once", always,
           build_direct);
+    t.costed(k::linear);
     t.add(aa, "pairwise", "P-1 steps, step t exchanges with r+t and r-t",
           always, build_pairwise_alltoall);
+    t.costed(k::linear);
     t.add(aa, "bruck", "Bruck, ceil(log2 P) steps", always, build_bruck);
+    t.costed(k::bruck_alltoall);
     t.add(aa, "hierarchical",
           "gather to the top leaders, direct exchange among them, scatter",
           has_full_levels, build_hier_alltoall);
     t.add(rs, "linear", "every rank sends block b to rank b", always,
           build_direct);
+    t.costed(k::linear);
     t.add(rs, "ring", "ring, P-1 steps", always, build_ring);
+    t.costed(k::ring_exchange);
     t.add(rs, "recursive_halving",
           "recursive halving with folding, log2 P steps", always,
           build_halving_reduce_scatter);
+    t.costed(k::halving_reduce_scatter);
     t.add(rs, "hierarchical",
           "reduce to the top leaders, reduce_scatter among them (top: "
           "linear, else ring), scatter down",
@@ -211,9 +296,11 @@ void add_scans(Table &t)
     for (Collective c : {Collective::kScan, Collective::kExscan}) {
         t.add(c, "chain", "pipelined chain, rank r passes ranks 0..r on",
               always, build_chain_scan, kRankOrder);
+        t.costed(detail::costs::chain, {2}, costs::chain_segments);
         t.add(c, "recursive_doubling",
               "Hillis-Steele: step d adds the value of rank r-d in front",
               always, build_rd_scan, kRankOrder);
+        t.costed(detail::costs::recursive_doubling_scan);
     }
 }
 

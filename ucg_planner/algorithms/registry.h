@@ -3,6 +3,7 @@
 // applicability, and the inputs they take (Request, Levels).
 #pragma once
 
+#include "cost/formulas.h"
 #include "plan/plan.h"
 
 #include <cstddef>
@@ -108,8 +109,33 @@ std::size_t size_class(std::size_t bytes);
 inline constexpr int kMaxPreferredChunks = 1024;
 int fit_chunks(const Request &req, plan::Channel ch, int blocks);
 
+/* What the cost model knows when it prices a flat algorithm (alpha-beta,
+ * reduction compute left out). */
+struct CostInput {
+    int64_t nranks = 1;
+    double block_bytes = 0;    // one rank's block (0 for barrier)
+    cost::AlphaBeta link;      // any pair (beta shared where all ranks talk)
+    cost::AlphaBeta neighbour; // the r -> r+1 links (ring, chain)
+    // Ranks of a host sharing its NIC. `link` already shares it in the
+    // collectives where every rank talks at once; a rooted algorithm whose
+    // ranks all talk at once (Rabenseifner, two trees, scatter-allgather)
+    // shares it itself (shared()).
+    int ranks_per_nic = 1;
+};
+
+/* One variant of an algorithm: the parameters the selector passes on. */
+struct Variant {
+    int radix = 2;
+    int segments = 1;
+};
+
+/* Predicted ns of one variant. */
+using CostFn = std::function<double(const CostInput &, Variant)>;
+/* The segment count a pipelined algorithm runs at for this input. */
+using SegmentsFn = std::function<int(const CostInput &)>;
+
 struct Algorithm {
-    plan::Collective collective;
+    plan::Collective collective = plan::Collective::kBcast;
     std::string name;
     std::string description;
     std::function<bool(const Request &)> applicable;
@@ -120,6 +146,17 @@ struct Algorithm {
     // user operator (bcast, gather, scatter, allgather, alltoall,
     // barrier).
     bool preserves_order = false;
+    // The builder reads Request::radix (k-nomial trees, recursive k-ing,
+    // dissemination, the hierarchical top).
+    bool takes_radix = false;
+    // The cost model: `cost` prices a variant; the selector tries every
+    // radix in `radices` with `segments`' count (null: 1). A null `cost`
+    // marks an algorithm that needs levels or one host (hierarchical,
+    // leader, shm): the hierarchical path prices those per level
+    // (select/decide.cpp).
+    CostFn cost;
+    std::vector<int> radices{2};
+    SegmentsFn segments;
 };
 
 /* Every algorithm, grouped by collective. */

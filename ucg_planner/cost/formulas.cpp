@@ -3,6 +3,7 @@
 #include "cost/formulas.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <queue>
@@ -15,11 +16,6 @@ AlphaBeta alpha_beta(const topology::LinkCost &link)
     return {link.alpha_ns(), link.ns_per_byte};
 }
 
-LogGP log_gp(const topology::LinkCost &link)
-{
-    return {link.latency_ns, link.overhead_ns, link.gap_ns, link.ns_per_byte};
-}
-
 int knomial_rounds(int64_t nranks, int radix)
 {
     int rounds = 0;
@@ -27,6 +23,16 @@ int knomial_rounds(int64_t nranks, int radix)
         ++rounds;
     }
     return rounds;
+}
+
+int64_t largest_power(int64_t nranks, int radix)
+{
+    const int64_t k = std::max(radix, 2);
+    int64_t p = 1;
+    while (p * k <= nranks) {
+        p *= k;
+    }
+    return p;
 }
 
 double flat_bcast_ns(int64_t nranks, double bytes, const AlphaBeta &ab)
@@ -83,6 +89,14 @@ double chain_pipeline_optimal_ns(int64_t nranks, double bytes,
            2 * std::sqrt(p2 * ab.alpha_ns * ab.beta_ns_per_byte * bytes);
 }
 
+int pipeline_segments(int64_t nranks, double bytes, const AlphaBeta &ab,
+                      int max_segments)
+{
+    double z = optimal_segment_bytes(std::max<int64_t>(nranks, 3), bytes, ab);
+    double c = z > 0 ? std::ceil(bytes / z) : 1;
+    return int(std::clamp(c, 1.0, double(max_segments)));
+}
+
 double binary_pipeline_ns(int64_t nranks, double bytes, double segment_bytes,
                           const AlphaBeta &ab)
 {
@@ -101,10 +115,34 @@ double binomial_gather_ns(int64_t nranks, double block_bytes,
                ab.beta_ns_per_byte;
 }
 
-double recursive_doubling_allreduce_ns(int64_t nranks, double bytes,
-                                       const AlphaBeta &ab)
+namespace {
+
+// Into one of the P' ranks: f messages (their bytes queue at its port).
+int64_t folds_per_rank(int64_t nranks, int64_t pk)
 {
-    return knomial_rounds(nranks, 2) * ab.message_ns(bytes);
+    return (nranks - pk + pk - 1) / pk;
+}
+
+} // namespace
+
+double recursive_k_allreduce_ns(int64_t nranks, int radix, double bytes,
+                                const AlphaBeta &ab)
+{
+    const int k = std::max(radix, 2);
+    const int64_t pk = largest_power(nranks, k);
+    const int rounds = knomial_rounds(pk, k);
+    // A round's k-1 messages into one rank queue at its port: the last
+    // lands (k-2) beta s after the sender's k-1 sends.
+    const double sb = bytes * ab.beta_ns_per_byte;
+    double t = rounds * (double(k - 1) * ab.alpha_ns + double(2 * k - 3) * sb);
+    if (pk < nranks) {
+        const double f = double(folds_per_rank(nranks, pk));
+        // The folded bytes queue at the receiver's port ahead of the
+        // first round's.
+        t += ab.alpha_ns + (f + (rounds > 0 ? 1 : 0)) * sb +
+             f * ab.message_ns(bytes);
+    }
+    return t;
 }
 
 double ring_allreduce_ns(int64_t nranks, double bytes, const AlphaBeta &ab)
@@ -121,9 +159,70 @@ double rabenseifner_allreduce_ns(int64_t nranks, double bytes,
     if (nranks <= 1) {
         return 0;
     }
-    double p = double(nranks);
-    return 2 * knomial_rounds(nranks, 2) * ab.alpha_ns +
-           2 * (p - 1) / p * bytes * ab.beta_ns_per_byte;
+    const int64_t pk = largest_power(nranks, 2);
+    return rabenseifner_reduce_ns(pk, bytes, ab) +
+           (pk < nranks ? 2 * ab.message_ns(bytes) : 0);
+}
+
+double rabenseifner_reduce_ns(int64_t nranks, double bytes, const AlphaBeta &ab)
+{
+    if (nranks <= 1) {
+        return 0;
+    }
+    const int64_t pk = largest_power(nranks, 2);
+    const double p = double(pk);
+    // The folded bytes queue at the receiver's port ahead of the first
+    // step's: alpha + 2 beta s.
+    return 2 * (knomial_rounds(pk, 2) * ab.alpha_ns +
+                (p - 1) / p * bytes * ab.beta_ns_per_byte) +
+           (pk < nranks ? ab.alpha_ns + 2 * bytes * ab.beta_ns_per_byte : 0);
+}
+
+double halving_reduce_scatter_ns(int64_t nranks, double block_bytes,
+                                 const AlphaBeta &ab)
+{
+    if (nranks <= 1) {
+        return 0;
+    }
+    const int64_t pk = largest_power(nranks, 2);
+    const double n = double(nranks) * block_bytes, p = double(pk);
+    double t = knomial_rounds(pk, 2) * ab.alpha_ns +
+               (p - 1) / p * n * ab.beta_ns_per_byte;
+    if (pk < nranks) {
+        t += ab.message_ns(n) + ab.message_ns(block_bytes);
+    }
+    return t;
+}
+
+double recursive_k_allgather_ns(int64_t nranks, int radix, double block_bytes,
+                                const AlphaBeta &ab)
+{
+    if (nranks <= 1) {
+        return 0;
+    }
+    const int k = std::max(radix, 2);
+    const int64_t pk = largest_power(nranks, k);
+    const double s = block_bytes;
+    double t = knomial_rounds(pk, k) * double(k - 1) * ab.alpha_ns +
+               double(nranks - 1) * s * ab.beta_ns_per_byte;
+    if (pk < nranks) {
+        const double f = double(folds_per_rank(nranks, pk));
+        t += ab.alpha_ns + f * s * ab.beta_ns_per_byte +
+             f * ab.message_ns(double(nranks - 1) * s);
+    }
+    return t;
+}
+
+double two_tree_bcast_ns(int64_t nranks, double bytes, int segments,
+                         const AlphaBeta &ab)
+{
+    if (nranks <= 1) {
+        return 0;
+    }
+    const int chunks = std::max(segments, 1);
+    const int depth = int(std::bit_width(uint64_t(nranks - 1))) - 1;
+    const int steps = std::max(chunks + 2 * depth - 1, chunks);
+    return double(steps) * ab.message_ns(bytes / chunks);
 }
 
 double logp_message_ns(const LogGP &p)

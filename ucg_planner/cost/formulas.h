@@ -31,10 +31,13 @@ struct LogGP {
 };
 
 AlphaBeta alpha_beta(const topology::LinkCost &link);
-LogGP log_gp(const topology::LinkCost &link);
 
 /// ceil(log_k(P)): rounds of a k-nomial tree (0 for P <= 1).
 int knomial_rounds(int64_t nranks, int radix);
+
+/// The largest power of k (k >= 2) at most P (1 for P <= 1): the ranks
+/// recursive k-ing and halving run over after the others fold in.
+int64_t largest_power(int64_t nranks, int radix);
 
 /// Root sends to everyone in turn: (P-1)(alpha + beta s).
 double flat_bcast_ns(int64_t nranks, double bytes, const AlphaBeta &ab);
@@ -74,16 +77,54 @@ double binary_pipeline_ns(int64_t nranks, double bytes, double segment_bytes,
 double binomial_gather_ns(int64_t nranks, double block_bytes,
                           const AlphaBeta &ab);
 
-/// Allreduce shapes (reduction compute left out):
-/// recursive doubling  ceil(log2 P)(alpha + beta s)
-/// ring                2(P-1)(alpha + beta s/P)
-/// Rabenseifner        2 ceil(log2 P) alpha + 2 (P-1)/P s beta
+/// Segments for a pipeline of `nranks` stages: ceil(s / z_opt), within
+/// [1, max].
+int pipeline_segments(int64_t nranks, double bytes, const AlphaBeta &ab,
+                      int max_segments);
+
+/// Allreduce shapes (reduction compute left out). P' = largest_power(P, k)
+/// ranks run the exchange; the other P - P' fold into them first (f =
+/// ceil((P-P')/P') messages into one rank) and get the result back.
+/// recursive k-ing      log_k P' ((k-1) alpha + (2k-3) beta s): the k-1
+///                      messages into a rank queue at its port
+///                      + (alpha + (f+1) beta s) + f (alpha + beta s) folding
+/// (recursive doubling is k = 2: log2 P' steps, +2 messages)
+/// ring                 2(P-1)(alpha + beta s/P)
+/// Rabenseifner         2 log2 P' alpha + 2 (P'-1)/P' s beta
+///                      + 2 (alpha + beta s) when P' < P
 /// k-nomial reduce + bcast: twice knomial_bcast_ns.
-double recursive_doubling_allreduce_ns(int64_t nranks, double bytes,
-                                       const AlphaBeta &ab);
+double recursive_k_allreduce_ns(int64_t nranks, int radix, double bytes,
+                                const AlphaBeta &ab);
 double ring_allreduce_ns(int64_t nranks, double bytes, const AlphaBeta &ab);
 double rabenseifner_allreduce_ns(int64_t nranks, double bytes,
                                  const AlphaBeta &ab);
+
+/// Rabenseifner reduce: recursive halving reduce-scatter over P' ranks
+/// (log2 P' alpha + (P'-1)/P' s beta) and a binomial gather of the pieces
+/// (the same again), 2 log2 P' alpha + 2 (P'-1)/P' s beta,
+/// + (alpha + 2 beta s) for the fold when P' < P (its bytes queue at the
+/// receiver's port ahead of the first step's).
+double rabenseifner_reduce_ns(int64_t nranks, double bytes,
+                              const AlphaBeta &ab);
+
+/// Recursive halving reduce_scatter of P blocks of s bytes (n = P s):
+/// log2 P' alpha + (P'-1)/P' n beta; when P' < P the extras first send
+/// their n bytes and get their block back: + (alpha + beta n) +
+/// (alpha + beta s).
+double halving_reduce_scatter_ns(int64_t nranks, double block_bytes,
+                                 const AlphaBeta &ab);
+
+/// Recursive k-ing allgather of s bytes per rank: log_k P' steps of k-1
+/// messages, (P-1) s bytes in, and when P' < P the fold (alpha + f beta
+/// s) and the others' blocks sent back, f (alpha + beta (P-1) s).
+double recursive_k_allgather_ns(int64_t nranks, int radix, double block_bytes,
+                                const AlphaBeta &ab);
+
+/// Two-tree bcast (Sanders-Speck-Traeff) of s bytes in S chunks: S + 2
+/// floor(log2(P-1)) - 1 steps (at least S) of alpha + beta s/S, each rank
+/// sending and receiving at most one chunk per step.
+double two_tree_bcast_ns(int64_t nranks, double bytes, int segments,
+                         const AlphaBeta &ab);
 
 /// LogP, one small message: 2o + L end to end; a sender repeats every
 /// max(o, g).

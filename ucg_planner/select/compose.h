@@ -25,16 +25,9 @@ levels_from_partitions(const std::vector<topology::Partition> &parts,
 /// same as with the full Levels, at O(levels * group) instead of O(P).
 algorithms::Levels prune_levels(const algorithms::Levels &levels, int rank);
 
-/// Seed 000's topology-aware gather (or scatter, its mirror image): level
-/// by level, innermost first, each group gathers its members' blocks at
-/// its leader over a k-nomial tree of that level's radix (2: binomial, at
-/// least the group size: linear); the leaders carry them up. One level
-/// holding all ranks with radix 2 is the flat binomial gather.
-/*
- * Cost: per level ceil(log_k n_l) rounds of k-1 messages into each parent;
- * the inter-switch link carries each rank's block once (R-1 leader
- * messages at the top) instead of on every binomial step crossing racks.
- */
+/// The registry's "leader" gather or scatter (algorithms/leader.cpp) with
+/// a k-nomial radix per level (none: binomial; at least the group size:
+/// linear).
 plan::Plan build_leader_gather(plan::Collective collective, int nranks,
                                int root, const algorithms::Levels &levels,
                                const std::vector<int> &radix_per_level = {},

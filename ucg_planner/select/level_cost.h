@@ -31,20 +31,23 @@ struct FlatCost {
     double ns = 0;
 };
 
-/// The registry's flat algorithms for `c` over P ranks, each costed with
-/// `ab` (block bytes per rank). Names not modelled are left out. In the
-/// collectives where every rank talks at once (allreduce, allgather,
-/// alltoall, reduce_scatter) the `ranks_per_nic` ranks of a host share its
-/// NIC, so beta is multiplied by it.
-/// `neighbour`, when given, costs the algorithms that only talk to rank
-/// r+1 (ring, chain): mean alpha and slowest beta of those links.
+/// What the registry's cost functions get for `c` over P ranks of `bytes`
+/// each (see flat_costs()).
+algorithms::CostInput cost_input(plan::Collective c, int64_t nranks,
+                                 double bytes, const cost::AlphaBeta &ab,
+                                 int ranks_per_nic,
+                                 const cost::AlphaBeta *neighbour);
+
+/// The registry's flat algorithms for `c` over P ranks: each entry with a
+/// cost function (Algorithm::cost), at each radix it lists, costed with
+/// `ab` (block bytes per rank). In the collectives where every rank talks
+/// at once (allreduce, allgather, alltoall, reduce_scatter) the
+/// `ranks_per_nic` ranks of a host share its NIC, so beta is multiplied by
+/// it. `neighbour`, when given, costs the algorithms that only talk to
+/// rank r+1 (ring, chain): mean alpha and slowest beta of those links.
 std::vector<FlatCost> flat_costs(plan::Collective c, int64_t nranks,
                                  double bytes, const cost::AlphaBeta &ab,
                                  int ranks_per_nic = 1,
                                  const cost::AlphaBeta *neighbour = nullptr);
-
-/// Segments for a pipelined shape: ceil(s / z_opt), within [1, max].
-int pipeline_segments(int64_t nranks, double bytes, const cost::AlphaBeta &ab,
-                      int max_segments);
 
 } // namespace ucg::select

@@ -224,6 +224,16 @@ Result<Decision> Selector::select_with(const RuleSet &user,
                 std::max<uint64_t>(1, (opts.bytes + rule->segment_bytes - 1) /
                                           rule->segment_bytes));
         }
+        // The prediction of the variant that runs, not of the cheapest.
+        const algorithms::Algorithm *a =
+            algorithms::find_algorithm(opts.collective, alg);
+        if (a->cost && (rule->radix > 0 || rule->segments > 0 ||
+                        rule->segment_bytes > 0)) {
+            d.chosen.predicted_ns =
+                a->cost(cost_input(opts.collective, p, double(opts.bytes),
+                                   world, ppn, &neighbour),
+                        {d.chosen.radix, d.chosen.segments});
+        }
     }
     d.request.radix = d.chosen.radix;
     d.request.segments = d.chosen.segments;
@@ -240,16 +250,11 @@ Result<Decision> Selector::select_with(const RuleSet &user,
 Result<plan::Plan> Selector::build(const Decision &d,
                                    std::optional<int> only_rank) const
 {
-    if (d.custom_builder) {
-        std::vector<int> radix;
-        for (const LevelDecision &l : d.levels) {
-            radix.push_back(l.choice.radix);
-        }
-        return build_leader_gather(d.collective, d.request.nranks, d.root,
-                                   d.request.levels, radix, only_rank);
-    }
     algorithms::Request q = d.request;
     q.only_rank = only_rank;
+    if (d.custom_builder) { // per_level holds each level's radix
+        return algorithms::build("leader", q);
+    }
     // Hierarchical bcast, reduce, allreduce and barrier build one rank
     // from the levels that hold it; the other collectives need them all
     // (registry.h, levels_for_rank()).

@@ -40,7 +40,8 @@ struct Decision {
     std::vector<Choice> flat;          ///< flat alternatives, costed
     Choice hierarchical;         ///< when simulated and not chosen: its figures
     algorithms::Request request; ///< ready for algorithms::build
-    bool custom_builder = false; ///< leader gather/scatter (compose.h)
+    bool custom_builder =
+        false; ///< runs the registry's "leader" gather/scatter
 };
 
 inline constexpr double kDefaultReduceNsPerByte = 0.03;

@@ -57,11 +57,7 @@ std::vector<int> chunk_counts(int p, const SweepSpec &spec)
 
 std::vector<int> radices(const Algorithm &a, int p)
 {
-    const bool uses = a.name == "knomial" || a.name == "recursive_k" ||
-                      a.name == "ordered_knomial" ||
-                      a.name == "dissemination" ||
-                      a.name == "scatter_allgather" || a.name == "hierarchical";
-    if (!uses || p == 1) {
+    if (!a.takes_radix || p == 1) {
         return {2};
     }
     return p <= 8 ? std::vector<int>{2, 3, 4} : std::vector<int>{3};
@@ -97,7 +93,7 @@ Levels strided_two_levels(int p)
 std::vector<Hier> hier_sets(const Algorithm &a, int p, const SweepSpec &spec)
 {
     using S = Shape;
-    if (a.name != "hierarchical") {
+    if (a.name != "hierarchical" && a.name != "leader") {
         return {Hier{}};
     }
     if (!spec.full && p >= 64) {

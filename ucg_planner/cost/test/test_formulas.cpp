@@ -53,7 +53,13 @@ TEST_CASE("gather, allreduce and pipelined tree closed forms", "[cost]")
 {
     AlphaBeta ab{100, 0.5};
     CHECK(binomial_gather_ns(8, 1000, ab) == 3 * 100 + 7 * 1000 * 0.5);
-    CHECK(recursive_doubling_allreduce_ns(8, 1000, ab) == 3 * 600);
+    CHECK(recursive_k_allreduce_ns(8, 2, 1000, ab) == 3 * 600);
+    // Non-power-of-two P: 2 steps among 4, the fold's bytes queue ahead of
+    // the first step's, and the answer goes back.
+    CHECK(recursive_k_allreduce_ns(5, 2, 1000, ab) ==
+          2 * 600 + (100 + 2 * 500) + 600);
+    CHECK(rabenseifner_allreduce_ns(5, 1000, ab) ==
+          4 * 100 + 1.5 * 500 + 2 * 600);
     CHECK(ring_allreduce_ns(4, 1000, ab) == 6 * (100 + 125));
     CHECK(rabenseifner_allreduce_ns(4, 1000, ab) == 4 * 100 + 1.5 * 500);
     CHECK(binary_pipeline_ns(8, 1000, 100, ab) == (10 + 3 - 2) * 2 * 150);

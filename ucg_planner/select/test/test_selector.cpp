@@ -221,8 +221,49 @@ TEST_CASE("flat costs charge a shared NIC where every rank talks", "[select]")
     CHECK(find(flat_costs(Collective::kBcast, 8, 1000, ab, 4), "knomial") ==
           3 * 1010);
     // The chain's segments follow z_opt.
-    CHECK(pipeline_segments(4, 1e6, ab, 1000) == 448);
-    CHECK(pipeline_segments(4, 1e6, ab, 256) == 256);
+    CHECK(cost::pipeline_segments(4, 1e6, ab, 1000) == 448);
+    CHECK(cost::pipeline_segments(4, 1e6, ab, 256) == 256);
+}
+
+TEST_CASE("flat costs come from the registry, variant by variant", "[select]")
+{
+    const cost::AlphaBeta ab{10, 1};
+    auto find = [](const std::vector<FlatCost> &v, const char *name,
+                   int radix) {
+        for (const FlatCost &f : v) {
+            if (f.algorithm == name && f.radix == radix) {
+                return f.ns;
+            }
+        }
+        return -1.0;
+    };
+    // Every registry entry with a cost, at each radix it lists.
+    auto bcast = flat_costs(Collective::kBcast, 13, 1000, ab);
+    size_t listed = 0;
+    for (const algorithms::Algorithm &a : algorithms::registry()) {
+        if (a.collective == Collective::kBcast && a.cost) {
+            listed += a.radices.size();
+        }
+    }
+    CHECK(bcast.size() == listed);
+    CHECK(find(bcast, "two_tree", 2) > 0);
+    // Rabenseifner's ranks all talk at once, so a reduce shares the NIC
+    // there and not in the trees.
+    auto reduce = flat_costs(Collective::kReduce, 8, 1000, ab, 4);
+    CHECK(find(reduce, "rabenseifner", 2) ==
+          cost::rabenseifner_reduce_ns(8, 1000, {10, 4}));
+    CHECK(find(reduce, "knomial", 2) == 3 * 1010);
+    // A barrier's cost does not depend on the size.
+    CHECK(find(flat_costs(Collective::kBarrier, 8, 1 << 20, ab),
+               "dissemination", 2) == 30);
+    // A forced radix gets that variant's prediction.
+    auto t = synth("nodes=13,ppn=1");
+    const Decision d =
+        pick(t, "bcast:0-inf:knomial:radix=8", Collective::kBcast, 1000);
+    const Decision k2 =
+        pick(t, "bcast:0-inf:knomial:radix=2", Collective::kBcast, 1000);
+    CHECK(d.chosen.radix == 8);
+    CHECK(d.chosen.predicted_ns > k2.chosen.predicted_ns);
 }
 
 TEST_CASE("one-rank builds over pruned levels equal the full plan's rank",

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Internal to algorithms/: the cost function of every flat algorithm the
+// registry lists (alpha-beta closed forms from cost/formulas.h).
+#pragma once
+
+#include "algorithms/registry.h"
+
+namespace ucg::algorithms::detail::costs {
+
+using Fn = double (*)(const CostInput &, Variant);
+
+// Bcast and reduce trees (reduce runs the same tree backwards).
+double linear(const CostInput &in, Variant v);
+double knomial(const CostInput &in, Variant v);
+double chain(const CostInput &in, Variant v);
+double binary_tree(const CostInput &in, Variant v);
+int chain_segments(const CostInput &in);
+int binary_segments(const CostInput &in);
+double scatter_allgather(const CostInput &in, Variant v);
+double two_tree(const CostInput &in, Variant v);
+int two_tree_segments(const CostInput &in);
+double ordered_reduce(const CostInput &in, Variant v);
+double rabenseifner_reduce(const CostInput &in, Variant v);
+double binomial_gather(const CostInput &in, Variant v);
+
+// Allreduce and barrier (barrier: block_bytes 0).
+double twice_linear(const CostInput &in, Variant v);
+double twice_knomial(const CostInput &in, Variant v);
+double twice_chain(const CostInput &in, Variant v);
+double twice_binary_tree(const CostInput &in, Variant v);
+double recursive_k(const CostInput &in, Variant v);
+double ring_allreduce(const CostInput &in, Variant v);
+double rabenseifner_allreduce(const CostInput &in, Variant v);
+double dissemination(const CostInput &in, Variant v);
+
+// Exchanges and scans (s bytes per rank's block).
+double ring_exchange(const CostInput &in, Variant v);
+double bruck_allgather(const CostInput &in, Variant v);
+double recursive_k_allgather(const CostInput &in, Variant v);
+double bruck_alltoall(const CostInput &in, Variant v);
+double halving_reduce_scatter(const CostInput &in, Variant v);
+double recursive_doubling_scan(const CostInput &in, Variant v);
+
+} // namespace ucg::algorithms::detail::costs
