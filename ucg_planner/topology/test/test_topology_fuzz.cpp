@@ -35,7 +35,7 @@ const char *const kSeeds[] = {
     "[1](2c9030004a301) \t\"S-0002c90200412ab0\"[3]\t\t# \"leaf-a\"\n",
 };
 
-const char *const kNasty[] = {"0",          "-1",         "2147483647",
+const char *const kNasty[] = {"0",           "-1",         "2147483647",
                               "-2147483648", "4294967296", "65536",
                               "99999999999", "",           "1"};
 
@@ -101,8 +101,8 @@ TEST_CASE("mutated topology texts are refused or build a usable topology",
     int built = 0, refused = 0;
     for (int round = 0; round < n; ++round) {
         std::mt19937_64 rng(0x70b0000u + static_cast<std::uint64_t>(round));
-        const std::size_t which = static_cast<std::size_t>(round) %
-                                  std::size(kSeeds);
+        const std::size_t which =
+            static_cast<std::size_t>(round) % std::size(kSeeds);
         const std::string text = mutate(kSeeds[which], rng);
         INFO("round " << round << ": " << text);
         if (which < 2) {
@@ -170,12 +170,11 @@ TEST_CASE("locality records with extreme ids are refused or kept apart",
     }
 }
 
-TEST_CASE("a rank whose host no switch lists is refused by name",
-          "[topology]")
+TEST_CASE("a rank whose host no switch lists is refused by name", "[topology]")
 {
     const SwitchMap map{{"n0", "leaf0"}, {"n9", "leaf1"}};
-    auto t = Topology::from_localities({{"n0", 0, 0, {}}, {"n1", 0, 0, {}}},
-                                       &map);
+    auto t =
+        Topology::from_localities({{"n0", 0, 0, {}}, {"n1", 0, 0, {}}}, &map);
     REQUIRE_FALSE(t);
     CHECK_THAT(t.error().message, Catch::Contains("n1"));
     // Hosts of the file that no rank runs on are fine (a cluster's file).
