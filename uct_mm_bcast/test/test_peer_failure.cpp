@@ -2,6 +2,7 @@
 // mm_bcast endpoints report a killed peer through the iface error handler
 // (uct_mm_common/test/peer_failure_test.h).
 #include "peer_failure_test.h"
+#include "ucp_peer_failure_test.h"
 
 namespace {
 constexpr const char *kTl = "mm_bcast";
@@ -38,4 +39,11 @@ TEST_CASE("mm_bcast: no report for an endpoint destroyed first, and ep_check "
           "[peer]")
 {
     mm_peer_test::destroyed_ep_is_not_reported(kTl);
+}
+
+TEST_CASE("mm_bcast: UCP in peer error mode selects it and reports a killed "
+          "peer",
+          "[peer][ucp]")
+{
+    mm_ucp_peer_test::keepalive_reports_killed_peer(kTl);
 }
