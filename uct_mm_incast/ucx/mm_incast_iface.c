@@ -55,7 +55,9 @@ ucs_config_field_t uct_mm_incast_iface_config_table[] = {
 
     {"TIMEOUT", "2s",
      "A group member whose process died is reported within this time\n"
-     "(UCS_ERR_CONNECTION_RESET to every member waiting for it)",
+     "(UCS_ERR_CONNECTION_RESET to every member waiting for it), and the\n"
+     "dead peer of an endpoint whose pending sends wait on its full FIFO\n"
+     "(through the iface error handler)",
      ucs_offsetof(uct_mm_incast_iface_config_t, timeout), UCS_CONFIG_TYPE_TIME},
 
     {"ATTACH_TIMEOUT", "10s",
