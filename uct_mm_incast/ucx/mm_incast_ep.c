@@ -247,6 +247,10 @@ void uct_mm_incast_ep_stalled(uct_mm_incast_ep_t *ep)
     uct_mm_incast_iface_t *iface =
         ucs_derived_of(ep->super.super.iface, uct_mm_incast_iface_t);
 
-    uct_mm_peer_check_stalled(&ep->peer,
-                              (uint64_t)(iface->group.timeout * 1e9 / 4));
+    double interval_ns = iface->group.timeout * 1e9 / 4;
+
+    if (!(interval_ns < 1e18)) { /* TIMEOUT=inf: never rechecked */
+        interval_ns = 1e18;
+    }
+    uct_mm_peer_check_stalled(&ep->peer, (uint64_t)interval_ns);
 }
