@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <sched.h>
 #include <string>
@@ -129,11 +130,35 @@ inline ucs_status_t wait_request(const UcpRank &rank, void *req)
     return status;
 }
 
+/// Kills and reaps the child however the test ends (a failed REQUIRE
+/// must not leave it serving forever).
+class ChildGuard {
+  public:
+    explicit ChildGuard(int pid) : pid_(pid) {}
+    ~ChildGuard() { kill_and_reap(); }
+    ChildGuard(const ChildGuard &) = delete;
+    ChildGuard &operator=(const ChildGuard &) = delete;
+    void kill_and_reap()
+    {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            int status;
+            waitpid(pid_, &status, 0);
+            pid_ = -1;
+        }
+    }
+
+  private:
+    int pid_;
+};
+
 inline void keepalive_reports_killed_peer(const std::string &tl)
 {
     void *mem = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE,
                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     REQUIRE(mem != MAP_FAILED);
+    const std::unique_ptr<void, void (*)(void *)> unmap(
+        mem, [](void *m) { munmap(m, sizeof(Shared)); });
     auto *shared = new (mem) Shared{};
     const int child = ucg_test::fork_until_ready([&](const auto &ready) {
         UcpRank rank(tl);
@@ -160,6 +185,7 @@ inline void keepalive_reports_killed_peer(const std::string &tl)
             }
         }
     });
+    ChildGuard guard(child);
     REQUIRE(shared->ready.load() == 1);
 
     UcpRank rank(tl);
@@ -198,9 +224,7 @@ inline void keepalive_reports_killed_peer(const std::string &tl)
     }
     CHECK(error.calls == 0);
 
-    ::kill(child, SIGKILL);
-    int wstatus;
-    waitpid(child, &wstatus, 0);
+    guard.kill_and_reap();
     const auto start = Clock::now();
     while (error.calls == 0 && Clock::now() - start < std::chrono::seconds(5)) {
         rank.progress();
@@ -216,7 +240,6 @@ inline void keepalive_reports_killed_peer(const std::string &tl)
     cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     cp.flags = UCP_EP_CLOSE_FLAG_FORCE;
     wait_request(rank, ucp_ep_close_nbx(ep, &cp));
-    munmap(mem, sizeof(Shared));
 }
 
 } // namespace mm_ucp_peer_test
