@@ -20,6 +20,8 @@ grep -q "am_bcopy: <= 8240" <<<"$devices" || fail "am_bcopy cap"
 # bcopy fragments (perftest/mm/RESULTS.md).
 grep -q "am_zcopy: 32M..64M, up to 8 iov" <<<"$devices" || fail "am_zcopy cap"
 grep -q "connection: to iface" <<<"$devices" || fail "connection cap"
+grep -q "error handling: peer failure, ep_check" <<<"$devices" \
+    || fail "peer failure caps"
 
 config=$(LD_PRELOAD=$lib ucx_info -c)
 for var in FIFO_SIZE=64 SEG_SIZE=8256 MAX_SHORT=256 MAX_GROUP_SIZE=64 \
@@ -66,4 +68,6 @@ unset UCX_MM_BCAST_MIN_ZCOPY
 # UCP over mm_bcast alone: wireup reaches a receiver with no ep yet.
 UCP=1 perftest -t tag_lat -n 300
 UCP=1 perftest -t tag_bw -s 1000000 -n 20
+# Endpoints in peer error mode (-e): mm_bcast is still selected.
+UCP=1 perftest -e -t tag_lat -n 300
 echo "PASS"

@@ -39,7 +39,9 @@ ucs_config_field_t g_iface_config_table[] = {
      ucs_offsetof(IfaceConfig, max_group_size), UCS_CONFIG_TYPE_UINT},
     {"TIMEOUT", "2s",
      "A group member whose process died is reported within this time "
-     "(UCS_ERR_CONNECTION_RESET to every member waiting for it).",
+     "(UCS_ERR_CONNECTION_RESET to every member waiting for it), and the "
+     "dead peer of an endpoint whose pending sends wait on its full FIFO "
+     "(through the iface error handler).",
      ucs_offsetof(IfaceConfig, timeout), UCS_CONFIG_TYPE_TIME},
     {"ATTACH_TIMEOUT", "10s",
      "Time every member of a new group has to join it; later, the group "

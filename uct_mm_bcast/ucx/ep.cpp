@@ -71,6 +71,12 @@ ucs_status_t p2p_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
         delete ep;
         return status;
     }
+    status = uct_mm_peer_init(&ep->peer, &ep->super.super, addr.pid);
+    if (status != UCS_OK) {
+        ucs_class_call_cleanup_chain(&uct_base_ep_t_class, &ep->super, -1);
+        delete ep;
+        return status;
+    }
     ep->ch.init(ep->peer_fifo.ring(), iface->chan_cfg);
     ep_link(ep);
     *ep_p = &ep->super.super;
@@ -94,6 +100,27 @@ void zcopy_complete(void *arg, void *cookie, Status st)
         uct_invoke_completion(static_cast<uct_completion_t *>(cookie),
                               to_ucs_status(st));
     }
+}
+
+// Whether the endpoint failed: its channel's own failure (found by a
+// stalled send), else its peer's liveness; a failure goes to the iface's
+// error handler once.
+void peer_check(Ep *ep)
+{
+    if (ep->ch.state() != Status::kOk) {
+        uct_mm_peer_report(&ep->peer, to_ucs_status(ep->ch.state()));
+        return;
+    }
+    uct_mm_peer_check(&ep->peer);
+}
+
+// A send with UCT_SEND_FLAG_PEER_CHECK (UCP's keepalive) checks the peer.
+template <typename T> T with_peer_check(Ep *ep, unsigned flags, T result)
+{
+    if (flags & UCT_SEND_FLAG_PEER_CHECK) {
+        peer_check(ep);
+    }
+    return result;
 }
 
 } // namespace
@@ -138,6 +165,16 @@ unsigned ep_progress(Ep *ep) noexcept
         }
         ++count;
     }
+    // Stalled on a full ring: is the reader still there (every TIMEOUT/4)?
+    if (!ucs_queue_is_empty(&ep->pending) && !ep->peer.reported &&
+        !ep->ch.ring().has_space()) {
+        if (ep->ch.state() != Status::kOk) {
+            uct_mm_peer_report(&ep->peer, to_ucs_status(ep->ch.state()));
+        } else {
+            uct_mm_peer_check_stalled(
+                &ep->peer, uint64_t{ep->iface->chan_cfg.timeout_ms} * 250000);
+        }
+    }
     return count;
 }
 
@@ -152,6 +189,7 @@ void ep_destroy(uct_ep_h tl_ep) noexcept
     ep_pending_purge(tl_ep, nullptr, nullptr);
     unlink_from(&ep->iface->eps, ep);
     unlink_from(&ep->iface->busy, ep);
+    uct_mm_peer_cleanup(&ep->peer);
     ucs_class_call_cleanup_chain(&uct_base_ep_t_class, &ep->super, -1);
     delete ep;
 }
@@ -200,7 +238,7 @@ ucs_status_t ep_am_short_iov(uct_ep_h tl_ep, uint8_t id, const uct_iov_t *iov,
 }
 
 ssize_t ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pack_cb,
-                    void *arg, unsigned) noexcept
+                    void *arg, unsigned flags) noexcept
 {
     Ep *ep = to_ep(tl_ep);
     if (!check_am_id(id)) {
@@ -210,14 +248,14 @@ ssize_t ep_am_bcopy(uct_ep_h tl_ep, uint8_t id, uct_pack_callback_t pack_cb,
     const Status st = ep->ch.send_packed(
         id, [&](uint8_t *dest) { return pack_cb(dest, arg); }, &length);
     if (st != Status::kOk) {
-        return to_ucs_status(st);
+        return with_peer_check<ssize_t>(ep, flags, to_ucs_status(st));
     }
-    return static_cast<ssize_t>(length);
+    return with_peer_check(ep, flags, static_cast<ssize_t>(length));
 }
 
 ucs_status_t ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
                          unsigned header_length, const uct_iov_t *iov,
-                         size_t iovcnt, unsigned,
+                         size_t iovcnt, unsigned flags,
                          uct_completion_t *comp) noexcept
 {
     Ep *ep = to_ep(tl_ep);
@@ -248,11 +286,11 @@ ucs_status_t ep_am_zcopy(uct_ep_h tl_ep, uint8_t id, const void *header,
     }
     const Status st = ep->ch.send_cma(id, header, header_length, riov, n, comp);
     if (st != Status::kOk) {
-        return to_ucs_status(st);
+        return with_peer_check(ep, flags, to_ucs_status(st));
     }
     ++ep->zcopy_posted;
     ep_mark_busy(ep);
-    return UCS_INPROGRESS;
+    return with_peer_check(ep, flags, UCS_INPROGRESS);
 }
 
 ucs_status_t ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
@@ -298,6 +336,17 @@ ucs_status_t ep_flush(uct_ep_h tl_ep, unsigned, uct_completion_t *comp) noexcept
         }
     }
     return UCS_INPROGRESS;
+}
+
+ucs_status_t ep_check(uct_ep_h tl_ep, unsigned flags,
+                      uct_completion_t *comp) noexcept
+{
+    Ep *ep = to_ep(tl_ep);
+    const ucs_status_t status = uct_mm_peer_ep_check(&ep->peer, flags, comp);
+    if (status == UCS_OK && ep->ch.state() != Status::kOk) {
+        uct_mm_peer_report(&ep->peer, to_ucs_status(ep->ch.state()));
+    }
+    return status;
 }
 
 } // namespace uct_mm_bcast

@@ -39,10 +39,11 @@ ucs_status_t iface_query(uct_iface_h tl_iface, uct_iface_attr_t *attr) noexcept
     attr->device_addr_len = sizeof(uint64_t);
     attr->ep_addr_len = 0;
     attr->max_conn_priv = 0;
-    attr->cap.flags = UCT_IFACE_FLAG_CONNECT_TO_IFACE |
-                      UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
-                      UCT_IFACE_FLAG_AM_ZCOPY | UCT_IFACE_FLAG_PENDING |
-                      UCT_IFACE_FLAG_CB_SYNC;
+    attr->cap.flags =
+        UCT_IFACE_FLAG_CONNECT_TO_IFACE | UCT_IFACE_FLAG_AM_SHORT |
+        UCT_IFACE_FLAG_AM_BCOPY | UCT_IFACE_FLAG_AM_ZCOPY |
+        UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CB_SYNC |
+        UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE | UCT_IFACE_FLAG_EP_CHECK;
     attr->cap.event_flags = 0;
     attr->cap.am.max_short = iface->max_short;
     attr->cap.am.max_bcopy = capacity;
@@ -263,6 +264,7 @@ uct_iface_ops_t g_iface_ops = [] {
     ops.ep_pending_purge = ep_pending_purge;
     ops.ep_flush = ep_flush;
     ops.ep_fence = ep_fence;
+    ops.ep_check = ep_check;
     ops.ep_create = ep_create;
     ops.ep_destroy = ep_destroy;
     ops.iface_flush = iface_flush;

@@ -10,6 +10,8 @@
 #include "uct_mm_common/group_link.h"
 #include "uct_mm_common/names.h"
 
+#include "peer_check.h"
+
 // UCX's private headers carry no extern "C" guards of their own.
 extern "C" {
 #include <ucs/datastruct/queue.h>
@@ -92,6 +94,7 @@ struct Ep {
     FifoSegment peer_fifo;    ///< the peer's FIFO (I produce into it)
     Channel ch;               ///< sender into peer_fifo
     ucs_queue_head_t pending; ///< uct_pending_req_t, in order
+    uct_mm_peer_t peer{};     ///< the FIFO's owner: failure reports
     uint64_t zcopy_posted = 0;
     uint64_t zcopy_done = 0;
     /// Flush completions waiting for zcopy_done to reach a count.
@@ -126,6 +129,8 @@ ucs_status_t ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
 void ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
                       void *arg) noexcept;
 ucs_status_t ep_flush(uct_ep_h tl_ep, unsigned flags,
+                      uct_completion_t *comp) noexcept;
+ucs_status_t ep_check(uct_ep_h tl_ep, unsigned flags,
                       uct_completion_t *comp) noexcept;
 /// Progress of one endpoint: zcopy completions, flushes, pending.
 unsigned ep_progress(Ep *ep) noexcept;

@@ -39,14 +39,17 @@ int next_port()
 }
 
 /// Server in the background, client in the foreground, both under timeout.
-void perftest(const std::string &test, const std::string &layout)
+/// UCT mode unless `ucp_args` is given (then UCP over UCX_TLS=mm_incast).
+void perftest(const std::string &test, const std::string &layout,
+              const std::string &ucp_args = "")
 {
     const std::string port = std::to_string(next_port());
-    const std::string base = kPreload +
-                             " timeout 30 ucx_perftest -d memory "
-                             "-x mm_incast -t " +
-                             test + " -D " + layout +
-                             " -n 2000 -w 100 -s 64 -p " + port;
+    const std::string mode = ucp_args.empty()
+                                 ? " -d memory -x mm_incast -D " + layout
+                                 : " " + ucp_args;
+    const std::string base =
+        kPreload + " UCX_TLS=mm_incast timeout 30 ucx_perftest" + mode +
+        " -t " + test + " -n 2000 -w 100 -s 64 -p " + port;
     std::string out;
     const std::string cmd =
         "(" + base + " > /dev/null 2>&1 &) ; sleep 0.5; " + base + " localhost";
@@ -69,6 +72,8 @@ TEST_CASE("ucx_info -d lists mm_incast with its capabilities",
     CHECK(out.find("am_short") != std::string::npos);
     CHECK(out.find("am_bcopy") != std::string::npos);
     CHECK(out.find("connection: to iface") != std::string::npos);
+    CHECK(out.find("error handling: peer failure, ep_check") !=
+          std::string::npos);
 }
 
 TEST_CASE("ucx_info -c shows UCX_MM_INCAST_* settings", "[mm_incast][ucx]")
@@ -98,4 +103,10 @@ TEST_CASE("ucx_perftest am_bw runs over mm_incast", "[mm_incast][ucx]")
 {
     perftest("am_bw", "short");
     perftest("am_bw", "bcopy");
+}
+
+TEST_CASE("ucx_perftest tag_lat over mm_incast with peer error handling",
+          "[mm_incast][ucx]")
+{
+    perftest("tag_lat", "", "-e"); // UCP endpoints in peer error mode
 }

@@ -31,11 +31,17 @@ UCS_CLASS_INIT_FUNC(uct_mm_incast_ep_t, const uct_ep_params_t *params)
         return status;
     }
     self->max_payload = uct_mm_incast_fifo_tx_max_payload(self->tx);
+    status = uct_mm_peer_init(&self->peer, &self->super.super, (int)addr->pid);
+    if (status != UCS_OK) {
+        uct_mm_incast_fifo_tx_destroy(self->tx);
+        return status;
+    }
     return UCS_OK;
 }
 
 UCS_CLASS_CLEANUP_FUNC(uct_mm_incast_ep_t)
 {
+    uct_mm_peer_cleanup(&self->peer);
     uct_mm_incast_ep_pending_purge(&self->super.super, NULL, NULL);
     uct_mm_incast_fifo_tx_destroy(self->tx);
 }
@@ -60,6 +66,15 @@ static UCS_F_ALWAYS_INLINE ucs_status_t uct_mm_incast_check_am(uint8_t id,
         return UCS_ERR_EXCEEDS_LIMIT;
     }
     return UCS_OK;
+}
+
+/* A send with UCT_SEND_FLAG_PEER_CHECK (UCP's keepalive) checks the peer. */
+static UCS_F_ALWAYS_INLINE void
+uct_mm_incast_ep_peer_check(uct_mm_incast_ep_t *ep, unsigned flags)
+{
+    if (ucs_unlikely(flags & UCT_SEND_FLAG_PEER_CHECK)) {
+        uct_mm_peer_check(&ep->peer);
+    }
 }
 
 ucs_status_t uct_mm_incast_ep_am_short(uct_ep_h tl_ep, uint8_t id,
@@ -129,6 +144,7 @@ ssize_t uct_mm_incast_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     }
     dst = uct_mm_incast_fifo_tx_claim(ep->tx, &index);
     if (dst == NULL) {
+        uct_mm_incast_ep_peer_check(ep, flags);
         return UCS_ERR_NO_RESOURCE;
     }
     /* UCT's contract: pack_cb writes at most max_bcopy bytes. */
@@ -142,6 +158,7 @@ ssize_t uct_mm_incast_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
     }
     uct_mm_incast_fifo_tx_publish(ep->tx, index, id, (uint32_t)length);
     UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
+    uct_mm_incast_ep_peer_check(ep, flags);
     return (ssize_t)length;
 }
 
@@ -215,4 +232,25 @@ ucs_status_t uct_mm_incast_ep_flush(uct_ep_h tl_ep, unsigned flags,
     }
     UCT_TL_EP_STAT_FLUSH(&ep->super);
     return UCS_OK;
+}
+
+ucs_status_t uct_mm_incast_ep_check(uct_ep_h tl_ep, unsigned flags,
+                                    uct_completion_t *comp)
+{
+    uct_mm_incast_ep_t *ep = ucs_derived_of(tl_ep, uct_mm_incast_ep_t);
+
+    return uct_mm_peer_ep_check(&ep->peer, flags, comp);
+}
+
+void uct_mm_incast_ep_stalled(uct_mm_incast_ep_t *ep)
+{
+    uct_mm_incast_iface_t *iface =
+        ucs_derived_of(ep->super.super.iface, uct_mm_incast_iface_t);
+
+    double interval_ns = iface->group.timeout * 1e9 / 4;
+
+    if (!(interval_ns < 1e18)) { /* TIMEOUT=inf: never rechecked */
+        interval_ns = 1e18;
+    }
+    uct_mm_peer_check_stalled(&ep->peer, (uint64_t)interval_ns);
 }

@@ -55,7 +55,9 @@ ucs_config_field_t uct_mm_incast_iface_config_table[] = {
 
     {"TIMEOUT", "2s",
      "A group member whose process died is reported within this time\n"
-     "(UCS_ERR_CONNECTION_RESET to every member waiting for it)",
+     "(UCS_ERR_CONNECTION_RESET to every member waiting for it), and the\n"
+     "dead peer of an endpoint whose pending sends wait on its full FIFO\n"
+     "(through the iface error handler)",
      ucs_offsetof(uct_mm_incast_iface_config_t, timeout), UCS_CONFIG_TYPE_TIME},
 
     {"ATTACH_TIMEOUT", "10s",
@@ -97,7 +99,9 @@ static ucs_status_t uct_mm_incast_iface_query(uct_iface_h tl_iface,
     attr->max_conn_priv = 0;
     attr->cap.flags = UCT_IFACE_FLAG_CONNECT_TO_IFACE |
                       UCT_IFACE_FLAG_AM_SHORT | UCT_IFACE_FLAG_AM_BCOPY |
-                      UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CB_SYNC;
+                      UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CB_SYNC |
+                      UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
+                      UCT_IFACE_FLAG_EP_CHECK;
     attr->cap.event_flags = 0;
     attr->cap.am.max_short = iface->max_payload - sizeof(uint64_t);
     attr->cap.am.max_bcopy = iface->max_payload;
@@ -172,6 +176,7 @@ uct_mm_incast_iface_dispatch_pending(uct_mm_incast_iface_t *iface)
         status = req->func(req);
         if (status != UCS_OK) {
             ucs_queue_push_head(&iface->pending, &priv->elem);
+            uct_mm_incast_ep_stalled(priv->ep);
             break;
         }
         ++count;
@@ -303,7 +308,7 @@ static uct_iface_ops_t uct_mm_incast_iface_ops = {
     .ep_pending_purge = uct_mm_incast_ep_pending_purge,
     .ep_flush = uct_mm_incast_ep_flush,
     .ep_fence = uct_sm_ep_fence,
-    .ep_check = (uct_ep_check_func_t)ucs_empty_function_return_success,
+    .ep_check = uct_mm_incast_ep_check,
     .ep_create = UCS_CLASS_NEW_FUNC_NAME(uct_mm_incast_ep_t),
     .ep_destroy = UCS_CLASS_DELETE_FUNC_NAME(uct_mm_incast_ep_t),
     .iface_flush = uct_mm_incast_iface_flush,

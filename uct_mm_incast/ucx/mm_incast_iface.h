@@ -9,6 +9,7 @@
 #endif
 
 #include "mm_incast_bridge.h"
+#include "peer_check.h"
 
 #include <ucs/datastruct/queue.h>
 #include <ucs/type/class.h>
@@ -55,6 +56,7 @@ typedef struct uct_mm_incast_ep {
     uct_base_ep_t super;
     uct_mm_incast_fifo_tx_t *tx; /* the peer's receive FIFO */
     size_t max_payload;
+    uct_mm_peer_t peer; /* the FIFO's owner: failure reports */
 } uct_mm_incast_ep_t;
 
 /** Layout of uct_pending_req_t::priv for this transport. */
@@ -91,5 +93,10 @@ void uct_mm_incast_ep_pending_purge(uct_ep_h tl_ep,
                                     uct_pending_purge_callback_t cb, void *arg);
 ucs_status_t uct_mm_incast_ep_flush(uct_ep_h tl_ep, unsigned flags,
                                     uct_completion_t *comp);
+ucs_status_t uct_mm_incast_ep_check(uct_ep_h tl_ep, unsigned flags,
+                                    uct_completion_t *comp);
+/** A pending send of `ep` cannot go (its peer's FIFO is full): reports a
+ *  dead peer, checked at most every TIMEOUT / 4. */
+void uct_mm_incast_ep_stalled(uct_mm_incast_ep_t *ep);
 
 #endif

@@ -32,7 +32,8 @@ uct_component_h find_component(const std::string &name)
 
 } // namespace
 
-UctIface::UctIface(const UctIfaceSpec &spec)
+UctIface::UctIface(const UctIfaceSpec &spec, uct_error_handler_t err_handler,
+                   void *err_arg)
 {
     uct_component_h component = find_component(spec.component);
     uct_md_config_t *md_config;
@@ -60,6 +61,14 @@ UctIface::UctIface(const UctIfaceSpec &spec)
     params.open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
     params.mode.device.tl_name = spec.transport.c_str();
     params.mode.device.dev_name = spec.device.c_str();
+    if (err_handler != nullptr) {
+        params.field_mask |= UCT_IFACE_PARAM_FIELD_ERR_HANDLER |
+                             UCT_IFACE_PARAM_FIELD_ERR_HANDLER_ARG |
+                             UCT_IFACE_PARAM_FIELD_ERR_HANDLER_FLAGS;
+        params.err_handler = err_handler;
+        params.err_handler_arg = err_arg;
+        params.err_handler_flags = 0; // called from the worker progress
+    }
     const ucs_status_t status =
         uct_iface_open(md, worker, &params, config, &iface);
     uct_config_release(config);

@@ -23,7 +23,10 @@ struct UctIfaceSpec {
 /// Failures throw RankFailure (so it serves Catch tests and forked ranks).
 class UctIface {
   public:
-    explicit UctIface(const UctIfaceSpec &spec);
+    /// `err_handler` (with `err_arg`): the iface's error handler, if any.
+    explicit UctIface(const UctIfaceSpec &spec,
+                      uct_error_handler_t err_handler = nullptr,
+                      void *err_arg = nullptr);
     ~UctIface();
     UctIface(const UctIface &) = delete;
     UctIface &operator=(const UctIface &) = delete;
