@@ -152,24 +152,25 @@ void add_options(CLI::App &app, Options &o)
                     "--topo...), after the command");
     }
 
-    app.add_option_function<std::string>(
-           "--coll",
-           [&o](const std::string &v) {
-               o.collective = parse_collective(v).value();
-           },
-           "bcast reduce allreduce gather scatter allgather alltoall "
-           "reduce_scatter barrier scan exscan")
-        ->check(validator(parse_collective, "NAME"))
-        ->default_str("bcast");
+    auto *coll =
+        app.add_option_function<std::string>(
+               "--coll",
+               [&o](const std::string &v) {
+                   o.collective = parse_collective(v).value();
+               },
+               "bcast reduce allreduce gather scatter allgather alltoall "
+               "reduce_scatter barrier scan exscan")
+            ->check(validator(parse_collective, "NAME"))
+            ->default_str("bcast");
     app.add_option_function<std::string>(
            "--bytes",
            [&o](const std::string &v) { o.bytes = parse_bytes(v).value(); },
            "bytes per rank's block (8, 64k, 1m)")
         ->check(validator(parse_bytes, "SIZE"))
         ->default_str("8");
-    app.add_option("--root", o.root, "root rank")
-        ->check(at_least(0))
-        ->capture_default_str();
+    auto *root = app.add_option("--root", o.root, "root rank")
+                     ->check(at_least(0))
+                     ->capture_default_str();
     auto *topo = app.add_option("--topo", o.topo,
                                 "synthetic: racks=4,nodes=8,ppn=16,sockets=2,"
                                 "numa=1,order=block|roundrobin|random,seed=1")
@@ -184,15 +185,16 @@ void add_options(CLI::App &app, Options &o)
                    "ibnetdiscover output")
         ->check(CLI::ExistingFile)
         ->needs(loc);
-    app.add_option("--tune", o.tune, "selection rules (default $UCG_TUNE)");
+    auto *tune =
+        app.add_option("--tune", o.tune, "selection rules (default $UCG_TUNE)");
     auto *alg = app.add_option("--alg", o.algorithm, "force an algorithm");
-    app.add_option("--radix", o.radix, "with --alg: the radix")
-        ->check(at_least(2))
-        ->needs(alg);
-    app.add_option("--segments", o.segments,
-                   "with --alg: segments (at most --bytes)")
-        ->check(at_least(1))
-        ->needs(alg);
+    auto *radix = app.add_option("--radix", o.radix, "with --alg: the radix")
+                      ->check(at_least(2))
+                      ->needs(alg);
+    auto *segments = app.add_option("--segments", o.segments,
+                                    "with --alg: segments (at most --bytes)")
+                         ->check(at_least(1))
+                         ->needs(alg);
     app.add_option_function<std::vector<std::string>>(
            "--link",
            [&o](const std::vector<std::string> &v) {
@@ -213,6 +215,19 @@ void add_options(CLI::App &app, Options &o)
                      "switch uplinks, ns per byte")
         ->check(non_negative_finite());
     simulate->add_flag("--path", o.critical_path, "print the critical path");
+    // A plan file says its collective, algorithm and root.
+    for (CLI::App *sub : {check, simulate}) {
+        auto *file = sub->add_option("--plan", o.plan_file,
+                                     "a plan file (ucg_plan print's text "
+                                     "form) instead of building one")
+                         ->check(CLI::ExistingFile);
+        for (CLI::Option *given : {coll, alg, radix, segments, root, tune}) {
+            file->excludes(given);
+        }
+    }
+    check->add_flag("--ordered", o.ordered,
+                    "check as for a non-commutative operator (every output "
+                    "combined in rank order)");
     select->add_flag("--simulate", o.simulate,
                      "decide by simulating the hierarchical and the 3 best "
                      "flat plans (<= 4096 ranks)");
@@ -297,6 +312,26 @@ Result<void> check_options(const Options &o, const topology::Topology &t)
                     "-byte message (at most one per byte)");
     }
     return {};
+}
+
+Result<plan::Plan> read_plan(const Options &o)
+{
+    auto text = read_file(o.plan_file);
+    if (!text) {
+        return fail("--plan: " + text.error().message);
+    }
+    auto p = plan::parse(*text);
+    if (!p) {
+        // "line N: why" becomes "FILE:N: why", as compilers say it.
+        std::string msg = p.error().message;
+        if (msg.rfind("line ", 0) == 0) {
+            msg = o.plan_file + ":" + msg.substr(5);
+        } else {
+            msg = o.plan_file + ": " + msg;
+        }
+        return fail(msg);
+    }
+    return p;
 }
 
 Result<select::RuleSet> make_rules(const Options &o)

@@ -42,6 +42,8 @@ struct Options {
     bool critical_path = false;
     bool simulate = false; ///< select: also simulate the choices
     std::vector<LinkOverride> links;
+    std::string plan_file; ///< check, simulate: a plan file, not built
+    bool ordered = false;  ///< check: rank order (non-commutative operator)
 };
 
 /// "LEVEL=L,o,g,G": a known level and four finite numbers >= 0.
@@ -58,6 +60,10 @@ Result<topology::Topology> make_topology(const Options &o);
 /// What depends on the topology or on other values: --root and --rank in
 /// range, --segments no more than --bytes.
 Result<void> check_options(const Options &o, const topology::Topology &t);
+
+/// The plan in o.plan_file. Errors name the file and its line
+/// ("FILE:N: ...").
+Result<plan::Plan> read_plan(const Options &o);
 
 /// User rules: --tune, else UCG_TUNE; --alg/--radix/--segments become a
 /// first rule in the same grammar.

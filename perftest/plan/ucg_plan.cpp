@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <string_view>
 
 using namespace ucg;
@@ -43,6 +44,11 @@ void print_sim(const char *label, const cost::SimResult &r)
 }
 
 int run(CLI::App &app, const tools::Options &o);
+int check(const plan::Plan &p, const plan::Placement &placement,
+          const tools::Options &o);
+int simulate(const plan::Plan &p, const topology::Topology &topo,
+             const tools::Options &o);
+int run_file(CLI::App &app, const tools::Options &o);
 
 } // namespace
 
@@ -76,6 +82,9 @@ namespace {
 
 int run(CLI::App &app, const tools::Options &o)
 {
+    if (!o.plan_file.empty()) {
+        return run_file(app, o);
+    }
     auto topo = tools::make_topology(o);
     if (!topo) {
         return tools::usage_error(app, topo.error().message);
@@ -111,23 +120,75 @@ int run(CLI::App &app, const tools::Options &o)
         return 0;
     }
     if (o.command == "check") {
-        auto errors = plan::validate(*p, cost::placement_of(*topo));
-        if (errors.empty()) {
-            errors = plan::check_symbolic(*p);
-        }
-        for (const std::string &e : errors) {
-            std::cout << e << "\n";
-        }
-        std::cout << p->algorithm << ": "
-                  << (errors.empty() ? "valid, symbolically correct" : "FAILED")
-                  << "\n";
-        return errors.empty() ? 0 : 1;
+        return check(*p, cost::placement_of(*topo), o);
     }
-    auto r = cost::simulate(*p, {&*topo, {}}, sim_config(o, o.critical_path));
+    return simulate(*p, *topo, o);
+}
+
+// A plan given as a file: parsed (errors name the file and line), checked
+// against the topology when one is given (always for simulate), then
+// checked or simulated as a built one.
+int run_file(CLI::App &app, const tools::Options &o)
+{
+    auto p = tools::read_plan(o);
+    if (!p) {
+        return die(p.error().message);
+    }
+    const bool topo_given = app.count("--topo") + app.count("--localities") > 0;
+    std::optional<topology::Topology> topo;
+    if (topo_given || o.command == "simulate") {
+        auto t = tools::make_topology(o);
+        if (!t) {
+            return tools::usage_error(app, t.error().message);
+        }
+        if (t->size() != p->nranks) {
+            const char *flag =
+                o.localities_file.empty() ? "--topo" : "--localities";
+            return tools::usage_error(
+                app, std::string(flag) + ": the topology has " +
+                         std::to_string(t->size()) + " ranks, the plan in " +
+                         o.plan_file + " " + std::to_string(p->nranks));
+        }
+        topo = std::move(t).value();
+    }
+    if (o.command == "check") {
+        return check(*p, topo ? cost::placement_of(*topo) : plan::Placement{},
+                     o);
+    }
+    // The simulator assumes a valid plan.
+    auto errors = plan::validate(*p, cost::placement_of(*topo));
+    if (!errors.empty()) {
+        return die(o.plan_file + ": " + errors.front());
+    }
+    return simulate(*p, *topo, o);
+}
+
+int check(const plan::Plan &p, const plan::Placement &placement,
+          const tools::Options &o)
+{
+    auto errors = plan::validate(p, placement);
+    if (errors.empty()) {
+        errors =
+            plan::check_symbolic(p, o.ordered ? plan::Combine::kOrdered
+                                              : plan::Combine::kCommutative);
+    }
+    for (const std::string &e : errors) {
+        std::cout << e << "\n";
+    }
+    std::cout << p.algorithm << ": "
+              << (errors.empty() ? "valid, symbolically correct" : "FAILED")
+              << "\n";
+    return errors.empty() ? 0 : 1;
+}
+
+int simulate(const plan::Plan &p, const topology::Topology &topo,
+             const tools::Options &o)
+{
+    auto r = cost::simulate(p, {&topo, {}}, sim_config(o, o.critical_path));
     if (!r) {
         return die(r.error().message);
     }
-    std::cout << p->algorithm << "\n";
+    std::cout << p.algorithm << "\n";
     print_sim("simulated", *r);
     if (o.critical_path) {
         std::cout << "critical path:\n" << cost::format_critical_path(*r);

@@ -132,6 +132,34 @@ ucs_status_t plan_for(ucg_group *g, const CollShape &s, int variant,
     return UCS_OK;
 }
 
+bool rooted(Collective c)
+{
+    return c == Collective::kBcast || c == Collective::kReduce ||
+           c == Collective::kGather || c == Collective::kScatter;
+}
+
+// The plan file for this call, if it has one the call fits: not a v
+// collective (those need their own algorithm), the file's root, at least
+// one element per chunk, and for a user operator no one-to-many ops (the
+// transports reduce with the built-in ones only) and, if it does not
+// commute, a plan that combines in rank order. Every member decides alike.
+const FilePlan *file_plan_for(const ucg_group *g, const CollShape &s,
+                              bool user_op, const ucg_user_op_t &op)
+{
+    const auto it = g->file_plans.find(static_cast<int>(s.collective));
+    if (it == g->file_plans.end() || s.forced != nullptr) {
+        return nullptr;
+    }
+    const FilePlan &fp = it->second;
+    if ((rooted(s.collective) && s.root != fp.root) ||
+        (s.collective != Collective::kBarrier &&
+         s.layout.scratch_count < static_cast<std::uint64_t>(fp.nchunks)) ||
+        (user_op && (fp.one_to_many || (!op.commutative && !fp.ordered)))) {
+        return nullptr;
+    }
+    return &fp;
+}
+
 exec::Reducer reducer_for(const ucg_coll &c, const CollShape &s)
 {
     exec::Reducer r;
@@ -190,7 +218,14 @@ ucs_status_t prepare(ucg_coll *c, const CollShape &s)
     }
     std::shared_ptr<const plan::Plan> plan;
     std::string name;
-    ucs_status_t st = plan_for(g, s, variant, &plan, &name);
+    ucs_status_t st = UCS_OK;
+    if (const FilePlan *fp = file_plan_for(g, s, user_op, c->user_op);
+        fp != nullptr) {
+        plan = fp->plan;
+        name = fp->name;
+    } else {
+        st = plan_for(g, s, variant, &plan, &name);
+    }
     if (st != UCS_OK) {
         return st;
     }

@@ -404,6 +404,12 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
         g->oversubscribed = oversubscribed(g);
         st = setup_one_to_many(g);
     }
+    if (st == UCS_OK) {
+        st = load_plan_files(g,
+                             (p->field_mask & UCG_GROUP_PARAM_FIELD_PLAN_FILES)
+                                 ? p->plan_files
+                                 : std::getenv("UCG_PLAN_FILES"));
+    }
     return st;
 }
 

@@ -44,6 +44,12 @@ void close_ep(ucg_context *ctx, ucp_ep_h ep);
 /// returns the first dead rank, or -1.
 int find_dead_member(ucg_group *group);
 
+// plan_files.cpp
+/// Reads and checks the plan files `spec` names (UCG_PLAN_FILES grammar)
+/// into g->file_plans; UCS_ERR_INVALID_PARAM and one log line naming the
+/// file, line and reason when one fails.
+ucs_status_t load_plan_files(ucg_group *g, const char *spec);
+
 // coll.cpp
 ucs_status_t coll_init(ucg_group_h group, const ucg_coll_args_t *args,
                        ucg_coll_h *coll_p);

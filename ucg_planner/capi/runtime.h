@@ -57,6 +57,17 @@ enum : std::uint32_t {
     kHelloNoO2m = 4,  ///< asked for point-to-point only
 };
 
+/// A plan file for one collective (UCG_PLAN_FILES), checked at group
+/// creation and used where a call fits it (plan_files.cpp).
+struct FilePlan {
+    std::string name;         ///< "file:<path>"
+    int root = 0;             ///< rooted collectives: calls with this root
+    int nchunks = 1;          ///< calls need this many elements per block
+    bool ordered = false;     ///< right for a non-commutative operator
+    bool one_to_many = false; ///< has one-to-many ops (no user operators)
+    std::shared_ptr<const plan::Plan> plan; ///< projected to this rank
+};
+
 } // namespace ucg::rt
 
 struct ucg_context {
@@ -101,6 +112,8 @@ struct ucg_group {
     std::map<ucg_plan_key,
              std::pair<std::shared_ptr<const ucg::plan::Plan>, std::string>>
         plans;
+    /// Plan files by collective (plan::Collective), from UCG_PLAN_FILES.
+    std::map<int, ucg::rt::FilePlan> file_plans;
     std::uint32_t started = 0; ///< collectives started (wire sequence)
     ucs_status_t failed = UCS_OK;
     std::vector<char> dead; ///< per rank, once seen dead

@@ -75,6 +75,35 @@ void run_ranks(int size, int hosts,
     REQUIRE(result.ok);
 }
 
+bool expect_group_create(int size, ucs_status_t expect)
+{
+    std::unique_ptr<launch::Board> board(launch::Board::create(size, 4096));
+    REQUIRE(board != nullptr);
+    ucg_test::ForkOptions opts(size);
+    opts.timeout = std::chrono::milliseconds(60000);
+    const auto result = ucg_test::run_fork_ranks(opts, [&](int rank) {
+        ucg_context_h ctx;
+        UCG_CHECK(ucg_context_create(nullptr, &ctx) == UCS_OK);
+        launch::BoardOob oob{board.get(), rank};
+        ucg_group_params_t p{};
+        p.field_mask = UCG_GROUP_PARAM_FIELD_SIZE | UCG_GROUP_PARAM_FIELD_RANK |
+                       UCG_GROUP_PARAM_FIELD_OOB;
+        p.size = static_cast<unsigned>(size);
+        p.rank = static_cast<unsigned>(rank);
+        p.oob_allgather = launch::board_allgather;
+        p.oob_arg = &oob;
+        ucg_group_h g = nullptr;
+        const ucs_status_t st = ucg_group_create(ctx, &p, &g);
+        if (st == UCS_OK) {
+            ucg_group_destroy(g);
+        }
+        ucg_context_destroy(ctx);
+        UCG_CHECK(st == expect);
+    });
+    INFO(result.summary());
+    return result.ok;
+}
+
 void run_case(ucg_group_h g, RefCase &c, int repeats)
 {
     ucg_coll_args_t a = c.args();

@@ -105,12 +105,13 @@ typedef ucs_status_t (*ucg_oob_allgather_fn_t)(void *arg, const void *sendbuf,
 
 /** Fields of ucg_group_params_t that are set. */
 enum ucg_group_params_field {
-    UCG_GROUP_PARAM_FIELD_SIZE = UCS_BIT(0), /**< size (required) */
-    UCG_GROUP_PARAM_FIELD_RANK = UCS_BIT(1), /**< rank (required) */
-    UCG_GROUP_PARAM_FIELD_OOB = UCS_BIT(2),  /**< oob_* (required) */
-    UCG_GROUP_PARAM_FIELD_HOST = UCS_BIT(3), /**< host_id */
-    UCG_GROUP_PARAM_FIELD_TUNE = UCS_BIT(4), /**< tune */
-    UCG_GROUP_PARAM_FIELD_FLAGS = UCS_BIT(5) /**< flags */
+    UCG_GROUP_PARAM_FIELD_SIZE = UCS_BIT(0),      /**< size (required) */
+    UCG_GROUP_PARAM_FIELD_RANK = UCS_BIT(1),      /**< rank (required) */
+    UCG_GROUP_PARAM_FIELD_OOB = UCS_BIT(2),       /**< oob_* (required) */
+    UCG_GROUP_PARAM_FIELD_HOST = UCS_BIT(3),      /**< host_id */
+    UCG_GROUP_PARAM_FIELD_TUNE = UCS_BIT(4),      /**< tune */
+    UCG_GROUP_PARAM_FIELD_FLAGS = UCS_BIT(5),     /**< flags */
+    UCG_GROUP_PARAM_FIELD_PLAN_FILES = UCS_BIT(6) /**< plan_files */
 };
 
 /** Flags of ucg_group_params_t. */
@@ -135,6 +136,13 @@ typedef struct ucg_group_params {
      *  member. */
     const char *tune;
     uint64_t flags; /**< Mask of enum ucg_group_flags */
+    /** Plan files to run instead of the selector's plans, e.g.
+     *  "allreduce=/path/a.plan;bcast=/path/b.plan" (the text form of
+     *  `ucg_plan print`); default: the environment's UCG_PLAN_FILES. Read
+     *  and checked at creation (collective, ranks, validity, symbolic
+     *  correctness); a file that fails fails the creation with
+     *  UCS_ERR_INVALID_PARAM. Must be the same on every member. */
+    const char *plan_files;
 } ucg_group_params_t;
 
 /**
@@ -142,9 +150,9 @@ typedef struct ucg_group_params {
  * out-of-band allgather). Exchanges the members' UCP worker addresses
  * (which carry the one-to-many transports' addresses) and localities.
  * @return UCS_OK; UCS_ERR_INVALID_PARAM (missing field, rank >= size, the
- *         members disagree on the size); UCS_ERR_UNREACHABLE (a member's
- *         address cannot be used); UCS_ERR_NO_MEMORY; the allgather's
- *         error.
+ *         members disagree on the size, a plan file fails its checks);
+ * UCS_ERR_UNREACHABLE (a member's address cannot be used); UCS_ERR_NO_MEMORY;
+ * the allgather's error.
  */
 UCG_API ucs_status_t ucg_group_create(ucg_context_h context,
                                       const ucg_group_params_t *params,
