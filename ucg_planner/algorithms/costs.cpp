@@ -25,29 +25,58 @@ double steps(const CostInput &in)
     return double(cost::knomial_rounds(in.nranks, 2));
 }
 
+// Combining `bytes` (gamma; 0 without an operator).
+double combine(const CostInput &in, double bytes)
+{
+    return in.reduce_ns_per_byte * bytes;
+}
+
+double peers(const CostInput &in)
+{
+    return double(std::max<int64_t>(in.nranks - 1, 0));
+}
+
+// The same algorithm moving data only (the bcast half of an allreduce).
+CostInput no_combine(CostInput in)
+{
+    in.reduce_ns_per_byte = 0;
+    return in;
+}
+
 } // namespace
 
 double linear(const CostInput &in, Variant)
 {
-    return cost::flat_bcast_ns(in.nranks, in.block_bytes, in.link);
+    // Reduce: the root combines every other rank's block.
+    return cost::flat_bcast_ns(in.nranks, in.block_bytes, in.link) +
+           combine(in, peers(in) * in.block_bytes);
 }
 
 double knomial(const CostInput &in, Variant v)
 {
-    return cost::knomial_bcast_ns(in.nranks, v.radix, in.block_bytes, in.link);
+    const double children =
+        cost::knomial_rounds(in.nranks, v.radix) * double(v.radix - 1);
+    return cost::knomial_bcast_ns(in.nranks, v.radix, in.block_bytes, in.link) +
+           combine(in, children * in.block_bytes);
 }
 
 double chain(const CostInput &in, Variant v)
 {
     const double s = in.block_bytes;
+    // Each stage combines its segment before passing it on.
+    const double stages = std::max(peers(in) - 1, 0.0) + v.segments;
     return cost::chain_pipeline_segments_ns(in.nranks, s, s / v.segments,
-                                            in.neighbour);
+                                            in.neighbour) +
+           combine(in, stages * s / v.segments);
 }
 
 double binary_tree(const CostInput &in, Variant v)
 {
     const double s = in.block_bytes;
-    return cost::binary_pipeline_ns(in.nranks, s, s / v.segments, in.link);
+    // Two children's segments per stage.
+    const double stages = v.segments + steps(in);
+    return cost::binary_pipeline_ns(in.nranks, s, s / v.segments, in.link) +
+           combine(in, 2 * stages * s / v.segments);
 }
 
 int chain_segments(const CostInput &in)
@@ -91,12 +120,16 @@ int two_tree_segments(const CostInput &in)
 double ordered_reduce(const CostInput &in, Variant v)
 {
     // Two trees of half the ranks at most, then one message.
-    return knomial(in, v) + in.link.message_ns(in.block_bytes);
+    return knomial(in, v) + in.link.message_ns(in.block_bytes) +
+           combine(in, in.block_bytes);
 }
 
 double rabenseifner_reduce(const CostInput &in, Variant)
 {
-    return cost::rabenseifner_reduce_ns(in.nranks, in.block_bytes, shared(in));
+    // Halving combines (P-1)/P of a block at each rank.
+    const double p = double(std::max<int64_t>(in.nranks, 1));
+    return cost::rabenseifner_reduce_ns(in.nranks, in.block_bytes, shared(in)) +
+           combine(in, (p - 1) / p * in.block_bytes);
 }
 
 double binomial_gather(const CostInput &in, Variant)
@@ -106,38 +139,45 @@ double binomial_gather(const CostInput &in, Variant)
 
 double twice_linear(const CostInput &in, Variant v)
 {
-    return 2 * linear(in, v);
+    return linear(in, v) + linear(no_combine(in), v);
 }
 
 double twice_knomial(const CostInput &in, Variant v)
 {
-    return 2 * knomial(in, v);
+    return knomial(in, v) + knomial(no_combine(in), v);
 }
 
 double twice_chain(const CostInput &in, Variant v)
 {
-    return 2 * chain(in, v);
+    return chain(in, v) + chain(no_combine(in), v);
 }
 
 double twice_binary_tree(const CostInput &in, Variant v)
 {
-    return 2 * binary_tree(in, v);
+    return binary_tree(in, v) + binary_tree(no_combine(in), v);
 }
 
 double recursive_k(const CostInput &in, Variant v)
 {
+    // k-1 blocks per round, and the fold's one.
+    const double rounds = cost::knomial_rounds(in.nranks, v.radix);
     return cost::recursive_k_allreduce_ns(in.nranks, v.radix, in.block_bytes,
-                                          in.link);
+                                          in.link) +
+           combine(in, (rounds * (v.radix - 1) + 1) * in.block_bytes);
 }
 
 double ring_allreduce(const CostInput &in, Variant)
 {
-    return cost::ring_allreduce_ns(in.nranks, in.block_bytes, in.neighbour);
+    const double p = double(std::max<int64_t>(in.nranks, 1));
+    return cost::ring_allreduce_ns(in.nranks, in.block_bytes, in.neighbour) +
+           combine(in, (p - 1) / p * in.block_bytes);
 }
 
 double rabenseifner_allreduce(const CostInput &in, Variant)
 {
-    return cost::rabenseifner_allreduce_ns(in.nranks, in.block_bytes, in.link);
+    const double p = double(std::max<int64_t>(in.nranks, 1));
+    return cost::rabenseifner_allreduce_ns(in.nranks, in.block_bytes, in.link) +
+           combine(in, (p - 1) / p * in.block_bytes);
 }
 
 double dissemination(const CostInput &in, Variant v)
@@ -147,8 +187,9 @@ double dissemination(const CostInput &in, Variant v)
 
 double ring_exchange(const CostInput &in, Variant)
 {
-    return double(std::max<int64_t>(in.nranks - 1, 0)) *
-           in.neighbour.message_ns(in.block_bytes);
+    // Reduce-scatter: each step combines one block.
+    return peers(in) * (in.neighbour.message_ns(in.block_bytes) +
+                        combine(in, in.block_bytes));
 }
 
 double bruck_allgather(const CostInput &in, Variant)
@@ -172,12 +213,14 @@ double bruck_alltoall(const CostInput &in, Variant)
 
 double halving_reduce_scatter(const CostInput &in, Variant)
 {
-    return cost::halving_reduce_scatter_ns(in.nranks, in.block_bytes, in.link);
+    return cost::halving_reduce_scatter_ns(in.nranks, in.block_bytes, in.link) +
+           combine(in, peers(in) * in.block_bytes);
 }
 
 double recursive_doubling_scan(const CostInput &in, Variant)
 {
-    return steps(in) * in.link.message_ns(in.block_bytes);
+    return steps(in) *
+           (in.link.message_ns(in.block_bytes) + combine(in, in.block_bytes));
 }
 
 } // namespace ucg::algorithms::detail::costs

@@ -109,8 +109,8 @@ std::size_t size_class(std::size_t bytes);
 inline constexpr int kMaxPreferredChunks = 1024;
 int fit_chunks(const Request &req, plan::Channel ch, int blocks);
 
-/* What the cost model knows when it prices a flat algorithm (alpha-beta,
- * reduction compute left out). */
+/* What the cost model knows when it prices a flat algorithm: alpha-beta,
+ * and gamma for the bytes a rank combines. */
 struct CostInput {
     int64_t nranks = 1;
     double block_bytes = 0;    // one rank's block (0 for barrier)
@@ -121,6 +121,9 @@ struct CostInput {
     // ranks all talk at once (Rabenseifner, two trees, scatter-allgather)
     // shares it itself (shared()).
     int ranks_per_nic = 1;
+    // Gamma: ns to combine one received byte (0 where the collective has
+    // no operator). A function charges what its busiest rank combines.
+    double reduce_ns_per_byte = 0;
 };
 
 /* One variant of an algorithm: the parameters the selector passes on. */

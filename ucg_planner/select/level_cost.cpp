@@ -43,7 +43,8 @@ ShapeCost shape_cost(Shape shape, int radix, int64_t n, double chunk_bytes,
 
 algorithms::CostInput cost_input(Collective c, int64_t p, double s,
                                  const AlphaBeta &link, int ranks_per_nic,
-                                 const AlphaBeta *neighbour)
+                                 const AlphaBeta *neighbour,
+                                 double reduce_ns_per_byte)
 {
     const bool all_talk =
         c == Collective::kAllreduce || c == Collective::kAllgather ||
@@ -56,15 +57,17 @@ algorithms::CostInput cost_input(Collective c, int64_t p, double s,
                                   (all_talk ? std::max(ranks_per_nic, 1) : 1)};
     in.neighbour = neighbour ? *neighbour : in.link;
     in.ranks_per_nic = all_talk ? 1 : std::max(ranks_per_nic, 1);
+    in.reduce_ns_per_byte = plan::has_operator(c) ? reduce_ns_per_byte : 0;
     return in;
 }
 
 std::vector<FlatCost> flat_costs(Collective c, int64_t p, double s,
                                  const AlphaBeta &link, int ranks_per_nic,
-                                 const AlphaBeta *neighbour)
+                                 const AlphaBeta *neighbour,
+                                 double reduce_ns_per_byte)
 {
     const algorithms::CostInput in =
-        cost_input(c, p, s, link, ranks_per_nic, neighbour);
+        cost_input(c, p, s, link, ranks_per_nic, neighbour, reduce_ns_per_byte);
     std::vector<FlatCost> out;
     for (const algorithms::Algorithm &a : algorithms::registry()) {
         if (a.collective != c || !a.cost) {

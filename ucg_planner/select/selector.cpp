@@ -156,8 +156,9 @@ Result<Decision> Selector::select_with(const RuleSet &user,
         beta_max = std::max(beta_max, l.ns_per_byte * share);
     }
     const cost::AlphaBeta neighbour{alpha_sum / p, beta_max};
-    for (const FlatCost &f : flat_costs(opts.collective, p, double(opts.bytes),
-                                        world, ppn, &neighbour)) {
+    for (const FlatCost &f :
+         flat_costs(opts.collective, p, double(opts.bytes), world, ppn,
+                    &neighbour, opts.reduce_ns_per_byte)) {
         d.flat.push_back({f.algorithm, f.radix, f.segments, f.ns, "flat"});
     }
     std::stable_sort(d.flat.begin(), d.flat.end(),
@@ -229,10 +230,10 @@ Result<Decision> Selector::select_with(const RuleSet &user,
             algorithms::find_algorithm(opts.collective, alg);
         if (a->cost && (rule->radix > 0 || rule->segments > 0 ||
                         rule->segment_bytes > 0)) {
-            d.chosen.predicted_ns =
-                a->cost(cost_input(opts.collective, p, double(opts.bytes),
-                                   world, ppn, &neighbour),
-                        {d.chosen.radix, d.chosen.segments});
+            d.chosen.predicted_ns = a->cost(
+                cost_input(opts.collective, p, double(opts.bytes), world, ppn,
+                           &neighbour, opts.reduce_ns_per_byte),
+                {d.chosen.radix, d.chosen.segments});
         }
     }
     d.request.radix = d.chosen.radix;

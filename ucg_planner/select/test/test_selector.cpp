@@ -596,3 +596,42 @@ TEST_CASE("a reduction pays for combining what it receives", "[select]")
     REQUIRE(d.ok());
     CHECK_FALSE(any_shm_level(*d));
 }
+
+TEST_CASE("flat costs charge gamma for what the busiest rank combines",
+          "[select]")
+{
+    const cost::AlphaBeta ab{10, 1};
+    const double s = 1000, g = 0.5;
+    auto cost_of = [](const std::vector<FlatCost> &v, const char *name,
+                      int radix) {
+        for (const FlatCost &f : v) {
+            if (f.algorithm == name && f.radix == radix) {
+                return f.ns;
+            }
+        }
+        return -1.0;
+    };
+    for (Collective c : {Collective::kBcast, Collective::kReduce,
+                         Collective::kAllreduce, Collective::kReduceScatter}) {
+        const auto plain = flat_costs(c, 8, s, ab, 1, nullptr, 0);
+        const auto with = flat_costs(c, 8, s, ab, 1, nullptr, g);
+        REQUIRE(plain.size() == with.size());
+        for (size_t i = 0; i < plain.size(); ++i) {
+            INFO(plan::to_string(c) << " " << plain[i].algorithm);
+            if (plan::has_operator(c)) {
+                CHECK(with[i].ns > plain[i].ns); // every one combines
+            } else {
+                CHECK(with[i].ns == plain[i].ns);
+            }
+        }
+    }
+    // Linear reduce: the root combines 7 blocks; ring allreduce: 7/8 of one.
+    CHECK(cost_of(flat_costs(Collective::kReduce, 8, s, ab, 1, nullptr, g),
+                  "linear", 2) == Approx(7 * (10 + s) + 7 * s * g));
+    const double ring =
+        cost_of(flat_costs(Collective::kAllreduce, 8, s, ab, 1, nullptr, g),
+                "ring", 2) -
+        cost_of(flat_costs(Collective::kAllreduce, 8, s, ab, 1, nullptr, 0),
+                "ring", 2);
+    CHECK(ring == Approx(7.0 / 8 * s * g));
+}
