@@ -57,6 +57,7 @@ endforeach()
 if(TARGET ucg_reduce)
     install(FILES ${PROJECT_SOURCE_DIR}/ucg_reduce/include/ucg/reduce.h
                   ${PROJECT_SOURCE_DIR}/ucg_reduce/include/ucg/reduce_atomic.h
+                  ${PROJECT_SOURCE_DIR}/ucg_reduce/include/ucg/copy.h
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/ucg" COMPONENT Development)
 endif()
 

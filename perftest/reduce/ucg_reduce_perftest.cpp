@@ -5,12 +5,16 @@
 //   ucg_reduce_perftest [--reps R] [--sizes 64,4k,256k,16m] [--sample BYTES]
 //
 // Cases: sum int32, sum float, sum double, max int64 (dst op= src) and a
-// 4-source ucg_reduce_multi (dst = s0 + s1 + s2 + s3, double). GB/s counts
+// 4-source ucg_reduce_multi (dst = s0 + s1 + s2 + s3, double); then
+// memcpy and ucg_copy (ucg/copy.h) to a dst 16 bytes past src modulo
+// 4 KiB, where glibc's `rep movsb` slows down (two heap buffers allocated
+// one after the other sit so). GB/s counts
 // the bytes of dst per second (1 GB = 1e9 B); one sample repeats the call
 // until about --sample bytes of dst went through, timed in the thread's CPU
 // time so preemption on a shared host is not counted. Each repetition
 // times memcpy and every case at one size in turn; `x_memcpy` is the
 // median over repetitions of (case GB/s / memcpy GB/s of that repetition).
+#include <ucg/copy.h>
 #include <ucg/reduce.h>
 
 #include <algorithm>
@@ -149,13 +153,31 @@ void run_size(const Options &opt, std::size_t bytes)
     for (const Case &c : kCases) {
         run_case(c, buf, bytes);
     }
+    // dst 16 bytes past src(0) modulo 4 KiB.
+    std::vector<unsigned char> near_buf(bytes + 4096 + 64);
+    const auto sa = reinterpret_cast<std::uintptr_t>(buf.src(0));
+    const auto na = reinterpret_cast<std::uintptr_t>(near_buf.data());
+    unsigned char *near = near_buf.data() + (sa + 16 - na) % 4096;
+    const auto near_memcpy = [&] {
+        std::memcpy(near, buf.src(0), bytes);
+        clobber(near);
+    };
+    const auto near_ucg_copy = [&] {
+        ucg_copy(near, buf.src(0), bytes);
+        clobber(near);
+    };
+    near_memcpy();
     std::vector<double> copy_gbs;
-    std::vector<std::vector<double>> gbs(kNumCases), ratio(kNumCases);
+    std::vector<std::vector<double>> gbs(kNumCases + 2), ratio(kNumCases + 2);
     for (int r = 0; r < opt.reps; ++r) {
         copy_gbs.push_back(sample_gbs(bytes, iters, copy));
-        for (std::size_t k = 0; k < kNumCases; ++k) {
-            gbs[k].push_back(sample_gbs(
-                bytes, iters, [&] { run_case(kCases[k], buf, bytes); }));
+        for (std::size_t k = 0; k < kNumCases + 2; ++k) {
+            gbs[k].push_back(
+                k == kNumCases       ? sample_gbs(bytes, iters, near_memcpy)
+                : k == kNumCases + 1 ? sample_gbs(bytes, iters, near_ucg_copy)
+                                     : sample_gbs(bytes, iters, [&] {
+                                           run_case(kCases[k], buf, bytes);
+                                       }));
             ratio[k].push_back(gbs[k].back() / copy_gbs.back());
         }
     }
@@ -163,6 +185,10 @@ void run_size(const Options &opt, std::size_t bytes)
     for (std::size_t k = 0; k < kNumCases; ++k) {
         print_row(kCases[k].name, bytes, gbs[k], median_of(ratio[k]));
     }
+    print_row("memcpy +16/4K", bytes, gbs[kNumCases],
+              median_of(ratio[kNumCases]));
+    print_row("ucg_copy +16/4K", bytes, gbs[kNumCases + 1],
+              median_of(ratio[kNumCases + 1]));
 }
 
 void usage(FILE *out)

@@ -6,6 +6,8 @@
 #include "capi/coll_shape.h"
 #include "capi/internal.h"
 
+#include <ucg/copy.h>
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -347,7 +349,7 @@ ucs_status_t coll_start(ucg_coll_h c)
         return UCS_ERR_BUSY;
     }
     if (c->copy_bytes != 0) {
-        std::memcpy(c->input_copy.data(), c->output, c->copy_bytes);
+        ucg_copy(c->input_copy.data(), c->output, c->copy_bytes);
     }
     c->failure = UCS_OK;
     const ucs_status_t st = c->inst->start(g->started++ % exec::kWireSeqs);

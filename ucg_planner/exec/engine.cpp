@@ -3,6 +3,8 @@
 // posting order, data movement between segments.
 #include "exec/engine.h"
 
+#include <ucg/copy.h>
+
 #include <algorithm>
 #include <cassert>
 #include <cstring>
@@ -242,7 +244,7 @@ void Instance::apply_received(std::uint32_t op)
         if (reduce) {
             reduce_into(at(d), from + off, d.length, src_first);
         } else if (d.length != 0) {
-            std::memcpy(at(d), from + off, d.length);
+            ucg_copy(at(d), from + off, d.length);
         }
         off += d.length;
     }
@@ -292,7 +294,7 @@ void Instance::pack(std::uint32_t src, std::uint32_t nsrc,
     for (std::uint32_t i = 0; i < nsrc; ++i) {
         const Segment &s = prog_->segs[src + i];
         if (s.length != 0) {
-            std::memcpy(to, at(s), s.length);
+            ucg_copy(to, at(s), s.length);
             to += s.length;
         }
     }
@@ -331,6 +333,8 @@ void Instance::zip(std::uint32_t dst, std::uint32_t ndst, std::uint32_t src,
         const std::uint8_t *sp = at(s[si]) + soff;
         if (reduce) {
             reduce_into(dp, sp, n, src_first);
+        } else if (dp + n <= sp || sp + n <= dp) {
+            ucg_copy(dp, sp, n);
         } else if (dp != sp) { // in-place aliasing copies onto itself
             std::memmove(dp, sp, n);
         }

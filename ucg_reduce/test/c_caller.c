@@ -3,6 +3,7 @@
  * int as an enum, negative values included. */
 #include "c_caller.h"
 
+#include <ucg/copy.h>
 #include <ucg/reduce.h>
 
 int c_caller_check(int op, int dtype)
@@ -16,4 +17,9 @@ int c_caller_sum_int32(void)
     const int src[3] = {10, 20, 30};
     ucg_reduce(UCG_OP_SUM, UCG_DTYPE_INT32, dst, src, 3);
     return dst[0] + dst[1] + dst[2];
+}
+
+void c_caller_copy(void *dst, const void *src, unsigned long n)
+{
+    ucg_copy(dst, src, n);
 }

@@ -13,6 +13,9 @@ int c_caller_check(int op, int dtype);
 /** {1, 2, 3} + {10, 20, 30} summed from C: 66. */
 int c_caller_sum_int32(void);
 
+/** ucg_copy(dst, src, n) from C (ucg/copy.h is header-only). */
+void c_caller_copy(void *dst, const void *src, unsigned long n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -10,8 +10,8 @@
 #include "seq_group.h"
 
 #include "uct_mm_common/backoff.h"
-#include "uct_mm_common/copy.h"
 #include "uct_mm_common/log.h"
+#include <ucg/copy.h>
 
 #include <cerrno>
 #include <cstring>
@@ -212,8 +212,7 @@ bool SeqGroup::push(Op &op) noexcept
                            op.msg.length};
             std::memcpy(payload, &d, sizeof(d));
         } else if (len != 0) {
-            uct_mm_common::copy_bytes(payload, src + op.done * geo_.seg_bytes,
-                                      len);
+            ucg_copy(payload, src + op.done * geo_.seg_bytes, len);
         }
         h->length = static_cast<std::uint32_t>(len);
         h->root = static_cast<std::uint16_t>(cfg_.member);
@@ -296,8 +295,7 @@ bool SeqGroup::pull(Op &op) noexcept
                 return false;
             }
         } else if (const std::size_t len = frag_length(op, op.done)) {
-            uct_mm_common::copy_bytes(dst + op.done * geo_.seg_bytes, h + 1,
-                                      len);
+            ucg_copy(dst + op.done * geo_.seg_bytes, h + 1, len);
         }
         advance_cursor(pos);
     }

@@ -6,6 +6,8 @@
 #include "uct_mm_bcast.h"
 #include "ucx_glue.h"
 
+#include <ucg/copy.h>
+
 #include <algorithm>
 
 namespace uct_mm_bcast {
@@ -229,7 +231,7 @@ ucs_status_t ep_am_short_iov(uct_ep_h tl_ep, uint8_t id, const uct_iov_t *iov,
             size_t off = 0;
             for (size_t i = 0; i < iovcnt; ++i) {
                 const size_t len = uct_iov_get_length(&iov[i]);
-                std::memcpy(dest + off, iov[i].buffer, len);
+                ucg_copy(dest + off, iov[i].buffer, len);
                 off += len;
             }
             return off;

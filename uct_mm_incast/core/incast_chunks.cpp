@@ -7,12 +7,11 @@
 // chunks, ucg_reduce_multi) or the buffer's arrival-order result.
 #include "incast_group.h"
 
-#include "uct_mm_common/copy.h"
+#include <ucg/copy.h>
 
 namespace uct_mm_incast {
 
 using uct_mm_common::Coll;
-using uct_mm_common::copy_bytes;
 
 namespace {
 
@@ -87,7 +86,7 @@ bool IncastGroup::put_slot(const Op &op, std::uint64_t pos,
 {
     SlotTrailer *t = trailer(pos, cfg_.member);
     if (len != 0) {
-        copy_bytes(reinterpret_cast<std::uint8_t *>(t) - len, src, len);
+        ucg_copy(reinterpret_cast<std::uint8_t *>(t) - len, src, len);
     }
     t->length = static_cast<std::uint32_t>(len);
     t->check = op.check;
@@ -129,7 +128,7 @@ bool IncastGroup::put_locked(const Op &op, std::uint64_t pos,
         c->length = static_cast<std::uint32_t>(len);
         c->check = op.check;
         if (len != 0) {
-            copy_bytes(buf, src, len);
+            ucg_copy(buf, src, len);
         }
     } else if (c->length != len || c->check != op.check) {
         ucs_lock_release(lock);
@@ -159,7 +158,7 @@ bool IncastGroup::put_atomic(const Op &op, std::uint64_t pos,
         c->length = static_cast<std::uint32_t>(len);
         c->check = op.check;
         if (len != 0) {
-            copy_bytes(buf, src, len);
+            ucg_copy(buf, src, len);
         }
         c->first.store(gen + 2, std::memory_order_release);
         c->pending.fetch_add(1, std::memory_order_release);
@@ -260,7 +259,7 @@ bool IncastGroup::consume_slots(const Op &op, std::uint64_t pos,
                 op.msg.member_buffers != nullptr
                     ? static_cast<std::uint8_t *>(op.msg.member_buffers[m])
                     : out + std::size_t{i} * op.msg.length;
-            copy_bytes(dst + off, chunk, len);
+            ucg_copy(dst + off, chunk, len);
         }
     }
     if (!gather && len != 0) {
@@ -291,7 +290,7 @@ bool IncastGroup::consume_buffer(const Op &op, std::uint64_t pos,
         reduce_multi(op.msg.op, op.msg.dtype, dst, &one, 1,
                      len / dtype_bytes(op.msg.dtype), true);
     } else {
-        copy_bytes(dst, buf, len);
+        ucg_copy(dst, buf, len);
     }
     return true;
 }
