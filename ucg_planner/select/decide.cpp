@@ -129,9 +129,10 @@ Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
                                                       li.reduce_ns_per_byte};
     auto eval = [&](Shape s, int k) {
         const bool shm = s == Shape::kShm;
-        ShapeCost u = up ? shape_cost(s, k, li.max_group, b,
-                                      shm ? li.shm_up : combine, true)
-                         : ShapeCost{};
+        ShapeCost u =
+            up ? shape_cost(s, k, li.max_group, b, shm ? li.shm_up : combine,
+                            true, li.reduce_ns_per_byte)
+               : ShapeCost{};
         ShapeCost d = down ? shape_cost(s, k, li.max_group, b,
                                         shm ? li.shm_down : li.ab, false)
                            : ShapeCost{};

@@ -11,7 +11,8 @@ using cost::AlphaBeta;
 using plan::Collective;
 
 ShapeCost shape_cost(Shape shape, int radix, int64_t n, double chunk_bytes,
-                     const AlphaBeta &ab, bool reduce)
+                     const AlphaBeta &ab, bool reduce,
+                     double combine_ns_per_byte)
 {
     if (n <= 1) {
         return {};
@@ -32,10 +33,18 @@ ShapeCost shape_cost(Shape shape, int radix, int64_t n, double chunk_bytes,
         return {std::max(depth, 1) * 2 * m, 2 * m};
     }
     case Shape::kShm:
+        if (reduce) {
+            // The senders copy into their slots at once; the root
+            // combines the n-1 slots (gamma each) as they fill.
+            const double t =
+                m + peers * chunk_bytes * std::max(combine_ns_per_byte, 0.0);
+            return {t, t};
+        }
+        return {m, m};
     case Shape::kMcast:
         break;
     }
-    // One one-to-many op; many-to-one lands n-1 messages on one port.
+    // One multicast; many-to-one lands n-1 messages on the root's port.
     double t =
         reduce ? ab.alpha_ns + peers * chunk_bytes * ab.beta_ns_per_byte : m;
     return {t, t};

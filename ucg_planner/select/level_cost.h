@@ -18,10 +18,11 @@ struct ShapeCost {
     double stage_ns = 0;
 };
 
-/// One-to-many (bcast) or many-to-one (reduce) over a group of n.
+/// One-to-many (bcast) or many-to-one (reduce) over a group of n; a shm
+/// reduce's root combines n-1 chunks at `combine_ns_per_byte` (gamma).
 ShapeCost shape_cost(algorithms::Shape shape, int radix, int64_t n,
-                     double chunk_bytes, const cost::AlphaBeta &ab,
-                     bool reduce);
+                     double chunk_bytes, const cost::AlphaBeta &ab, bool reduce,
+                     double combine_ns_per_byte = 0);
 
 /// A flat algorithm of the registry: name, radix, segments, predicted time.
 struct FlatCost {

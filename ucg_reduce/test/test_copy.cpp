@@ -53,8 +53,8 @@ void check_copy(std::size_t n, std::size_t delta, bool from_c)
 
 TEST_CASE("ucg_copy moves every byte at every 4 KiB offset", "[copy]")
 {
-    for (std::size_t n : {0UL, 1UL, 63UL, 2048UL, 2049UL, 3071UL, 4096UL,
-                          65536UL + 3}) {
+    for (std::size_t n :
+         {0UL, 1UL, 63UL, 2048UL, 2049UL, 3071UL, 4096UL, 65536UL + 3}) {
         for (std::size_t delta :
              {0UL, 1UL, 16UL, 255UL, 256UL, 2048UL, 4095UL}) {
             INFO("n " << n << " delta " << delta);

@@ -569,32 +569,38 @@ TEST_CASE("the shm channels' own costs decide between them and messages",
     CHECK_FALSE(any_shm_level(*d));
 }
 
-TEST_CASE("a reduction pays for combining what it receives", "[select]")
+TEST_CASE("a shm reduce's root combines every sender's chunk", "[select]")
 {
-    // The incast's root combines while its senders copy the next chunk;
-    // a point-to-point reduce receives, then combines. With one copy per
-    // byte on both paths, only gamma tells them apart.
-    auto t = synth("nodes=1,ppn=2");
+    // Eight ranks of a host: the incast's senders copy at once, its root
+    // combines seven chunks; a binomial tree's root combines three (the
+    // others combine on the way). Copies priced as messages: the incast
+    // wins while combining is cheap, the tree once it dominates.
+    auto t = synth("nodes=1,ppn=8");
     Selector sel(t, {});
     const cost::AlphaBeta host = cost::alpha_beta(t.levels().front().link);
-    SelectOptions so{Collective::kReduce, 4 << 20, 0};
+    SelectOptions so{Collective::kReduce, 1 << 20, 0};
     so.shm_incast.alpha_ns = host.alpha_ns;
     so.shm_incast.ns_per_byte = host.beta_ns_per_byte;
     so.reduce_ns_per_byte = 0;
     auto d = sel.select(so);
     REQUIRE(d.ok());
-    CHECK_FALSE(any_shm_level(*d));
-    so.reduce_ns_per_byte = kDefaultReduceNsPerByte;
-    d = sel.select(so);
-    REQUIRE(d.ok());
     CHECK(any_shm_level(*d));
     check_plan(t, *d);
+    so.reduce_ns_per_byte = 100 * host.beta_ns_per_byte;
+    d = sel.select(so);
+    REQUIRE(d.ok());
+    CHECK_FALSE(any_shm_level(*d));
     // A broadcast combines nothing: gamma does not move it.
     so.collective = Collective::kBcast;
     so.shm_bcast = so.shm_incast;
-    d = sel.select(so);
-    REQUIRE(d.ok());
-    CHECK_FALSE(any_shm_level(*d));
+    const double g = so.reduce_ns_per_byte;
+    so.reduce_ns_per_byte = 0;
+    auto b0 = sel.select(so);
+    so.reduce_ns_per_byte = g;
+    auto b1 = sel.select(so);
+    REQUIRE(b0.ok());
+    REQUIRE(b1.ok());
+    CHECK(b0->chosen.predicted_ns == b1->chosen.predicted_ns);
 }
 
 TEST_CASE("flat costs charge gamma for what the busiest rank combines",
