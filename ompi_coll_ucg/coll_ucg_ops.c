@@ -1281,18 +1281,29 @@ int mca_coll_ucg_ireduce(const void *sbuf, void *rbuf, int count,
                                 m->prev.ireduce_module));
 }
 
+/* iallreduce, iscan and iexscan: one signature, one block each way. */
+static int coll_ucg_i_one_block(ucg_coll_type_t coll, const void *sbuf,
+                                void *rbuf, int count, ompi_datatype_t *dtype,
+                                struct ompi_op_t *op, ompi_communicator_t *comm,
+                                ompi_request_t **req, mca_coll_ucg_module_t *m,
+                                mca_coll_base_module_iallreduce_fn_t prev,
+                                mca_coll_base_module_t *prev_module)
+{
+    COLL_UCG_NB(
+        comm, req,
+        coll_ucg_one_block(coll, sbuf, rbuf, count, dtype, op, 0, comm, m, r),
+        prev, prev(sbuf, rbuf, count, dtype, op, comm, req, prev_module));
+}
+
 int mca_coll_ucg_iallreduce(const void *sbuf, void *rbuf, int count,
                             ompi_datatype_t *dtype, struct ompi_op_t *op,
                             ompi_communicator_t *comm, ompi_request_t **req,
                             mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req,
-                coll_ucg_one_block(UCG_COLL_ALLREDUCE, sbuf, rbuf, count, dtype,
-                                   op, 0, comm, m, r),
-                m->prev.iallreduce,
-                m->prev.iallreduce(sbuf, rbuf, count, dtype, op, comm, req,
-                                   m->prev.iallreduce_module));
+    return coll_ucg_i_one_block(UCG_COLL_ALLREDUCE, sbuf, rbuf, count, dtype,
+                                op, comm, req, m, m->prev.iallreduce,
+                                m->prev.iallreduce_module);
 }
 
 int mca_coll_ucg_iscan(const void *sbuf, void *rbuf, int count,
@@ -1301,12 +1312,9 @@ int mca_coll_ucg_iscan(const void *sbuf, void *rbuf, int count,
                        mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req,
-                coll_ucg_one_block(UCG_COLL_SCAN, sbuf, rbuf, count, dtype, op,
-                                   0, comm, m, r),
-                m->prev.iscan,
-                m->prev.iscan(sbuf, rbuf, count, dtype, op, comm, req,
-                              m->prev.iscan_module));
+    return coll_ucg_i_one_block(UCG_COLL_SCAN, sbuf, rbuf, count, dtype, op,
+                                comm, req, m, m->prev.iscan,
+                                m->prev.iscan_module);
 }
 
 int mca_coll_ucg_iexscan(const void *sbuf, void *rbuf, int count,
@@ -1315,12 +1323,9 @@ int mca_coll_ucg_iexscan(const void *sbuf, void *rbuf, int count,
                          mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req,
-                coll_ucg_one_block(UCG_COLL_EXSCAN, sbuf, rbuf, count, dtype,
-                                   op, 0, comm, m, r),
-                m->prev.iexscan,
-                m->prev.iexscan(sbuf, rbuf, count, dtype, op, comm, req,
-                                m->prev.iexscan_module));
+    return coll_ucg_i_one_block(UCG_COLL_EXSCAN, sbuf, rbuf, count, dtype, op,
+                                comm, req, m, m->prev.iexscan,
+                                m->prev.iexscan_module);
 }
 
 int mca_coll_ucg_ireduce_scatter(const void *sbuf, void *rbuf,
