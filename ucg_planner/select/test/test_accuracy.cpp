@@ -25,8 +25,8 @@ using plan::Collective;
 namespace {
 
 struct Known {
-    const char *key;   ///< "collective size topology"
-    double max_ratio;  ///< chosen / best, measured (rounded up)
+    const char *key;  ///< "collective size topology"
+    double max_ratio; ///< chosen / best, measured (rounded up)
 };
 
 // Cases whose default is not yet within 10% of the best alternative:
@@ -89,7 +89,6 @@ std::string size_name(uint64_t b)
                              : std::to_string(b);
 }
 
-
 void sweep(const std::string &text, const std::vector<uint64_t> &sizes)
 {
     const bool print = std::getenv("UCG_SWEEP_PRINT") != nullptr;
@@ -108,8 +107,8 @@ void sweep(const std::string &text, const std::vector<uint64_t> &sizes)
                 if (c == Collective::kBarrier && bytes != 8) {
                     continue;
                 }
-                const std::string key = std::string(plan::to_string(c)) +
-                                        " " + size_name(bytes) + " " + text;
+                const std::string key = std::string(plan::to_string(c)) + " " +
+                                        size_name(bytes) + " " + text;
                 INFO(key);
                 auto d = Selector(t, {}).select({c, bytes, 0});
                 REQUIRE(d.ok());
