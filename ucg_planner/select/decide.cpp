@@ -136,8 +136,17 @@ Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
         ShapeCost d = down ? shape_cost(s, k, li.max_group, b,
                                         shm ? li.shm_down : li.ab, false)
                            : ShapeCost{};
+        // Where the same ranks send both up and down (chain, binary and
+        // k-nomial trees: an inner rank sends its partial result up and
+        // the result down) both stages hold that rank's send port: a
+        // pipelined chunk costs their sum. A linear or shm level's root
+        // only receives on the way up and only sends on the way down
+        // (the simulator's separate send and receive ports, cost/
+        // simulator.h), so the two stages overlap.
+        const bool overlap = s == Shape::kLinear || shm;
         return ShapeCost{u.latency_ns + d.latency_ns,
-                         std::max(u.stage_ns, d.stage_ns)};
+                         overlap ? std::max(u.stage_ns, d.stage_ns)
+                                 : u.stage_ns + d.stage_ns};
     };
     auto total = [c](const ShapeCost &s) {
         return s.latency_ns + (c - 1) * s.stage_ns;
@@ -295,6 +304,50 @@ std::string exchange_top(Collective c, const std::vector<LevelInfo> &infos,
     return (n & (n - 1)) == 0 ? "recursive_doubling" : "bruck";
 }
 
+/// What the hierarchical exchanges (algorithms/hier_exchange.cpp) move
+/// besides the per-level bcast (allgather) or reduction (reduce_scatter)
+/// of all P blocks that pick_level prices: with n top leaders holding
+/// g = P/n blocks of m bytes each, allgather gathers each rank's block to
+/// its leader and the leaders exchange pieces of g m (ring: n-1 steps;
+/// Bruck and recursive doubling ceil(log2 n) steps, (n-1) g m bytes);
+/// reduce_scatter reduce-scatters pieces of g m in a ring among the
+/// leaders and scatters each rank's block down; alltoall gathers every
+/// rank's P blocks up, the leaders send each other g^2 m, and scatter P
+/// blocks down to every rank.
+double exchange_extra_ns(Collective c, const std::vector<LevelInfo> &infos,
+                         double m, const std::string &top)
+{
+    if (infos.empty()) {
+        return 0;
+    }
+    const double p = double(infos[0].participants);
+    const LevelInfo &t = infos.back();
+    const double n = double(std::max(t.max_group, 1));
+    const double g = p / n;
+    double edges = 0; // one pass of the gather edges below the top
+    for (size_t l = 0; l + 1 < infos.size(); ++l) {
+        const double held = p / infos[l].participants * m;
+        edges += gather_level_ns(infos[l], 2,
+                                 c == Collective::kAlltoall ? held * p : held);
+    }
+    const double ab_top = t.ab.alpha_ns;
+    const double beta = t.ab.beta_ns_per_byte;
+    switch (c) {
+    case Collective::kAllgather: {
+        const double steps =
+            top == "ring" ? n - 1 : std::ceil(std::log2(std::max(n, 1.0)));
+        return edges + steps * ab_top + (n - 1) * g * m * beta;
+    }
+    case Collective::kReduceScatter:
+        return edges +
+               (n - 1) * (ab_top + g * m * (beta + t.reduce_ns_per_byte));
+    case Collective::kAlltoall:
+        return 2 * edges + (n - 1) * (ab_top + g * g * m * beta);
+    default:
+        return 0;
+    }
+}
+
 /// The hierarchical plan: per-level shapes and a segment count for
 /// bcast/reduce/allreduce/barrier; leader gather/scatter otherwise.
 Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
@@ -320,8 +373,18 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
             }
         }
     }
-    const bool up = c != Collective::kBcast;
-    const bool down = c != Collective::kReduce;
+    // The exchanges bcast (allgather) or reduce (reduce_scatter) all P
+    // blocks through the levels; alltoall moves them by gather edges
+    // only (exchange_extra_ns).
+    const bool exchange = c == Collective::kAllgather ||
+                          c == Collective::kAlltoall ||
+                          c == Collective::kReduceScatter;
+    const double level_bytes =
+        exchange && !infos.empty() ? s * infos[0].participants : s;
+    const bool up =
+        exchange ? c == Collective::kReduceScatter : c != Collective::kBcast;
+    const bool down =
+        exchange ? c == Collective::kAllgather : c != Collective::kReduce;
     const bool rk_top = up && down;
     int max_c = int(
         std::clamp(std::floor(s / kMinChunkBytes), 1.0, double(kMaxSegments)));
@@ -335,7 +398,7 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
     double best = std::numeric_limits<double>::infinity();
     for (int nc = fixed_c ? fixed_c : 1; nc <= (fixed_c ? fixed_c : max_c);
          nc *= 2) {
-        const double b = s / nc;
+        const double b = level_bytes / nc;
         std::vector<Pick> picks;
         double lat = 0, stage = 0;
         for (size_t l = 0; l < infos.size(); ++l) {
@@ -370,8 +433,9 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
         }
     }
     d.chosen.segments = d.request.segments;
-    d.chosen.predicted_ns = best;
     d.request.top = exchange_top(c, infos, d.request.top);
+    d.chosen.predicted_ns =
+        best + exchange_extra_ns(c, infos, s, d.request.top);
     return {};
 }
 

@@ -328,8 +328,8 @@ TEST_CASE("selection considers the hierarchical exchanges", "[select][sim]")
         const Decision forced = pick(t, rule.c_str(), c, 4096);
         CHECK(forced.chosen.algorithm == "hierarchical");
         check_plan(t, forced);
-        // Under the cost model (the built-in rules pick flat exchanges):
-        // the hierarchical plan is a simulated candidate.
+        // Under the cost model: the hierarchical plan is a simulated
+        // candidate.
         auto set = parse_rules(std::string(plan::to_string(c)) + ":0-inf:auto",
                                "UCG_TUNE");
         REQUIRE(set.ok());
