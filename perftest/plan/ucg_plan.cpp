@@ -111,6 +111,22 @@ int run(CLI::App &app, const tools::Options &o)
         return 0;
     }
     const bool one = o.command == "print" && o.rank;
+    if (o.command == "simulate") {
+        // Refuse before building: the plan alone can outgrow memory.
+        auto need = sel.simulation_bytes(*d);
+        if (!need) {
+            return die(need.error().message);
+        }
+        if (*need > cost::kMaxSimBytes) {
+            return die("plan too large to simulate: building and simulating " +
+                       d->chosen.algorithm + " at " +
+                       std::to_string(topo->size()) + " ranks needs about " +
+                       std::to_string(*need >> 20) + " MiB (limit " +
+                       std::to_string(cost::kMaxSimBytes >> 20) +
+                       " MiB; O(P^2) ops for allgather, alltoall and "
+                       "reduce_scatter)");
+        }
+    }
     auto p = sel.build(*d, one ? o.rank : std::nullopt);
     if (!p) {
         return die(p.error().message);
