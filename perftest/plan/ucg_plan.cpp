@@ -52,7 +52,7 @@ int run_file(CLI::App &app, const tools::Options &o);
 
 } // namespace
 
-int main(int argc, char **argv)
+static int tool_main(int argc, char **argv)
 {
     tools::Options o;
     CLI::App app{"", "ucg_plan"};
@@ -71,11 +71,7 @@ int main(int argc, char **argv)
     if (const auto rc = tools::parse(app, argc, argv)) {
         return *rc;
     }
-    try {
-        return run(app, o);
-    } catch (const std::bad_alloc &) {
-        return die("out of memory (try fewer ranks or a smaller message)");
-    }
+    return run(app, o); // allocation failures: guarded_main
 }
 
 namespace {
@@ -213,3 +209,9 @@ int simulate(const plan::Plan &p, const topology::Topology &topo,
 }
 
 } // namespace
+
+int main(int argc, char **argv)
+{
+    return ucg::tools::guarded_main("ucg_plan",
+                                    [&] { return tool_main(argc, argv); });
+}

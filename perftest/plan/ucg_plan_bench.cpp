@@ -233,7 +233,7 @@ void bench_gather_gain(int reps, const char *spec, double uplink,
 
 } // namespace
 
-int main(int argc, char **argv)
+static int tool_main(int argc, char **argv)
 {
     int reps = 11;
     bool skip_sim = false;
@@ -262,4 +262,10 @@ int main(int argc, char **argv)
     bench_gather_gain(std::min(reps, 3), spec, 1.0,
                       "background traffic on the uplinks");
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    return ucg::tools::guarded_main("ucg_plan_bench",
+                                    [&] { return tool_main(argc, argv); });
 }
