@@ -9,10 +9,29 @@
 
 #include <cmath>
 #include <cstdio>
+#include <exception>
+#include <new>
 #include <optional>
 #include <string>
 
 namespace ucg::tools {
+
+/// Runs a tool's main body; an allocation failure or any other escaping
+/// std::exception ends it with one line "<tool>: ..." and status 1.
+template <class Body> int guarded_main(const char *tool, Body &&body)
+{
+    try {
+        return body();
+    } catch (const std::bad_alloc &) {
+        std::fprintf(stderr,
+                     "%s: out of memory (try fewer ranks or smaller "
+                     "messages)\n",
+                     tool);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "%s: %s\n", tool, e.what());
+    }
+    return 1;
+}
 
 /// Exit status of every tool for a command line it refuses.
 inline constexpr int kUsageError = 2;

@@ -244,7 +244,7 @@ std::vector<Row> measure_rows(Shared *s, int procs, long iters, int reps)
 
 } // namespace
 
-int main(int argc, char **argv)
+static int tool_main(int argc, char **argv)
 {
     int reps = 7;
     long iters = 2000000;
@@ -318,4 +318,10 @@ int main(int argc, char **argv)
     }
     munmap(mem, sizeof(Shared));
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    return ucg::tools::guarded_main("ucs_lock_perftest",
+                                    [&] { return tool_main(argc, argv); });
 }

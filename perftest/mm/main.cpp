@@ -15,7 +15,7 @@
 
 using namespace ucg_mm_bench;
 
-int main(int argc, char **argv)
+static int tool_main(int argc, char **argv)
 {
     Options opts;
     std::vector<std::string> which = {"pingpong", "bcast", "incast"};
@@ -60,4 +60,10 @@ int main(int argc, char **argv)
         rc |= bench_incast(opts);
     }
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    return ucg::tools::guarded_main("ucg_mm_perftest",
+                                    [&] { return tool_main(argc, argv); });
 }

@@ -52,7 +52,7 @@ int run_file(CLI::App &app, const tools::Options &o);
 
 } // namespace
 
-int main(int argc, char **argv)
+static int tool_main(int argc, char **argv)
 {
     tools::Options o;
     CLI::App app{"", "ucg_plan"};
@@ -71,11 +71,7 @@ int main(int argc, char **argv)
     if (const auto rc = tools::parse(app, argc, argv)) {
         return *rc;
     }
-    try {
-        return run(app, o);
-    } catch (const std::bad_alloc &) {
-        return die("out of memory (try fewer ranks or a smaller message)");
-    }
+    return run(app, o); // allocation failures: guarded_main
 }
 
 namespace {
@@ -111,6 +107,22 @@ int run(CLI::App &app, const tools::Options &o)
         return 0;
     }
     const bool one = o.command == "print" && o.rank;
+    if (o.command == "simulate") {
+        // Refuse before building: the plan alone can outgrow memory.
+        auto need = sel.simulation_bytes(*d);
+        if (!need) {
+            return die(need.error().message);
+        }
+        if (*need > cost::kMaxSimBytes) {
+            return die("plan too large to simulate: building and simulating " +
+                       d->chosen.algorithm + " at " +
+                       std::to_string(topo->size()) + " ranks needs about " +
+                       std::to_string(*need >> 20) + " MiB (limit " +
+                       std::to_string(cost::kMaxSimBytes >> 20) +
+                       " MiB; O(P^2) ops for allgather, alltoall and "
+                       "reduce_scatter)");
+        }
+    }
     auto p = sel.build(*d, one ? o.rank : std::nullopt);
     if (!p) {
         return die(p.error().message);
@@ -197,3 +209,9 @@ int simulate(const plan::Plan &p, const topology::Topology &topo,
 }
 
 } // namespace
+
+int main(int argc, char **argv)
+{
+    return ucg::tools::guarded_main("ucg_plan",
+                                    [&] { return tool_main(argc, argv); });
+}

@@ -160,7 +160,7 @@ bool under_mpirun()
 
 } // namespace ucg::perftest
 
-int main(int argc, char **argv)
+static int tool_main(int argc, char **argv)
 {
     using namespace ucg::perftest;
     Options opt;
@@ -281,4 +281,10 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "ucg_perftest: %s", why.c_str());
     }
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    return ucg::tools::guarded_main("ucg_perftest",
+                                    [&] { return tool_main(argc, argv); });
 }

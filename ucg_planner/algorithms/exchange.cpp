@@ -129,13 +129,20 @@ Plan build_direct(const Request &q, std::string_view name)
         pb.copy(r, {blk(Buffer::kInput, ag ? 0 : r, nc)},
                 {blk(Buffer::kOutput, rs ? 0 : r, nc)});
     }
+    // A one-rank build visits only its rank's P-1 peers (O(P), not P^2).
     for (int r = 0; r < p; ++r) {
+        if (!pb.active(r)) {
+            continue;
+        }
         for (int t = 1; t < p; ++t) {
             const int d = (r + t) % p;
             pb.send(r, d, 0, {blk(Buffer::kInput, ag ? 0 : d, nc)});
         }
     }
     for (int r = 0; r < p; ++r) {
+        if (!pb.active(r)) {
+            continue;
+        }
         for (int t = 1; t < p; ++t) {
             const int from = mod(r - t, p);
             pb.recv(r, from, 0, {blk(Buffer::kOutput, rs ? 0 : from, nc)}, rs);
@@ -153,12 +160,18 @@ Plan build_pairwise_alltoall(const Request &q, std::string_view name)
         pb.copy(r, {blk(Buffer::kInput, r, nc)}, {blk(Buffer::kOutput, r, nc)});
     }
     for (int t = 1; t < p; ++t) {
-        for (int r = 0; r < p; ++r) {
+        for (int r = 0; r < p; ++r) { // one-rank builds: O(P), not P^2
+            if (!pb.active(r)) {
+                continue;
+            }
             const int d = (r + t) % p;
             const int i = pb.send(r, d, t, {blk(Buffer::kInput, d, nc)});
             pb.depend(r, i, last_recv[static_cast<std::size_t>(r)]);
         }
         for (int r = 0; r < p; ++r) {
+            if (!pb.active(r)) {
+                continue;
+            }
             const int from = mod(r - t, p);
             last_recv[static_cast<std::size_t>(r)] =
                 pb.recv(r, from, t, {blk(Buffer::kOutput, from, nc)});

@@ -226,9 +226,66 @@ Result<SimResult> Sim::run()
 
 } // namespace detail
 
+namespace {
+constexpr std::int64_t kCap = std::int64_t{1} << 62;
+constexpr std::int64_t kPerRank = 6 * 8;
+} // namespace
+
+std::int64_t sim_bytes(const plan::RankProgram &program)
+{
+    // Per op: 7 ints and 5 doubles of flat state plus two heap events (the
+    // heap's vector may double: counted twice). Per dependency: one int of
+    // the reversed CSR. Per peer of a send or receive: one End while
+    // matching, and per message a Msg, its CSR entry and two events.
+    constexpr std::int64_t kPerOp = 7 * 4 + 5 * 8 + 2 * 2 * 16;
+    constexpr std::int64_t kPerDep = 4;
+    constexpr std::int64_t kPerPeer = 20 + (12 + 4 + 2 * 2 * 16);
+    std::int64_t deps = 0, peers = 0;
+    for (const plan::Op &op : program.ops) {
+        deps += std::int64_t(op.deps.size());
+        peers += std::int64_t(op.peers.size());
+    }
+    return std::int64_t(program.ops.size()) * kPerOp + deps * kPerDep +
+           peers * kPerPeer;
+}
+
+std::int64_t program_bytes(const plan::RankProgram &program)
+{
+    // Each non-empty vector is one allocation (+16 bytes of malloc header).
+    auto vec = [](const auto &v) {
+        return v.empty() ? std::int64_t{0}
+                         : std::int64_t(v.capacity() * sizeof(v[0]) + 16);
+    };
+    std::int64_t total = vec(program.ops);
+    for (const plan::Op &op : program.ops) {
+        total += vec(op.peers) + vec(op.src) + vec(op.dst) + vec(op.deps);
+    }
+    return total;
+}
+
+std::int64_t sim_bytes(const plan::Plan &plan)
+{
+    std::int64_t total = std::int64_t(plan.ranks.size()) * kPerRank;
+    for (const plan::RankProgram &r : plan.ranks) {
+        total += sim_bytes(r);
+        if (total > kCap) {
+            return kCap;
+        }
+    }
+    return total;
+}
+
 Result<SimResult> simulate(const plan::Plan &plan, const Fabric &fabric,
                            const SimConfig &config)
 {
+    if (const std::int64_t need = sim_bytes(plan); need > config.max_bytes) {
+        return fail("plan too large to simulate: about " +
+                    std::to_string(need >> 20) +
+                    " MiB of simulator state (limit " +
+                    std::to_string(config.max_bytes >> 20) +
+                    " MiB; grows with ops and messages, O(P^2) for "
+                    "allgather, alltoall and reduce_scatter)");
+    }
     return detail::Sim(plan, fabric, config).run();
 }
 

@@ -2,6 +2,16 @@
 // Discrete-event simulator: runs a plan as a schedule under LogGP with
 // per-rank CPU overhead, per-rank ports, shared host NICs and optional
 // switch uplinks, and reports makespan, finish times and critical path.
+//
+// Where its cost grows: memory and time are linear in the plan's ops and
+// messages (one event per op and per message, O(log) heap each), so they
+// follow the plan: O(P log P) for trees and recursive doubling, but
+// O(P^2) for allgather, alltoall and reduce_scatter (every rank sends to
+// or receives from every other, directly or in P-1 ring steps). Those
+// plans, and the plans themselves, outgrow memory at a few thousand ranks:
+// simulate() refuses a plan whose state (sim_bytes) exceeds
+// SimConfig::max_bytes by name before sizing anything, and
+// estimate_plan_bytes() lets a caller refuse before building the plan.
 #pragma once
 
 #include "plan/plan.h"
@@ -9,6 +19,7 @@
 #include "ucg/result.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,6 +46,9 @@ namespace ucg::cost {
  *              the slower of G and uplink_ns_per_byte.
  * The alpha-beta model is L = alpha, o = 0, g = alpha, G = beta.
  */
+/// Default limit of the simulator's own state (sim_bytes), 4 GiB.
+inline constexpr std::int64_t kMaxSimBytes = std::int64_t{4} << 30;
+
 struct SimConfig {
     size_t count = 1;              ///< elements per block
     size_t elem_bytes = 1;         ///< bytes per element
@@ -42,6 +56,8 @@ struct SimConfig {
     double reduce_ns_per_byte = 0; ///< reductions (gamma)
     double uplink_ns_per_byte = 0; ///< 0: non-blocking fabric
     bool critical_path = true;
+    /// simulate() refuses plans whose sim_bytes() exceed this.
+    std::int64_t max_bytes = kMaxSimBytes;
 };
 
 /// Who is where and what links cost. Without a topology every rank is its
@@ -72,9 +88,18 @@ struct SimResult {
 /// host (shm) and multicast domain.
 plan::Placement placement_of(const topology::Topology &topo);
 
+/// What simulate() would hold at once for `plan`, in bytes, from its op,
+/// dependency and peer counts (flat ops, reversed deps, message matching,
+/// events); saturates instead of overflowing.
+std::int64_t sim_bytes(const plan::Plan &plan);
+/// One rank program's share of sim_bytes() (without the per-rank arrays).
+std::int64_t sim_bytes(const plan::RankProgram &program);
+/// The heap a rank program holds in a plan (ops and their vectors).
+std::int64_t program_bytes(const plan::RankProgram &program);
+
 /// Fails on unmatched messages, unbuilt ranks, deadlock (naming a stuck
-/// op) and, with a topology, shm groups across hosts and mcast groups
-/// outside a multicast domain.
+/// op), a plan above config.max_bytes (naming the limit) and, with a topology,
+/// shm groups across hosts and mcast groups outside a multicast domain.
 Result<SimResult> simulate(const plan::Plan &plan, const Fabric &fabric,
                            const SimConfig &config);
 

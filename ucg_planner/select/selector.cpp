@@ -92,6 +92,15 @@ Result<Decision> Selector::refine(Decision d, const SelectOptions &opts) const
         if (!cand) {
             continue; // e.g. a user level rule that does not fit
         }
+        if (auto need = simulation_bytes(*cand);
+            need && *need > opts.max_simulation_bytes) {
+            d.notes.push_back("not simulated: " + text + " needs about " +
+                              std::to_string(*need >> 20) +
+                              " MiB to build and simulate (limit " +
+                              std::to_string(opts.max_simulation_bytes >> 20) +
+                              " MiB)");
+            continue;
+        }
         auto p = build(*cand, std::nullopt);
         auto r = p ? cost::simulate(*p, {&topo_, {}}, cfg)
                    : Result<cost::SimResult>(p.error());
@@ -112,9 +121,47 @@ Result<Decision> Selector::refine(Decision d, const SelectOptions &opts) const
     if (!best) {
         return d;
     }
+    best->notes = d.notes;
     best->flat = flat;
     best->hierarchical = hier;
     return std::move(*best);
+}
+
+Result<std::int64_t> Selector::simulation_bytes(const Decision &d) const
+{
+    const int n = topo_.size();
+    const int root = d.root >= 0 && d.root < n ? d.root : 0;
+    std::vector<int> others;
+    for (int k : {1, n / 2, n - 1}) {
+        const int r = (root + k) % n;
+        if (r != root &&
+            std::find(others.begin(), others.end(), r) == others.end()) {
+            others.push_back(r);
+        }
+    }
+    auto rank_bytes = [&](int r) -> Result<std::int64_t> {
+        auto one = build(d, r);
+        if (!one) {
+            return one.error();
+        }
+        const plan::RankProgram &prog = one->ranks[size_t(r)];
+        return cost::sim_bytes(prog) + cost::program_bytes(prog);
+    };
+    auto total = rank_bytes(root);
+    if (!total || others.empty()) {
+        return total;
+    }
+    std::int64_t sum = 0;
+    for (int r : others) {
+        auto b = rank_bytes(r);
+        if (!b) {
+            return b.error();
+        }
+        sum += *b;
+    }
+    const double rest =
+        double(sum) / double(others.size()) * double(n - 1) + double(*total);
+    return rest > 0x1p62 ? std::int64_t{1} << 62 : std::int64_t(rest);
 }
 
 Result<Decision> Selector::select_with(const RuleSet &user,
@@ -297,6 +344,9 @@ std::string format_decision(const Decision &d)
         os << "  hierarchical alternative: predicted "
            << d.hierarchical.predicted_ns / 1000 << " us, simulated "
            << d.hierarchical.simulated_ns / 1000 << " us\n";
+    }
+    for (const std::string &n : d.notes) {
+        os << "  " << n << "\n";
     }
     os << "  flat alternatives:\n";
     for (const Choice &f : d.flat) {

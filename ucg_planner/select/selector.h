@@ -5,6 +5,8 @@
 // (tune.h) override the cost model.
 #pragma once
 
+#include "cost/simulator.h"
+
 #include "algorithms/registry.h"
 #include "select/tune.h"
 #include "topology/topology.h"
@@ -42,6 +44,7 @@ struct Decision {
     algorithms::Request request; ///< ready for algorithms::build
     bool custom_builder =
         false; ///< runs the registry's "leader" gather/scatter
+    std::vector<std::string> notes; ///< e.g. candidates too large to simulate
 };
 
 inline constexpr double kDefaultReduceNsPerByte = 0.03;
@@ -56,6 +59,9 @@ struct SelectOptions {
     bool simulate = false;
     int candidates = 3;
     int max_simulated_ranks = 4096;
+    /// Candidates whose simulation_bytes() exceed this are skipped, with a
+    /// note in the decision.
+    std::int64_t max_simulation_bytes = cost::kMaxSimBytes;
     /// One-to-many channel limits (uct_group_attr_t of the transports),
     /// passed with `bytes` to the builders (algorithms::Request).
     algorithms::ChannelLimits shm_bcast{}, shm_incast{}, mcast{};
@@ -78,6 +84,12 @@ class Selector {
     /// Builds the decided plan (all ranks, or one with only_rank).
     Result<plan::Plan> build(const Decision &d,
                              std::optional<int> only_rank) const;
+
+    /// Memory that building all ranks' plan and simulating it would take,
+    /// in bytes, estimated from one-rank builds of a few sampled ranks
+    /// (the root counted once, the others' mean for the rest) before the
+    /// whole plan exists: O(P) where the full plan may be O(P^2).
+    Result<std::int64_t> simulation_bytes(const Decision &d) const;
 
   private:
     Result<Decision> select_with(const RuleSet &user,

@@ -248,3 +248,29 @@ TEST_CASE("the simulator keeps shm within a host and mcast within its domain",
                    alpha_beta_fabric(1, 1), cfg)
               .ok());
 }
+
+TEST_CASE("the simulator refuses a plan above its memory limit by name",
+          "[cost][sim]")
+{
+    const plan::Plan p = chain_bcast(64, 8);
+    const std::int64_t need = sim_bytes(p);
+    // 63 x 8 sends and receives, each with one peer and at most one dep.
+    CHECK(need > 2 * 63 * 8 * 100);
+    CHECK(need < 2 * 63 * 8 * 400);
+    SimConfig cfg;
+    cfg.max_bytes = need; // fits exactly
+    CHECK(simulate(p, alpha_beta_fabric(1, 1), cfg).ok());
+    cfg.max_bytes = need - 1;
+    auto r = simulate(p, alpha_beta_fabric(1, 1), cfg);
+    REQUIRE(!r.ok());
+    CHECK_THAT(r.error().message, Catch::Contains("too large to simulate") &&
+                                      Catch::Contains("limit"));
+
+    // Refused before matching: an unmatched plan gets the size error.
+    PlanBuilder lone(Collective::kBcast, 2, 0, 1);
+    lone.send(0, 1, 5, {place(0, 0)});
+    cfg.max_bytes = 1;
+    auto u = simulate(lone.take("x"), alpha_beta_fabric(1, 1), cfg);
+    REQUIRE(!u.ok());
+    CHECK_THAT(u.error().message, Catch::Contains("too large to simulate"));
+}

@@ -641,3 +641,34 @@ TEST_CASE("flat costs charge gamma for what the busiest rank combines",
                 "ring", 2);
     CHECK(ring == Approx(7.0 / 8 * s * g));
 }
+
+TEST_CASE("selection by simulation skips candidates too large to simulate",
+          "[select][sim]")
+{
+    auto t = synth("racks=2,nodes=4,ppn=8,order=roundrobin");
+    Selector sel(t, {});
+    SelectOptions so{Collective::kAllreduce, 1 << 16, 0};
+    so.simulate = true;
+    // The estimate from sampled one-rank builds is close to the full plan.
+    auto cost_only = sel.select({Collective::kAllreduce, 1 << 16, 0});
+    REQUIRE(cost_only.ok());
+    auto need = sel.simulation_bytes(*cost_only);
+    REQUIRE(need.ok());
+    auto full = sel.build(*cost_only, std::nullopt);
+    REQUIRE(full.ok());
+    std::int64_t actual = cost::sim_bytes(*full);
+    for (const plan::RankProgram &r : full->ranks) {
+        actual += cost::program_bytes(r);
+    }
+    CHECK(double(*need) > 0.5 * double(actual));
+    CHECK(double(*need) < 2.0 * double(actual));
+    // Nothing fits: the cost model's choice stands, with a note each.
+    so.max_simulation_bytes = 1;
+    auto d = sel.select(so);
+    REQUIRE(d.ok());
+    CHECK(d->chosen.simulated_ns < 0);
+    REQUIRE(!d->notes.empty());
+    CHECK_THAT(d->notes.front(),
+               Catch::Contains("not simulated") && Catch::Contains("limit"));
+    CHECK_THAT(format_decision(*d), Catch::Contains("not simulated"));
+}
