@@ -416,6 +416,28 @@ void print_point(const Point &pt, const IncastResult &res)
     }
 }
 
+static_assert(UCT_MM_INCAST_MODE_LAST == 5, "IncastPoint::mode_us");
+
+IncastPoint record(const Point &pt, const IncastResult &res)
+{
+    IncastPoint p;
+    p.coll = static_cast<int>(pt.coll - kColls);
+    p.n = pt.n;
+    p.bytes = pt.msg_bytes;
+    p.p2p_us = res.p2p.median_us;
+    for (int m = 0; m < kNumModes; ++m) {
+        const auto ran = res.resolved[m];
+        if (!res.ok[m] || kModes[m] == UCT_MM_INCAST_MODE_AUTO ||
+            ran <= UCT_MM_INCAST_MODE_AUTO || ran >= UCT_MM_INCAST_MODE_LAST) {
+            continue;
+        }
+        double &t = p.mode_us[ran];
+        const double us = res.modes[m].median_us;
+        t = (t == 0 || us < t) ? us : t;
+    }
+    return p;
+}
+
 } // namespace
 
 int bench_incast(const Options &opts)
@@ -440,7 +462,12 @@ int bench_incast(const Options &opts)
                     rc = 1;
                     continue;
                 }
-                print_point(pt, *res);
+                if (!opts.quiet) {
+                    print_point(pt, *res);
+                }
+                if (opts.collect != nullptr) {
+                    opts.collect->incast.push_back(record(pt, *res));
+                }
             }
         }
     }
