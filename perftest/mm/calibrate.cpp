@@ -6,9 +6,10 @@
 //    the five thresholds of policy.h, each over the values that change a
 //    measured point's mode; the cost of a set is the sum over points of
 //    (median of the mode message_mode() picks) / (fastest mode measured),
-//    evaluated with the transport's own policy function. A value moves
-//    only if it lowers the cost by more than kMinGain (noise keeps the
-//    default);
+//    evaluated with the transport's own policy function, at most
+//    kMaxRatio per point (an outlier median must not decide). A value
+//    moves only if it lowers the cost by more than kMinGain (noise keeps
+//    the default);
 //  - mm_bcast UCX_MM_BCAST_CMA_THRESH: the same cost over ring vs CMA.
 // Prints the points as `#` comments, then one `export UCX_MM_...=...` line
 // per threshold (sizes in bytes or `inf`).
@@ -19,6 +20,7 @@
 
 #include <uct_mm_incast.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -31,7 +33,9 @@ namespace {
 using uct_mm_incast::AutoThresholds;
 
 constexpr double kMinGain = 0.02; ///< relative cost a move must save
-constexpr double kUnmeasured = 10; ///< ratio charged for a mode not timed
+/// Most a point can cost (picked / fastest): one median hit by the
+/// scheduler (ms where the others take us) must not outweigh the rest.
+constexpr double kMaxRatio = 1.5;
 
 uct_mm_common::Message message_of(const IncastPoint &p)
 {
@@ -60,13 +64,12 @@ uct_mm_incast_mode_t picked(const IncastPoint &p, const AutoThresholds &t)
                                        UCT_MM_INCAST_MODE_AUTO, t);
 }
 
-double incast_cost(const std::vector<IncastPoint> &pts,
-                   const AutoThresholds &t)
+double incast_cost(const std::vector<IncastPoint> &pts, const AutoThresholds &t)
 {
     double cost = 0;
     for (const IncastPoint &p : pts) {
         const double us = p.mode_us[picked(p, t)];
-        cost += us > 0 ? us / best_of(p) : kUnmeasured;
+        cost += us > 0 ? std::min(us / best_of(p), kMaxRatio) : kMaxRatio;
     }
     return cost;
 }
@@ -108,23 +111,26 @@ AutoThresholds fit_incast(const std::vector<IncastPoint> &pts)
     }
     AutoThresholds t;
     for (int pass = 0; pass < 2; ++pass) {
-        descend(pts, &t,
-                [](AutoThresholds &a) -> auto & { return a.atomic_max_bytes; },
-                atomic_max);
-        descend(pts, &t,
-                [](AutoThresholds &a) -> auto & { return a.pair_group; },
-                groups);
-        descend(pts, &t,
-                [](AutoThresholds &a) -> auto & { return a.locked_min_bytes; },
-                locked_min);
-        descend(pts, &t,
-                [](AutoThresholds &a) -> auto & { return a.locked_min_group; },
-                groups);
-        descend(pts, &t,
-                [](AutoThresholds &a) -> auto & {
-                    return a.gather_batched_max_group;
-                },
-                groups);
+        descend(
+            pts, &t,
+            [](AutoThresholds & a) -> auto & { return a.atomic_max_bytes; },
+            atomic_max);
+        descend(
+            pts, &t, [](AutoThresholds & a) -> auto & { return a.pair_group; },
+            groups);
+        descend(
+            pts, &t,
+            [](AutoThresholds & a) -> auto & { return a.locked_min_bytes; },
+            locked_min);
+        descend(
+            pts, &t,
+            [](AutoThresholds & a) -> auto & { return a.locked_min_group; },
+            groups);
+        descend(
+            pts, &t, [](AutoThresholds & a) -> auto & {
+                return a.gather_batched_max_group;
+            },
+            groups);
     }
     return t;
 }
@@ -136,7 +142,7 @@ double bcast_cost(const std::vector<BcastPoint> &pts, std::size_t thresh)
         const bool cma = p.cma_us > 0 && p.bytes >= thresh;
         const double best =
             p.cma_us > 0 && p.cma_us < p.ring_us ? p.cma_us : p.ring_us;
-        cost += (cma ? p.cma_us : p.ring_us) / best;
+        cost += std::min((cma ? p.cma_us : p.ring_us) / best, kMaxRatio);
     }
     return cost;
 }
@@ -207,8 +213,7 @@ int run_calibrate(Options opts, bool incast, bool bcast)
                     p.n, p.bytes, use_cma ? "cma" : "ring",
                     p.cma_us > 0 && p.cma_us < p.ring_us ? "cma" : "ring",
                     p.ring_us, use_cma ? p.cma_us : p.ring_us,
-                    p.cma_us > 0 && p.cma_us < p.ring_us ? p.cma_us
-                                                         : p.ring_us,
+                    p.cma_us > 0 && p.cma_us < p.ring_us ? p.cma_us : p.ring_us,
                     p.p2p_us);
     }
     if (incast) {

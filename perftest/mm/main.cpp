@@ -54,6 +54,9 @@ int main(int argc, char **argv)
         return std::find(which.begin(), which.end(), b) != which.end();
     };
     if (calibrate) {
+        if (app.count("--iter-scale") == 0) {
+            opts.iter_scale = 0.25; // a short sweep: 250 iterations a point
+        }
         return run_calibrate(opts, wants("incast"), wants("bcast"));
     }
     int rc = 0;
