@@ -8,7 +8,7 @@
 //    (median of the mode message_mode() picks) / (fastest mode measured),
 //    evaluated with the transport's own policy function, at most
 //    kMaxRatio per point (an outlier median must not decide). A value
-//    moves only if it lowers the cost by more than kMinGain (noise keeps
+//    moves only if it saves kMinGain per point it changes (noise keeps
 //    the default);
 //  - mm_bcast UCX_MM_BCAST_CMA_THRESH: the same cost over ring vs CMA.
 // Prints the points as `#` comments, then one `export UCX_MM_...=...` line
@@ -32,7 +32,9 @@ namespace {
 
 using uct_mm_incast::AutoThresholds;
 
-constexpr double kMinGain = 0.02; ///< relative cost a move must save
+/// What a move must save per point whose path it changes (5%: more than
+/// the medians' run-to-run noise here).
+constexpr double kMinGain = 0.05;
 /// Most a point can cost (picked / fastest): one median hit by the
 /// scheduler (ms where the others take us) must not outweigh the rest.
 constexpr double kMaxRatio = 1.5;
@@ -74,7 +76,19 @@ double incast_cost(const std::vector<IncastPoint> &pts, const AutoThresholds &t)
     return cost;
 }
 
-/// Moves `*field` to the candidate of lowest cost, if it gains enough.
+/// Points whose mode differs between a and b.
+int changed(const std::vector<IncastPoint> &pts, const AutoThresholds &a,
+            const AutoThresholds &b)
+{
+    int n = 0;
+    for (const IncastPoint &p : pts) {
+        n += picked(p, a) != picked(p, b) ? 1 : 0;
+    }
+    return n;
+}
+
+/// Moves `*field` to the candidate of lowest cost, if every point it
+/// changes gains kMinGain on average (noise keeps the current value).
 template <class F, class V>
 void descend(const std::vector<IncastPoint> &pts, AutoThresholds *t, F field,
              const std::vector<V> &candidates)
@@ -84,7 +98,7 @@ void descend(const std::vector<IncastPoint> &pts, AutoThresholds *t, F field,
         AutoThresholds trial = *t;
         field(trial) = v;
         const double c = incast_cost(pts, trial);
-        if (c < cur * (1 - kMinGain)) {
+        if (c < cur - kMinGain * changed(pts, *t, trial)) {
             *t = trial;
             cur = c;
         }
@@ -152,8 +166,17 @@ std::size_t fit_bcast(const std::vector<BcastPoint> &pts)
     std::size_t thresh = SIZE_MAX; // today's default: the ring always
     double cur = bcast_cost(pts, thresh);
     for (const BcastPoint &p : pts) {
+        if (p.cma_us <= 0) {
+            continue;
+        }
+        int moved = 0; // points whose path changes
+        for (const BcastPoint &q : pts) {
+            const bool was = q.cma_us > 0 && q.bytes >= thresh;
+            const bool now = q.cma_us > 0 && q.bytes >= p.bytes;
+            moved += was != now ? 1 : 0;
+        }
         const double c = bcast_cost(pts, p.bytes);
-        if (p.cma_us > 0 && c < cur * (1 - kMinGain)) {
+        if (c < cur - kMinGain * moved) {
             thresh = p.bytes;
             cur = c;
         }
