@@ -22,6 +22,7 @@
 
 #include <uct_mm_incast.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -65,7 +66,8 @@ struct P2pRx {
     bool reduce = false; ///< false: gather
     ucg_op_t op = UCG_OP_SUM;
     ucg_dtype_t dtype = UCG_DTYPE_UINT8;
-    std::size_t got = 0; ///< bytes of this incast
+    std::size_t got = 0;         ///< bytes of this incast
+    std::vector<double> aligned; ///< a misaligned fragment, copied
 };
 
 ucs_status_t on_frag(void *arg, void *data, size_t length, unsigned)
@@ -80,7 +82,16 @@ ucs_status_t on_frag(void *arg, void *data, size_t length, unsigned)
     if (!rx->reduce) {
         std::memcpy(rx->out + slot * rx->msg_bytes + off, src, n);
     } else {
-        const void *one = src; // the same kernels as mm_incast's root
+        // The same kernels as mm_incast's root. posix's payload may be
+        // misaligned for the element (4 mod 8 here): such a fragment is
+        // first copied to an aligned buffer, as a receiver reducing from
+        // any transport's buffer must (unaligned loads are UB).
+        const void *one = src;
+        if (reinterpret_cast<std::uintptr_t>(src) % rx->elem_bytes != 0) {
+            rx->aligned.resize(n / sizeof(double) + 1);
+            std::memcpy(rx->aligned.data(), src, n);
+            one = rx->aligned.data();
+        }
         uct_mm_incast::reduce_multi(rx->op, rx->dtype, rx->out + off, &one, 1,
                                     n / rx->elem_bytes, true);
     }
