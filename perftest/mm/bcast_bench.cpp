@@ -397,6 +397,14 @@ int bench_bcast(const Options &opts)
             }
             const double base = res->p2p.median_us;
             const double fl = res->floor.median_us;
+            if (opts.collect != nullptr) {
+                opts.collect->bcast.push_back(
+                    {n, bytes, res->ring.median_us,
+                     res->has_cma ? res->cma.median_us : 0, base});
+            }
+            if (opts.quiet) {
+                continue;
+            }
             print_row({"bcast", n, bytes, "floor-rtt", res->floor, base, fl});
             print_row({"bcast", n, bytes, "p2p-posix", res->p2p, base, fl});
             print_row({"bcast", n, bytes, "p2p-copy", res->p2p_copy, base, fl});

@@ -22,6 +22,7 @@
 
 #include <uct_mm_incast.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -65,7 +66,8 @@ struct P2pRx {
     bool reduce = false; ///< false: gather
     ucg_op_t op = UCG_OP_SUM;
     ucg_dtype_t dtype = UCG_DTYPE_UINT8;
-    std::size_t got = 0; ///< bytes of this incast
+    std::size_t got = 0;         ///< bytes of this incast
+    std::vector<double> aligned; ///< a misaligned fragment, copied
 };
 
 ucs_status_t on_frag(void *arg, void *data, size_t length, unsigned)
@@ -80,7 +82,16 @@ ucs_status_t on_frag(void *arg, void *data, size_t length, unsigned)
     if (!rx->reduce) {
         std::memcpy(rx->out + slot * rx->msg_bytes + off, src, n);
     } else {
-        const void *one = src; // the same kernels as mm_incast's root
+        // The same kernels as mm_incast's root. posix's payload may be
+        // misaligned for the element (4 mod 8 here): such a fragment is
+        // first copied to an aligned buffer, as a receiver reducing from
+        // any transport's buffer must (unaligned loads are UB).
+        const void *one = src;
+        if (reinterpret_cast<std::uintptr_t>(src) % rx->elem_bytes != 0) {
+            rx->aligned.resize(n / sizeof(double) + 1);
+            std::memcpy(rx->aligned.data(), src, n);
+            one = rx->aligned.data();
+        }
         uct_mm_incast::reduce_multi(rx->op, rx->dtype, rx->out + off, &one, 1,
                                     n / rx->elem_bytes, true);
     }
@@ -416,6 +427,28 @@ void print_point(const Point &pt, const IncastResult &res)
     }
 }
 
+static_assert(UCT_MM_INCAST_MODE_LAST == 5, "IncastPoint::mode_us");
+
+IncastPoint record(const Point &pt, const IncastResult &res)
+{
+    IncastPoint p;
+    p.coll = static_cast<int>(pt.coll - kColls);
+    p.n = pt.n;
+    p.bytes = pt.msg_bytes;
+    p.p2p_us = res.p2p.median_us;
+    for (int m = 0; m < kNumModes; ++m) {
+        const auto ran = res.resolved[m];
+        if (!res.ok[m] || kModes[m] == UCT_MM_INCAST_MODE_AUTO ||
+            ran <= UCT_MM_INCAST_MODE_AUTO || ran >= UCT_MM_INCAST_MODE_LAST) {
+            continue;
+        }
+        double &t = p.mode_us[ran];
+        const double us = res.modes[m].median_us;
+        t = (t == 0 || us < t) ? us : t;
+    }
+    return p;
+}
+
 } // namespace
 
 int bench_incast(const Options &opts)
@@ -440,7 +473,12 @@ int bench_incast(const Options &opts)
                     rc = 1;
                     continue;
                 }
-                print_point(pt, *res);
+                if (!opts.quiet) {
+                    print_point(pt, *res);
+                }
+                if (opts.collect != nullptr) {
+                    opts.collect->incast.push_back(record(pt, *res));
+                }
             }
         }
     }

@@ -3,7 +3,7 @@
 // mm_incast fan-in) against the floor (cache-line ping-pong) and UCX
 // point-to-point, in one table. Usage (--help for all):
 //   ucg_mm_perftest [-n 2,4,8] [-s 8,4096,...] [-i scale]
-//                   [-b pingpong,bcast,incast]
+//                   [-b pingpong,bcast,incast] [--calibrate]
 #include "bench_common.h"
 #include "benches.h"
 
@@ -42,12 +42,23 @@ static int tool_main(int argc, char **argv)
         ->delimiter(',')
         ->check(CLI::IsMember({"pingpong", "bcast", "incast"}))
         ->capture_default_str();
+    bool calibrate = false;
+    app.add_flag("--calibrate", calibrate,
+                 "measure the transports' paths at these sizes and group "
+                 "sizes and print the UCX_MM_* thresholds (export lines) "
+                 "that make the automatic choice the fastest measured");
     if (const auto rc = ucg::tools::parse(app, argc, argv)) {
         return *rc;
     }
     const auto wants = [&which](const char *b) {
         return std::find(which.begin(), which.end(), b) != which.end();
     };
+    if (calibrate) {
+        if (app.count("--iter-scale") == 0) {
+            opts.iter_scale = 0.25; // a short sweep: 250 iterations a point
+        }
+        return run_calibrate(opts, wants("incast"), wants("bcast"));
+    }
     int rc = 0;
     print_header();
     if (wants("pingpong")) {

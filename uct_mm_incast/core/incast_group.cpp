@@ -79,7 +79,7 @@ Status IncastGroup::create(const IncastGroupConfig &cfg, IncastGroup **group_p)
     const IncastGeometry geo = geometry_of(cfg);
     if (cfg.size == 0 || cfg.member >= cfg.size ||
         cfg.size > uct_mm_common::kMaxGroupMembers ||
-        cfg.max_outstanding == 0 ||
+        cfg.max_outstanding == 0 || !cfg.thresholds.valid() ||
         !geometry_ok(geo.elements, geo.seg_bytes, cfg.mode)) {
         return Status::kInvalidParam;
     }
@@ -96,6 +96,12 @@ Status IncastGroup::create(const IncastGroupConfig &cfg, IncastGroup **group_p)
     lc.params.value[kParamElements] = geo.elements;
     lc.params.value[kParamSegBytes] = geo.seg_bytes;
     lc.params.value[kParamMode] = static_cast<std::uint64_t>(cfg.mode);
+    lc.params.value[kParamAtomicMax] = cfg.thresholds.atomic_max_bytes;
+    lc.params.value[kParamLockedMin] = cfg.thresholds.locked_min_bytes;
+    lc.params.value[kParamLockedMinGroup] = cfg.thresholds.locked_min_group;
+    lc.params.value[kParamPairGroup] = cfg.thresholds.pair_group;
+    lc.params.value[kParamGatherBatchedMax] =
+        cfg.thresholds.gather_batched_max_group;
     lc.timeout_ms = cfg.timeout_ms;
     lc.attach_timeout_ms = cfg.attach_timeout_ms;
     lc.validate = validate;
@@ -113,6 +119,7 @@ Status IncastGroup::create(const IncastGroupConfig &cfg, IncastGroup **group_p)
     }
     g->geo_ = geo;
     g->mode_ = cfg.mode;
+    g->thresholds_ = cfg.thresholds;
     g->element_bytes_ = geo.element_bytes();
     g->seen_.resize(geo.elements);
     g->known_ = true;
@@ -164,6 +171,24 @@ Status IncastGroup::validate(void *arg, const LinkParams &p,
                            static_cast<unsigned long long>(p.value[2]));
         return Status::kIoError;
     }
+    AutoThresholds t;
+    const auto group_value = [&p](unsigned i) {
+        return p.value[i] <= AutoThresholds::kMaxGroup
+                   ? static_cast<std::uint32_t>(p.value[i])
+                   : 0; // out of range: refused by valid()
+    };
+    t.atomic_max_bytes = static_cast<std::size_t>(p.value[kParamAtomicMax]);
+    t.locked_min_bytes = static_cast<std::size_t>(p.value[kParamLockedMin]);
+    t.locked_min_group = group_value(kParamLockedMinGroup);
+    t.pair_group = group_value(kParamPairGroup);
+    t.gather_batched_max_group = group_value(kParamGatherBatchedMax);
+    if (!t.valid()) {
+        uct_mm_common::log(uct_mm_common::LogLevel::kError,
+                           "mm_incast group %s: member 0's AUTO group-size "
+                           "thresholds are out of range",
+                           g->cfg_.name.c_str());
+        return Status::kIoError;
+    }
     try {
         g->seen_.resize(geo.elements);
     } catch (...) {
@@ -171,6 +196,7 @@ Status IncastGroup::validate(void *arg, const LinkParams &p,
     }
     g->geo_ = geo;
     g->mode_ = static_cast<uct_mm_incast_mode_t>(p.value[kParamMode]);
+    g->thresholds_ = t;
     g->element_bytes_ = geo.element_bytes();
     g->known_ = true;
     return Status::kOk;
@@ -220,14 +246,14 @@ Status IncastGroup::check(bool send, const Message &msg,
 
 uct_mm_incast_mode_t IncastGroup::mode_of(const Message &msg) const noexcept
 {
-    return known_ ? message_mode(msg, cfg_.size, mode_)
+    return known_ ? message_mode(msg, cfg_.size, mode_, thresholds_)
                   : UCT_MM_INCAST_MODE_LAST;
 }
 
 void IncastGroup::start(Op &op) noexcept
 {
     const std::size_t len = op.msg.length;
-    op.mode = message_mode(op.msg, cfg_.size, mode_);
+    op.mode = message_mode(op.msg, cfg_.size, mode_, thresholds_);
     op.nelem = len == 0 ? 1 : (len - 1) / geo_.seg_bytes + 1;
     op.first = next_pos_;
     next_pos_ += op.nelem;

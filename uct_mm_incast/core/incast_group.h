@@ -30,6 +30,7 @@ struct IncastGroupConfig {
     std::uint32_t elements = 0;
     std::uint32_t seg_bytes = 8192;
     uct_mm_incast_mode_t mode = UCT_MM_INCAST_MODE_AUTO;
+    AutoThresholds thresholds; ///< AUTO's crossovers (member 0's)
     std::uint32_t max_outstanding = 16;
     std::uint32_t timeout_ms = 2000;
     std::uint32_t attach_timeout_ms = 10000;
@@ -127,7 +128,8 @@ class IncastGroup final : public uct_mm_common::GroupCore {
     uct_mm_common::GroupLink link_;
     IncastGeometry geo_; ///< member 0's (checked at attach)
     uct_mm_incast_mode_t mode_ = UCT_MM_INCAST_MODE_AUTO; ///< member 0's
-    bool known_ = false; ///< geo_ and mode_ are member 0's
+    AutoThresholds thresholds_;                           ///< member 0's
+    bool known_ = false; ///< geo_, mode_, thresholds_ are member 0's
     std::size_t element_bytes_ = 0;
     uct_mm_common::PostRing<Op> ops_;
     std::vector<const void *> srcs_; ///< root: one chunk pointer per sender

@@ -8,28 +8,26 @@ namespace uct_mm_incast {
 namespace {
 
 using uct_mm_common::Coll;
-using T = AutoThresholds;
-
-uct_mm_incast_mode_t auto_gather(std::uint32_t size)
+uct_mm_incast_mode_t auto_gather(std::uint32_t size, const AutoThresholds &t)
 {
-    if (size <= T::kPairGroup) {
+    if (size <= t.pair_group) {
         return UCT_MM_INCAST_MODE_CENTRALIZED;
     }
-    return size <= T::kGatherBatchedMaxGroup ? UCT_MM_INCAST_MODE_BATCHED
-                                             : UCT_MM_INCAST_MODE_CENTRALIZED;
+    return size <= t.gather_batched_max_group ? UCT_MM_INCAST_MODE_BATCHED
+                                              : UCT_MM_INCAST_MODE_CENTRALIZED;
 }
 
 uct_mm_incast_mode_t auto_reduce(const uct_mm_common::Message &msg,
-                                 std::uint32_t size)
+                                 std::uint32_t size, const AutoThresholds &t)
 {
-    if (msg.length <= T::kAtomicMaxBytes &&
+    if (msg.length <= t.atomic_max_bytes &&
         atomic_is_single_rmw(msg.op, msg.dtype)) {
         return UCT_MM_INCAST_MODE_ATOMIC;
     }
-    if (size <= T::kPairGroup) {
+    if (size <= t.pair_group) {
         return UCT_MM_INCAST_MODE_CENTRALIZED;
     }
-    if (msg.length >= T::kLockedMinBytes && size >= T::kLockedMinGroup) {
+    if (msg.length >= t.locked_min_bytes && size >= t.locked_min_group) {
         return UCT_MM_INCAST_MODE_LOCKED;
     }
     return UCT_MM_INCAST_MODE_BATCHED;
@@ -37,12 +35,23 @@ uct_mm_incast_mode_t auto_reduce(const uct_mm_common::Message &msg,
 
 } // namespace
 
+bool AutoThresholds::valid() const noexcept
+{
+    const auto in_range = [](std::uint32_t g) {
+        return g >= kMinGroup && g <= kMaxGroup;
+    };
+    return in_range(locked_min_group) && in_range(pair_group) &&
+           in_range(gather_batched_max_group);
+}
+
 uct_mm_incast_mode_t message_mode(const uct_mm_common::Message &msg,
                                   std::uint32_t group_size,
-                                  uct_mm_incast_mode_t configured) noexcept
+                                  uct_mm_incast_mode_t configured,
+                                  const AutoThresholds &t) noexcept
 {
     if (msg.coll == Coll::kGather) {
-        return is_slot_mode(configured) ? configured : auto_gather(group_size);
+        return is_slot_mode(configured) ? configured
+                                        : auto_gather(group_size, t);
     }
     switch (configured) {
     case UCT_MM_INCAST_MODE_BATCHED:
@@ -54,7 +63,7 @@ uct_mm_incast_mode_t message_mode(const uct_mm_common::Message &msg,
                    ? UCT_MM_INCAST_MODE_ATOMIC
                    : UCT_MM_INCAST_MODE_LOCKED;
     default:
-        return auto_reduce(msg, group_size);
+        return auto_reduce(msg, group_size, t);
     }
 }
 

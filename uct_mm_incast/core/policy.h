@@ -13,34 +13,46 @@
 
 namespace uct_mm_incast {
 
-/// Crossovers of AUTO, measured with ucg_mm_perftest (incast latency,
-/// every mode interleaved with N-1 posix p2p sends; perftest/mm/RESULTS.md,
-/// 2-core VM, 2026-11-22 and, for this element ring, 2026-11-23). An
+/// Crossovers of AUTO, member 0's UCX_MM_INCAST_AUTO_* (every member uses
+/// them). Defaults measured with ucg_mm_perftest (incast latency, every
+/// mode interleaved with N-1 posix p2p sends; perftest/mm/RESULTS.md,
+/// 2-core VM, 2026-11-22 and, for this element ring, 2026-11-23);
+/// `ucg_mm_perftest --calibrate` measures them on another machine. An
 /// explicit UCX_MM_INCAST_MODE always wins over these.
 struct AutoThresholds {
     /// Reductions up to this size with a one-RMW pair run ATOMIC: at par
-    /// with batched at 8 B, slower from 64 B.
-    static constexpr std::size_t kAtomicMaxBytes = 8;
+    /// with batched at 8 B, slower from 64 B (AUTO_ATOMIC_MAX).
+    std::size_t atomic_max_bytes = 8;
     /// Reductions from this size and group run LOCKED (senders reduce each
     /// element in parallel under its own lock, the root reads one buffer):
     /// 0.77-0.80x p2p at N=4, 64 KiB, 0.60-0.64x at 1 MiB (slot modes
-    /// 0.83-0.95x).
-    static constexpr std::size_t kLockedMinBytes = 32768;
-    static constexpr std::uint32_t kLockedMinGroup = 4;
-    /// A pair (one sender) runs CENTRALIZED at every size: polling the one
-    /// slot's sequence word saves the count's cache line (0.69-0.89x p2p
-    /// from 8 B to 1 MiB, batched 0.81-1.02x).
-    static constexpr std::uint32_t kPairGroup = 2;
-    /// Gather in bigger groups runs CENTRALIZED, smaller ones BATCHED.
-    static constexpr std::uint32_t kGatherBatchedMaxGroup = 4;
+    /// 0.83-0.95x) (AUTO_LOCKED_MIN, AUTO_LOCKED_MIN_GROUP).
+    std::size_t locked_min_bytes = 32768;
+    std::uint32_t locked_min_group = 4;
+    /// Groups up to this size (a pair: one sender) run CENTRALIZED at every
+    /// size: polling the one slot's sequence word saves the count's cache
+    /// line (0.69-0.89x p2p from 8 B to 1 MiB, batched 0.81-1.02x)
+    /// (AUTO_PAIR_GROUP).
+    std::uint32_t pair_group = 2;
+    /// Gather in bigger groups runs CENTRALIZED, smaller ones BATCHED
+    /// (AUTO_GATHER_BATCHED_MAX_GROUP).
+    std::uint32_t gather_batched_max_group = 4;
+
+    /// Range of the group-size thresholds (members).
+    static constexpr std::uint32_t kMinGroup = 1;
+    static constexpr std::uint32_t kMaxGroup = 256;
+    /// Whether every value is in range (sizes: any, "inf" included).
+    bool valid() const noexcept;
 };
 
 /// The mode message `msg` runs in (never AUTO). GATHER runs in a slot
 /// mode whatever is configured (LOCKED/ATOMIC have no slots: AUTO's
 /// choice); ATOMIC for a pair without lock-free atomics runs LOCKED.
+/// AUTO's choice follows `t` (member 0's).
 uct_mm_incast_mode_t message_mode(const uct_mm_common::Message &msg,
                                   std::uint32_t group_size,
-                                  uct_mm_incast_mode_t configured) noexcept;
+                                  uct_mm_incast_mode_t configured,
+                                  const AutoThresholds &t = {}) noexcept;
 
 inline bool is_slot_mode(uct_mm_incast_mode_t mode) noexcept
 {

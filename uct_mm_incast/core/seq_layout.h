@@ -51,8 +51,9 @@ namespace uct_mm_incast {
 using uct_mm_common::align_up;
 using uct_mm_common::kCacheLine;
 
-/// LinkConfig::layout of an mm_incast group segment ('I', version 1).
-inline constexpr std::uint32_t kIncastLayout = 0x49000001;
+/// LinkConfig::layout of an mm_incast group segment ('I', version 2: the
+/// AUTO thresholds in its params).
+inline constexpr std::uint32_t kIncastLayout = 0x49000002;
 
 /// Written by senders only (the root never resets it: it would bounce the
 /// line once more per position). Counters run over every use of the
@@ -87,9 +88,14 @@ static_assert(offsetof(SlotTrailer, seq) == 8);
 
 /// Indexes of LinkParams::value (member 0's constants).
 enum IncastParam : unsigned {
-    kParamElements = 0, ///< elements in the ring
-    kParamSegBytes = 1, ///< chunk bytes per member and element
-    kParamMode = 2,     ///< configured uct_mm_incast_mode_t
+    kParamElements = 0,        ///< elements in the ring
+    kParamSegBytes = 1,        ///< chunk bytes per member and element
+    kParamMode = 2,            ///< configured uct_mm_incast_mode_t
+    kParamAtomicMax = 3,       ///< AutoThresholds::atomic_max_bytes
+    kParamLockedMin = 4,       ///< AutoThresholds::locked_min_bytes
+    kParamLockedMinGroup = 5,  ///< AutoThresholds::locked_min_group
+    kParamPairGroup = 6,       ///< AutoThresholds::pair_group
+    kParamGatherBatchedMax = 7 ///< AutoThresholds::gather_batched_max_group
 };
 
 inline constexpr std::uint32_t kMaxElements = 1U << 16;

@@ -91,3 +91,34 @@ TEST_CASE("incast threads: group sizes 1 to 8, auto mode",
         run_script(*g, static_cast<uint32_t>(rank), n, script, 3);
     });
 }
+
+TEST_CASE("incast threads: member 0's AUTO thresholds decide for all",
+          "[mm][incast][threads]")
+{
+    constexpr unsigned n = 2;
+    ucg_test::SharedMapping mem(segment_bytes(n));
+    Spec s;
+    s.count = 2; // 8 bytes of int32: ATOMIC by default
+    s.dtype = UCG_DTYPE_INT32;
+    const std::vector<Spec> script = {s};
+    std::vector<uct_mm_incast_mode_t> modes(n, UCT_MM_INCAST_MODE_LAST);
+    ucg_test::run_thread_ranks(static_cast<int>(n), [&](int rank) {
+        IncastGroupConfig c =
+            config(mem.data(), mem.size(), rank, n, UCT_MM_INCAST_MODE_AUTO);
+        if (rank == 0) { // the others keep the defaults
+            c.thresholds.atomic_max_bytes = 0;
+            c.thresholds.pair_group = 1;
+            c.thresholds.locked_min_bytes = 8;
+            c.thresholds.locked_min_group = 2;
+        }
+        auto g = open_group(c);
+        run_script(*g, static_cast<uint32_t>(rank), n, script);
+        Message m;
+        m.coll = Coll::kReduce;
+        m.dtype = UCG_DTYPE_INT32;
+        m.length = 8;
+        modes[static_cast<std::size_t>(rank)] = g->mode_of(m);
+    });
+    CHECK(modes[0] == UCT_MM_INCAST_MODE_LOCKED);
+    CHECK(modes[1] == UCT_MM_INCAST_MODE_LOCKED);
+}

@@ -125,3 +125,52 @@ TEST_CASE("bad sends are refused with a named status", "[mm_incast][ucx]")
           UCS_ERR_INVALID_PARAM);
     uct_ep_destroy(ep);
 }
+
+namespace {
+
+// Opens an mm_incast iface with one setting changed; the status of
+// uct_config_modify if it refuses the value, else of uct_iface_open.
+ucs_status_t open_with(const char *name, const char *value)
+{
+    Iface base; // the component, md and worker of a default iface
+    uct_iface_config_t *config;
+    REQUIRE(uct_md_iface_config_read(base.md, UCT_MM_INCAST_TL_NAME, nullptr,
+                                     nullptr, &config) == UCS_OK);
+    ucs_status_t st = uct_config_modify(config, name, value);
+    if (st == UCS_OK) {
+        uct_iface_params_t params{};
+        params.field_mask =
+            UCT_IFACE_PARAM_FIELD_OPEN_MODE | UCT_IFACE_PARAM_FIELD_DEVICE;
+        params.open_mode = UCT_IFACE_OPEN_MODE_DEVICE;
+        params.mode.device.tl_name = UCT_MM_INCAST_TL_NAME;
+        params.mode.device.dev_name = "memory";
+        uct_iface_h iface = nullptr;
+        st = uct_iface_open(base.md, base.worker, &params, config, &iface);
+        if (st == UCS_OK) {
+            uct_iface_close(iface);
+        }
+    }
+    uct_config_release(config);
+    return st;
+}
+
+} // namespace
+
+TEST_CASE("AUTO thresholds: settings parse, bad values are refused",
+          "[mm_incast][ucx]")
+{
+    CHECK(open_with("AUTO_ATOMIC_MAX", "0") == UCS_OK);
+    CHECK(open_with("AUTO_LOCKED_MIN", "inf") == UCS_OK);
+    CHECK(open_with("AUTO_LOCKED_MIN", "64k") == UCS_OK);
+    CHECK(open_with("AUTO_LOCKED_MIN_GROUP", "256") == UCS_OK);
+    CHECK(open_with("AUTO_PAIR_GROUP", "1") == UCS_OK);
+    CHECK(open_with("AUTO_GATHER_BATCHED_MAX_GROUP", "8") == UCS_OK);
+    // Not a size or a number: UCX's parser refuses it.
+    CHECK(open_with("AUTO_ATOMIC_MAX", "lots") == UCS_ERR_INVALID_PARAM);
+    CHECK(open_with("AUTO_PAIR_GROUP", "two") == UCS_ERR_INVALID_PARAM);
+    // Out of 1..256: the iface refuses it (one log line).
+    CHECK(open_with("AUTO_PAIR_GROUP", "0") == UCS_ERR_INVALID_PARAM);
+    CHECK(open_with("AUTO_LOCKED_MIN_GROUP", "257") == UCS_ERR_INVALID_PARAM);
+    CHECK(open_with("AUTO_GATHER_BATCHED_MAX_GROUP", "0") ==
+          UCS_ERR_INVALID_PARAM);
+}

@@ -65,6 +65,12 @@ typedef struct uct_mm_incast_group_settings {
     size_t seg_size;       /* chunk bytes */
     double timeout;        /* seconds */
     double attach_timeout; /* seconds */
+    /* AUTO's crossovers (UCX_MM_INCAST_AUTO_*, policy.h AutoThresholds) */
+    size_t auto_atomic_max;
+    size_t auto_locked_min;
+    unsigned auto_locked_min_group;
+    unsigned auto_pair_group;
+    unsigned auto_gather_batched_max_group;
 } uct_mm_incast_group_settings_t;
 
 /** Fills *s from an mm_incast iface; returns 0 when `iface` (a

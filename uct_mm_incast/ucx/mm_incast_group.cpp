@@ -26,6 +26,11 @@ IncastGroupConfig group_config(const uct_mm_incast_group_settings_t &s)
     c.elements = s.ring_size;
     c.seg_bytes = static_cast<std::uint32_t>(s.seg_size);
     c.mode = static_cast<uct_mm_incast_mode_t>(s.mode);
+    c.thresholds.atomic_max_bytes = s.auto_atomic_max;
+    c.thresholds.locked_min_bytes = s.auto_locked_min;
+    c.thresholds.locked_min_group = s.auto_locked_min_group;
+    c.thresholds.pair_group = s.auto_pair_group;
+    c.thresholds.gather_batched_max_group = s.auto_gather_batched_max_group;
     c.max_outstanding = s.max_outstanding;
     c.max_group_size = s.max_group_size;
     c.timeout_ms = static_cast<std::uint32_t>(s.timeout * 1e3);

@@ -84,6 +84,40 @@ ucs_config_field_t uct_mm_incast_iface_config_table[] = {
      ucs_offsetof(uct_mm_incast_iface_config_t, group_seg_size),
      UCS_CONFIG_TYPE_MEMUNITS},
 
+    /* MODE=auto's crossovers (core/policy.h): defaults measured on a 2-core
+     * VM; `ucg_mm_perftest --calibrate` prints these for another machine. */
+    {"AUTO_ATOMIC_MAX", "8",
+     "MODE=auto: reductions up to this size whose operator and datatype\n"
+     "have a single atomic instruction run atomic (0: never). Member 0's\n"
+     "is used",
+     ucs_offsetof(uct_mm_incast_iface_config_t, auto_atomic_max),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"AUTO_LOCKED_MIN", "32k",
+     "MODE=auto: reductions from this size (inf: never), in groups of at\n"
+     "least AUTO_LOCKED_MIN_GROUP, run locked. Member 0's is used",
+     ucs_offsetof(uct_mm_incast_iface_config_t, auto_locked_min),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"AUTO_LOCKED_MIN_GROUP", "4",
+     "MODE=auto: smallest group (members, 1..256) whose reductions from\n"
+     "AUTO_LOCKED_MIN run locked. Member 0's is used",
+     ucs_offsetof(uct_mm_incast_iface_config_t, auto_locked_min_group),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"AUTO_PAIR_GROUP", "2",
+     "MODE=auto: groups up to this size (members, 1..256) run centralized\n"
+     "(reductions not atomic). Member 0's is used",
+     ucs_offsetof(uct_mm_incast_iface_config_t, auto_pair_group),
+     UCS_CONFIG_TYPE_UINT},
+
+    {"AUTO_GATHER_BATCHED_MAX_GROUP", "4",
+     "MODE=auto: gather in groups over AUTO_PAIR_GROUP and up to this size\n"
+     "(members, 1..256) runs batched, in bigger ones centralized. Member\n"
+     "0's is used",
+     ucs_offsetof(uct_mm_incast_iface_config_t, auto_gather_batched_max_group),
+     UCS_CONFIG_TYPE_UINT},
+
     {NULL}};
 
 static ucs_status_t uct_mm_incast_iface_query(uct_iface_h tl_iface,
@@ -264,6 +298,18 @@ static UCS_CLASS_INIT_FUNC(uct_mm_incast_iface_t, uct_md_h md,
                   config->group_ring_size, config->group_seg_size);
         return UCS_ERR_INVALID_PARAM;
     }
+    if ((config->auto_locked_min_group < 1) ||
+        (config->auto_locked_min_group > 256) ||
+        (config->auto_pair_group < 1) || (config->auto_pair_group > 256) ||
+        (config->auto_gather_batched_max_group < 1) ||
+        (config->auto_gather_batched_max_group > 256)) {
+        ucs_error("mm_incast: UCX_MM_INCAST_AUTO_LOCKED_MIN_GROUP=%u, "
+                  "AUTO_PAIR_GROUP=%u or AUTO_GATHER_BATCHED_MAX_GROUP=%u "
+                  "out of range (1..256)",
+                  config->auto_locked_min_group, config->auto_pair_group,
+                  config->auto_gather_batched_max_group);
+        return UCS_ERR_INVALID_PARAM;
+    }
     status = uct_mm_incast_fifo_rx_create(config->fifo_elems, config->seg_size,
                                           &self->rx);
     if (status != UCS_OK) {
@@ -283,6 +329,12 @@ static UCS_CLASS_INIT_FUNC(uct_mm_incast_iface_t, uct_md_h md,
     self->group.seg_size = config->group_seg_size;
     self->group.timeout = config->timeout;
     self->group.attach_timeout = config->attach_timeout;
+    self->group.auto_atomic_max = config->auto_atomic_max;
+    self->group.auto_locked_min = config->auto_locked_min;
+    self->group.auto_locked_min_group = config->auto_locked_min_group;
+    self->group.auto_pair_group = config->auto_pair_group;
+    self->group.auto_gather_batched_max_group =
+        config->auto_gather_batched_max_group;
     return UCS_OK;
 }
 

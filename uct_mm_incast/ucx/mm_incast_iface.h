@@ -32,6 +32,11 @@ typedef struct uct_mm_incast_iface_config {
     unsigned max_outstanding; /* group posts per member */
     unsigned group_ring_size; /* elements of a group's ring (0: auto) */
     size_t group_seg_size;    /* chunk bytes of a group ring element */
+    size_t auto_atomic_max;   /* AUTO: ATOMIC up to these bytes */
+    size_t auto_locked_min;   /* AUTO: LOCKED from these bytes ... */
+    unsigned auto_locked_min_group;         /* ... and members */
+    unsigned auto_pair_group;               /* AUTO: CENTRALIZED up to */
+    unsigned auto_gather_batched_max_group; /* AUTO gather: BATCHED up to */
 } uct_mm_incast_iface_config_t;
 
 /** What a peer needs to map this iface's receive FIFO, and the secret that
