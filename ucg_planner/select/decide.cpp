@@ -32,7 +32,8 @@ std::vector<LevelInfo>
 level_infos(const topology::Topology &topo,
             const std::vector<topology::Partition> &parts,
             const algorithms::ChannelLimits &bcast,
-            const algorithms::ChannelLimits &incast, double reduce_ns_per_byte)
+            const algorithms::ChannelLimits &incast, double reduce_ns_per_byte,
+            double copy_ns_per_byte)
 {
     std::vector<LevelInfo> out;
     for (const auto &p : parts) {
@@ -47,7 +48,8 @@ level_infos(const topology::Topology &topo,
                      true,
                      true,
                      std::max(p.link.overhead_ns, p.link.gap_ns),
-                     reduce_ns_per_byte};
+                     reduce_ns_per_byte,
+                     copy_ns_per_byte};
         for (const auto &g : p.groups) {
             li.max_group = std::max(li.max_group, int(g.ranks.size()));
             const int m0 = topo.mcast_domain_of(g.ranks[0]);
@@ -342,7 +344,10 @@ double exchange_extra_ns(Collective c, const std::vector<LevelInfo> &infos,
         return edges +
                (n - 1) * (ab_top + g * m * (beta + t.reduce_ns_per_byte));
     case Collective::kAlltoall:
-        return 2 * edges + (n - 1) * (ab_top + g * g * m * beta);
+        // Every rank also stages its P blocks through scratch, in and out
+        // (hier_exchange.cpp), which a flat exchange does not.
+        return 2 * edges + (n - 1) * (ab_top + g * g * m * beta) +
+               2 * p * m * t.copy_ns_per_byte;
     default:
         return 0;
     }

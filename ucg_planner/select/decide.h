@@ -25,6 +25,7 @@ struct LevelInfo {
     bool mcast;               ///< every group in one multicast domain
     double per_msg_ns; ///< max(o, g): a receiver's cost per extra message
     double reduce_ns_per_byte = 0; ///< gamma: combining one received byte
+    double copy_ns_per_byte = 0;   ///< one local copy of a byte
 };
 
 /// Each level's figures; the shm channels' costs where `bcast`/`incast`
@@ -34,7 +35,7 @@ level_infos(const topology::Topology &topo,
             const std::vector<topology::Partition> &parts,
             const algorithms::ChannelLimits &bcast = {},
             const algorithms::ChannelLimits &incast = {},
-            double reduce_ns_per_byte = 0);
+            double reduce_ns_per_byte = 0, double copy_ns_per_byte = 0);
 
 /// First matching rule of the user's set, then of the built-in set; its
 /// origin and text go to *reason.

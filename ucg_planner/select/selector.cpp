@@ -177,13 +177,18 @@ Result<Decision> Selector::select_with(const RuleSet &user,
                     std::to_string(p - 1));
     }
     const auto parts = topo_.hierarchy({opts.root, false});
-    const auto infos = level_infos(topo_, parts, opts.shm_bcast,
-                                   opts.shm_incast, opts.reduce_ns_per_byte);
+    const auto infos =
+        level_infos(topo_, parts, opts.shm_bcast, opts.shm_incast,
+                    opts.reduce_ns_per_byte, opts.copy_ns_per_byte);
     const cost::AlphaBeta world = cost::alpha_beta(topo_.levels().back().link);
     std::vector<int> per_host(size_t(topo_.num_hosts()), 0);
     int ppn = 1;
     for (int r = 0; r < p; ++r) {
         ppn = std::max(ppn, ++per_host[size_t(topo_.host_of(r))]);
+    }
+    // On one host no message leaves it: there is no NIC to share.
+    if (topo_.num_hosts() == 1) {
+        ppn = 1;
     }
     // Ring and chain only use the links r -> r+1: mean alpha, and the
     // slowest beta, shared by the host's ranks whose successor is remote.

@@ -48,6 +48,7 @@ struct Decision {
 };
 
 inline constexpr double kDefaultReduceNsPerByte = 0.03;
+inline constexpr double kDefaultCopyNsPerByte = 0.03;
 
 struct SelectOptions {
     plan::Collective collective = plan::Collective::kBcast;
@@ -69,6 +70,10 @@ struct SelectOptions {
     /// sum kernel of ucg_reduce streams at about 0.03 ns per byte on the
     /// development machine, perftest/RESULTS.md).
     double reduce_ns_per_byte = kDefaultReduceNsPerByte;
+    /// One local copy of a byte (memcpy streams at 0.02-0.04 ns per byte
+    /// here, perftest/reduce/RESULTS.md): what staging through scratch
+    /// adds to a plan.
+    double copy_ns_per_byte = kDefaultCopyNsPerByte;
 };
 
 /// Level shape names used in rules: linear, knomial, chain, binary_tree,

@@ -672,3 +672,32 @@ TEST_CASE("selection by simulation skips candidates too large to simulate",
                Catch::Contains("not simulated") && Catch::Contains("limit"));
     CHECK_THAT(format_decision(*d), Catch::Contains("not simulated"));
 }
+
+TEST_CASE("on one host the exchanges share no NIC and pay their staging",
+          "[select]")
+{
+    auto t = synth("nodes=1,ppn=8");
+    Selector sel(t, {});
+    SelectOptions so{Collective::kAlltoall, 64 << 10, 0};
+    auto d = sel.select(so);
+    REQUIRE(d.ok());
+    // Flat direct exchange, priced with the host's link unshared.
+    CHECK(d->chosen.algorithm != "hierarchical");
+    const cost::AlphaBeta host = cost::alpha_beta(t.levels().back().link);
+    const auto flat = flat_costs(Collective::kAlltoall, 8, 64 << 10, host, 1);
+    double best = flat[0].ns;
+    for (const FlatCost &f : flat) {
+        best = std::min(best, f.ns);
+    }
+    CHECK(d->chosen.predicted_ns == Approx(best));
+    // The hierarchical exchange stages its P blocks in and out of scratch.
+    auto forced = [&](double copy) {
+        Selector s(t,
+                   parse_rules("alltoall:0-inf:hierarchical", "test").value());
+        SelectOptions o = so;
+        o.copy_ns_per_byte = copy;
+        return s.select(o).value().chosen.predicted_ns;
+    };
+    CHECK(forced(1.0) - forced(0.0) ==
+          Approx(2.0 * 8 * (64 << 10) * 1.0).epsilon(1e-9));
+}
