@@ -225,18 +225,21 @@ TEST_CASE("flat costs charge a shared NIC where every rank talks", "[select]")
     CHECK(cost::pipeline_segments(4, 1e6, ab, 256) == 256);
 }
 
+static // The predicted ns of `name` at `radix` among flat costs; -1 if absent.
+    double
+    cost_of(const std::vector<FlatCost> &v, const char *name, int radix)
+{
+    for (const FlatCost &f : v) {
+        if (f.algorithm == name && f.radix == radix) {
+            return f.ns;
+        }
+    }
+    return -1.0;
+}
+
 TEST_CASE("flat costs come from the registry, variant by variant", "[select]")
 {
     const cost::AlphaBeta ab{10, 1};
-    auto find = [](const std::vector<FlatCost> &v, const char *name,
-                   int radix) {
-        for (const FlatCost &f : v) {
-            if (f.algorithm == name && f.radix == radix) {
-                return f.ns;
-            }
-        }
-        return -1.0;
-    };
     // Every registry entry with a cost, at each radix it lists.
     auto bcast = flat_costs(Collective::kBcast, 13, 1000, ab);
     size_t listed = 0;
@@ -246,16 +249,16 @@ TEST_CASE("flat costs come from the registry, variant by variant", "[select]")
         }
     }
     CHECK(bcast.size() == listed);
-    CHECK(find(bcast, "two_tree", 2) > 0);
+    CHECK(cost_of(bcast, "two_tree", 2) > 0);
     // Rabenseifner's ranks all talk at once, so a reduce shares the NIC
     // there and not in the trees.
     auto reduce = flat_costs(Collective::kReduce, 8, 1000, ab, 4);
-    CHECK(find(reduce, "rabenseifner", 2) ==
+    CHECK(cost_of(reduce, "rabenseifner", 2) ==
           cost::rabenseifner_reduce_ns(8, 1000, {10, 4}));
-    CHECK(find(reduce, "knomial", 2) == 3 * 1010);
+    CHECK(cost_of(reduce, "knomial", 2) == 3 * 1010);
     // A barrier's cost does not depend on the size.
-    CHECK(find(flat_costs(Collective::kBarrier, 8, 1 << 20, ab),
-               "dissemination", 2) == 30);
+    CHECK(cost_of(flat_costs(Collective::kBarrier, 8, 1 << 20, ab),
+                  "dissemination", 2) == 30);
     // A forced radix gets that variant's prediction.
     auto t = synth("nodes=13,ppn=1");
     const Decision d =
@@ -608,15 +611,6 @@ TEST_CASE("flat costs charge gamma for what the busiest rank combines",
 {
     const cost::AlphaBeta ab{10, 1};
     const double s = 1000, g = 0.5;
-    auto cost_of = [](const std::vector<FlatCost> &v, const char *name,
-                      int radix) {
-        for (const FlatCost &f : v) {
-            if (f.algorithm == name && f.radix == radix) {
-                return f.ns;
-            }
-        }
-        return -1.0;
-    };
     for (Collective c : {Collective::kBcast, Collective::kReduce,
                          Collective::kAllreduce, Collective::kReduceScatter}) {
         const auto plain = flat_costs(c, 8, s, ab, 1, nullptr, 0);
