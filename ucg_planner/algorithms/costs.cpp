@@ -16,8 +16,8 @@ constexpr int kMaxSegments = 256;
 // whose ranks all talk at once).
 cost::AlphaBeta shared(const CostInput &in)
 {
-    return {in.link.alpha_ns,
-            in.link.beta_ns_per_byte * std::max(in.ranks_per_nic, 1)};
+    return in.link.with_beta(in.link.beta_ns_per_byte *
+                             std::max(in.ranks_per_nic, 1));
 }
 
 double steps(const CostInput &in)
@@ -43,40 +43,85 @@ CostInput no_combine(CostInput in)
     return in;
 }
 
+// The neighbour link at the slowest one's byte rate.
+cost::AlphaBeta slowest_neighbour(const CostInput &in)
+{
+    return in.neighbour.with_beta(std::max(in.neighbour.beta_ns_per_byte,
+                                           in.neighbour_slowest_ns_per_byte));
+}
+
+// One ring step of b bytes: a message over the mean link (each step waits
+// for the previous one's arrival), or the slowest link's sender's pace.
+double ring_step(const CostInput &in, double b, double cpu)
+{
+    return std::max(in.neighbour.message_ns(b) + cpu,
+                    slowest_neighbour(in).stage_ns(b, 1, cpu));
+}
+
+// A root taking blocks it combines (c ns each): they land one issue
+// apart, or one overhead and combine apart where that is longer; the
+// last one's combine follows it (added by the caller).
+cost::AlphaBeta fan_in(const CostInput &in, double c)
+{
+    cost::AlphaBeta ab = in.link;
+    if (ab.gap_ns >= 0) {
+        ab.overhead_ns += c;
+    }
+    return ab;
+}
+
 } // namespace
+
+double direct_exchange(const CostInput &in, Variant)
+{
+    // Every rank sends P-1 blocks and takes P-1: after the first message
+    // each further one costs the busier of its port and its CPU (an
+    // overhead at each end, and the combine of reduce_scatter).
+    if (in.nranks <= 1) {
+        return 0;
+    }
+    // The combine holds the CPU while the port could send: it adds.
+    const double s = in.block_bytes;
+    return in.link.message_ns(s) + combine(in, s) +
+           std::max(peers(in) - 1, 0.0) *
+               (in.link.stage_ns(s, 1, 0) + combine(in, s));
+}
 
 double linear(const CostInput &in, Variant)
 {
-    // Reduce: the root combines every other rank's block.
-    return cost::flat_bcast_ns(in.nranks, in.block_bytes, in.link) +
-           combine(in, peers(in) * in.block_bytes);
+    // Reduce: the root combines every other rank's block as it lands.
+    const double c = combine(in, in.block_bytes);
+    return cost::flat_bcast_ns(in.nranks, in.block_bytes, fan_in(in, c)) +
+           (in.nranks > 1 ? c : 0);
 }
 
 double knomial(const CostInput &in, Variant v)
 {
-    const double children =
-        cost::knomial_rounds(in.nranks, v.radix) * double(v.radix - 1);
-    return cost::knomial_bcast_ns(in.nranks, v.radix, in.block_bytes, in.link) +
-           combine(in, children * in.block_bytes);
+    const double c = combine(in, in.block_bytes);
+    return cost::knomial_bcast_ns(in.nranks, v.radix, in.block_bytes,
+                                  fan_in(in, c)) +
+           cost::knomial_rounds(in.nranks, v.radix) * c;
 }
 
 double chain(const CostInput &in, Variant v)
 {
-    const double s = in.block_bytes;
-    // Each stage combines its segment before passing it on.
-    const double stages = std::max(peers(in) - 1, 0.0) + v.segments;
-    return cost::chain_pipeline_segments_ns(in.nranks, s, s / v.segments,
-                                            in.neighbour) +
-           combine(in, stages * s / v.segments);
+    // P-1 hops; each rank combines its segment before passing it on. The
+    // first segment crosses every link (their mean); the others follow
+    // at the pace of the slowest.
+    const double z = in.block_bytes / v.segments;
+    const double cpu = combine(in, z);
+    return cost::pipelined_ns(peers(in), 1, 1, z, cpu, in.neighbour) +
+           double(v.segments - 1) * slowest_neighbour(in).stage_ns(z, 1, cpu);
 }
 
 double binary_tree(const CostInput &in, Variant v)
 {
-    const double s = in.block_bytes;
-    // Two children's segments per stage.
-    const double stages = v.segments + steps(in);
-    return cost::binary_pipeline_ns(in.nranks, s, s / v.segments, in.link) +
-           combine(in, 2 * stages * s / v.segments);
+    // floor(log2 P) hops of two children's segments each.
+    const double z = in.block_bytes / v.segments;
+    const double hops = std::max(steps(in) - 1, 1.0);
+    return in.nranks <= 1 ? 0
+                          : cost::pipelined_ns(hops, 2, v.segments, z,
+                                               combine(in, 2 * z), in.link);
 }
 
 int chain_segments(const CostInput &in)
@@ -119,9 +164,13 @@ int two_tree_segments(const CostInput &in)
 
 double ordered_reduce(const CostInput &in, Variant v)
 {
-    // Two trees of half the ranks at most, then one message.
-    return knomial(in, v) + in.link.message_ns(in.block_bytes) +
-           combine(in, in.block_bytes);
+    // Two trees of half the ranks at most, side by side, then one message.
+    CostInput half = in;
+    half.nranks = (in.nranks + 1) / 2;
+    return knomial(half, v) + (in.nranks > 1
+                                   ? in.link.message_ns(in.block_bytes) +
+                                         combine(in, in.block_bytes)
+                                   : 0);
 }
 
 double rabenseifner_reduce(const CostInput &in, Variant)
@@ -168,9 +217,9 @@ double recursive_k(const CostInput &in, Variant v)
 
 double ring_allreduce(const CostInput &in, Variant)
 {
-    const double p = double(std::max<int64_t>(in.nranks, 1));
-    return cost::ring_allreduce_ns(in.nranks, in.block_bytes, in.neighbour) +
-           combine(in, (p - 1) / p * in.block_bytes);
+    // P-1 reduce-scatter steps, then P-1 allgather steps, of s/P each.
+    const double b = in.block_bytes / double(std::max<int64_t>(in.nranks, 1));
+    return peers(in) * (ring_step(in, b, combine(in, b)) + ring_step(in, b, 0));
 }
 
 double rabenseifner_allreduce(const CostInput &in, Variant)
@@ -188,8 +237,8 @@ double dissemination(const CostInput &in, Variant v)
 double ring_exchange(const CostInput &in, Variant)
 {
     // Reduce-scatter: each step combines one block.
-    return peers(in) * (in.neighbour.message_ns(in.block_bytes) +
-                        combine(in, in.block_bytes));
+    return peers(in) *
+           ring_step(in, in.block_bytes, combine(in, in.block_bytes));
 }
 
 double bruck_allgather(const CostInput &in, Variant)

@@ -242,7 +242,7 @@ void add_exchanges(Table &t)
                      rs = Collective::kReduceScatter;
     t.add(ag, "linear", "every rank sends its block to every rank", always,
           build_direct);
-    t.costed(k::linear);
+    t.costed(k::direct_exchange);
     t.add(ag, "ring", "ring, P-1 steps", always, build_ring);
     t.costed(k::ring_exchange);
     // Bruck before recursive doubling: equal costs at powers of two keep
@@ -266,10 +266,10 @@ void add_exchanges(Table &t)
           has_full_levels, build_hier_allgather);
     t.add(aa, "linear", "every rank sends every block at once", always,
           build_direct);
-    t.costed(k::linear);
+    t.costed(k::direct_exchange);
     t.add(aa, "pairwise", "P-1 steps, step t exchanges with r+t and r-t",
           always, build_pairwise_alltoall);
-    t.costed(k::linear);
+    t.costed(k::direct_exchange);
     t.add(aa, "bruck", "Bruck, ceil(log2 P) steps", always, build_bruck);
     t.costed(k::bruck_alltoall);
     t.add(aa, "hierarchical",
@@ -277,7 +277,7 @@ void add_exchanges(Table &t)
           has_full_levels, build_hier_alltoall);
     t.add(rs, "linear", "every rank sends block b to rank b", always,
           build_direct);
-    t.costed(k::linear);
+    t.costed(k::direct_exchange);
     t.add(rs, "ring", "ring, P-1 steps", always, build_ring);
     t.costed(k::ring_exchange);
     t.add(rs, "recursive_halving",

@@ -115,7 +115,9 @@ struct CostInput {
     int64_t nranks = 1;
     double block_bytes = 0;    // one rank's block (0 for barrier)
     cost::AlphaBeta link;      // any pair (beta shared where all ranks talk)
-    cost::AlphaBeta neighbour; // the r -> r+1 links (ring, chain)
+    cost::AlphaBeta neighbour; // the r -> r+1 links (ring, chain): means
+    // The slowest r -> r+1 link's beta: a pipeline's pace (chain).
+    double neighbour_slowest_ns_per_byte = 0;
     // Ranks of a host sharing its NIC. `link` already shares it in the
     // collectives where every rank talks at once; a rooted algorithm whose
     // ranks all talk at once (Rabenseifner, two trees, scatter-allgather)

@@ -13,7 +13,7 @@ namespace ucg::cost {
 
 AlphaBeta alpha_beta(const topology::LinkCost &link)
 {
-    return {link.alpha_ns(), link.ns_per_byte};
+    return {link.alpha_ns(), link.ns_per_byte, link.overhead_ns, link.gap_ns};
 }
 
 int knomial_rounds(int64_t nranks, int radix)
@@ -37,14 +37,23 @@ int64_t largest_power(int64_t nranks, int radix)
 
 double flat_bcast_ns(int64_t nranks, double bytes, const AlphaBeta &ab)
 {
-    return double(std::max<int64_t>(nranks - 1, 0)) * ab.message_ns(bytes);
+    return ab.fan_ns(double(std::max<int64_t>(nranks - 1, 0)), bytes);
 }
 
 double knomial_bcast_ns(int64_t nranks, int radix, double bytes,
                         const AlphaBeta &ab)
 {
-    return knomial_rounds(nranks, radix) * double(radix - 1) *
-           ab.message_ns(bytes);
+    // The root's rounds, widest subtree first: at distance d it has
+    // min(k-1, ceil(P/d)-1) children; its last child of each round is the
+    // start of the next round's longest path.
+    const int64_t k = std::max(radix, 2);
+    double t = 0;
+    for (int64_t d = largest_power(std::max<int64_t>(nranks - 1, 1), k);
+         nranks > 1 && d >= 1; d /= k) {
+        const int64_t children = std::min(k - 1, (nranks + d - 1) / d - 1);
+        t += ab.fan_ns(double(children), bytes);
+    }
+    return t;
 }
 
 double chain_pipeline_ns(int64_t nranks, double bytes, double segment_bytes,
@@ -97,6 +106,17 @@ int pipeline_segments(int64_t nranks, double bytes, const AlphaBeta &ab,
     return int(std::clamp(c, 1.0, double(max_segments)));
 }
 
+double pipelined_ns(double hops, int sends, int chunks, double chunk_bytes,
+                    double cpu_ns, const AlphaBeta &ab)
+{
+    if (hops <= 0) {
+        return 0;
+    }
+    return hops * (ab.fan_ns(sends, chunk_bytes) + cpu_ns) +
+           double(std::max(chunks, 1) - 1) *
+               ab.stage_ns(chunk_bytes, sends, cpu_ns);
+}
+
 double binary_pipeline_ns(int64_t nranks, double bytes, double segment_bytes,
                           const AlphaBeta &ab)
 {
@@ -134,7 +154,7 @@ double recursive_k_allreduce_ns(int64_t nranks, int radix, double bytes,
     // A round's k-1 messages into one rank queue at its port: the last
     // lands (k-2) beta s after the sender's k-1 sends.
     const double sb = bytes * ab.beta_ns_per_byte;
-    double t = rounds * (double(k - 1) * ab.alpha_ns + double(2 * k - 3) * sb);
+    double t = rounds * (ab.fan_ns(k - 1, bytes) + double(k - 2) * sb);
     if (pk < nranks) {
         const double f = double(folds_per_rank(nranks, pk));
         // The folded bytes queue at the receiver's port ahead of the
@@ -221,8 +241,11 @@ double two_tree_bcast_ns(int64_t nranks, double bytes, int segments,
     }
     const int chunks = std::max(segments, 1);
     const int depth = int(std::bit_width(uint64_t(nranks - 1))) - 1;
-    const int steps = std::max(chunks + 2 * depth - 1, chunks);
-    return double(steps) * ab.message_ns(bytes / chunks);
+    // The first chunk's 2 depth hops (at least one), then a step per
+    // further chunk at the pace of a rank's port or CPU.
+    const double z = bytes / chunks;
+    return double(std::max(2 * depth, 1)) * ab.message_ns(z) +
+           double(chunks - 1) * ab.stage_ns(z, 1, 0);
 }
 
 double logp_message_ns(const LogGP &p)

@@ -6,19 +6,56 @@
 
 #include "topology/topology.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
 namespace ucg::cost {
 
-/// T(m) = alpha + beta * m for one message of m bytes.
+/// T(m) = alpha + beta * m for one message of m bytes, and where the link's
+/// LogGP parts are known (alpha_beta(link): alpha = L + 2o) what a rank
+/// pays to send or take one more message, as the simulator charges it.
+/// Without them (gap_ns < 0) every message costs a whole alpha.
 struct AlphaBeta {
     double alpha_ns = 0;
     double beta_ns_per_byte = 0;
+    double overhead_ns = 0; ///< o: CPU per message at each end
+    double gap_ns = -1;     ///< g: port time per message; < 0: unknown
 
     double message_ns(double bytes) const
     {
         return alpha_ns + beta_ns_per_byte * bytes;
+    }
+    /// Between two back-to-back sends of one rank: max(o, g + beta m).
+    double issue_ns(double bytes) const
+    {
+        return gap_ns < 0
+                   ? message_ns(bytes)
+                   : std::max(overhead_ns, gap_ns + beta_ns_per_byte * bytes);
+    }
+    /// j messages of m bytes from one rank (or into one): the last lands
+    /// one message time after the first issue plus j-1 more issues.
+    double fan_ns(double j, double bytes) const
+    {
+        return j <= 0 ? 0 : message_ns(bytes) + (j - 1) * issue_ns(bytes);
+    }
+    /// A pipeline's steady stage at a rank that takes one chunk of m bytes
+    /// and passes `sends` copies on, spending `cpu_ns` on it besides the
+    /// overheads (its combine): the busier of its port and its CPU.
+    double stage_ns(double bytes, int sends, double cpu_ns) const
+    {
+        if (gap_ns < 0) {
+            return sends * message_ns(bytes) + cpu_ns;
+        }
+        return std::max(sends * (gap_ns + beta_ns_per_byte * bytes),
+                        (sends + 1) * overhead_ns + cpu_ns);
+    }
+    /// The same link with another per-byte cost (a shared NIC).
+    AlphaBeta with_beta(double beta) const
+    {
+        AlphaBeta ab = *this;
+        ab.beta_ns_per_byte = beta;
+        return ab;
     }
 };
 
@@ -66,6 +103,14 @@ double optimal_segment_bytes(int64_t nranks, double bytes, const AlphaBeta &ab);
 /// seed 002's 1,008,964 is this, 1,008,964.27 ns, to the nearest unit.
 double chain_pipeline_optimal_ns(int64_t nranks, double bytes,
                                  const AlphaBeta &ab);
+
+/// A pipeline of `chunks` chunks of z bytes through `hops` hops, each rank
+/// passing every chunk on to `sends` others and spending `cpu_ns` on it
+/// (its combine): the first chunk's fill, hops (fan(sends) + cpu), then
+/// a steady stage per further chunk (AlphaBeta::stage_ns). Without LogGP
+/// parts this is (hops + chunks - 1) (sends (alpha + beta z) + cpu).
+double pipelined_ns(double hops, int sends, int chunks, double chunk_bytes,
+                    double cpu_ns, const AlphaBeta &ab);
 
 /// Pipelined binary tree: (s/z + ceil(log2 P) - 2) 2 (alpha + beta z).
 double binary_pipeline_ns(int64_t nranks, double bytes, double segment_bytes,

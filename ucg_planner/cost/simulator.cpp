@@ -78,6 +78,14 @@ void Sim::on_land(int msg, double t)
     const Msg &mm = msgs_[size_t(msg)];
     const int from = rank_of_[size_t(mm.send)], to = mm.to;
     const double m = bytes_[size_t(mm.send)];
+    const plan::Op &recv =
+        op_at(plan_, rank_of_[size_t(mm.recv)], index_of_[size_t(mm.recv)]);
+    if (recv.kind == OpKind::kIncastRecvReduce) {
+        // Each sender wrote its own slot; the root reads the slots as it
+        // combines them (reduce_ns_per_byte), not through a port.
+        push(t, kDeliver, msg);
+        return;
+    }
     double &port = host(from) != host(to) ? nic_rx_[size_t(host(to))]
                                           : port_rx_[size_t(to)];
     double d = std::max(t, port + m * link(from, to).ns_per_byte);

@@ -38,7 +38,10 @@ namespace ucg::cost {
  *              deps are done and all its messages delivered, the CPU is busy
  *              o per message (+ reduce_ns_per_byte * m for reductions).
  *   bcast-send one injection for all peers (shm write or mcast); incast
- *              sends are sends; incast receives receive each peer.
+ *              sends are sends; incast receives receive each peer, but an
+ *              incast reduce takes no port time: the senders wrote their
+ *              slots, the root reads them while it combines (its o per
+ *              peer and reduce_ns_per_byte per byte).
  *   copy/reduce CPU busy m * copy_ns_per_byte (or reduce_ns_per_byte).
  *   uplinks    when uplink_ns_per_byte > 0, a message between switches also
  *              holds the sender's switch uplink and the receiver's switch

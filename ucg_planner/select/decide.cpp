@@ -24,8 +24,11 @@ constexpr double kMinChunkBytes = 256;
 cost::AlphaBeta channel_cost(const algorithms::ChannelLimits &ch,
                              const cost::AlphaBeta &link)
 {
-    return {ch.alpha_ns > 0 ? ch.alpha_ns : link.alpha_ns,
-            ch.ns_per_byte > 0 ? ch.ns_per_byte : link.beta_ns_per_byte};
+    cost::AlphaBeta ab = link;
+    ab.alpha_ns = ch.alpha_ns > 0 ? ch.alpha_ns : link.alpha_ns;
+    ab.beta_ns_per_byte =
+        ch.ns_per_byte > 0 ? ch.ns_per_byte : link.beta_ns_per_byte;
+    return ab;
 }
 
 std::vector<LevelInfo>
@@ -125,14 +128,11 @@ Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
                 bool top_rk, const Rule *forced, const std::string &why)
 {
     // Up the tree every message a combining rank receives is then reduced
-    // by that rank (gamma per byte). The shm incast's root combines the
-    // slots while the senders write the next chunk: its channel cost.
-    const cost::AlphaBeta combine{li.ab.alpha_ns, li.ab.beta_ns_per_byte +
-                                                      li.reduce_ns_per_byte};
+    // by that rank (gamma per byte, shape_cost).
     auto eval = [&](Shape s, int k) {
         const bool shm = s == Shape::kShm;
         ShapeCost u =
-            up ? shape_cost(s, k, li.max_group, b, shm ? li.shm_up : combine,
+            up ? shape_cost(s, k, li.max_group, b, shm ? li.shm_up : li.ab,
                             true, li.reduce_ns_per_byte)
                : ShapeCost{};
         ShapeCost d = down ? shape_cost(s, k, li.max_group, b,
@@ -196,8 +196,10 @@ double gather_level_ns(const LevelInfo &li, int k, double held)
 /// one message's latency, every byte into the leader once.
 double incast_level_ns(const LevelInfo &li, double held)
 {
+    // The leader takes each member's slot: an overhead per further one.
     return li.shm_up.alpha_ns +
-           double(li.max_group - 1) * held * li.shm_up.beta_ns_per_byte;
+           double(li.max_group - 1) * held * li.shm_up.beta_ns_per_byte +
+           double(std::max(li.max_group - 2, 0)) * li.shm_up.overhead_ns;
 }
 
 /// A gather/scatter level's choice: radix (>= n: linear), or shm.
@@ -235,7 +237,8 @@ Result<GatherPick> pick_gather_level(const LevelInfo &li, const Rule *r,
             best = {k, false, gather_level_ns(li, k, held)};
         }
     }
-    if (shm && incast_level_ns(li, held) < best.ns) {
+    // On a tie the incast: one op per member, no tree of messages.
+    if (shm && incast_level_ns(li, held) <= best.ns) {
         best = {2, true, incast_level_ns(li, held)};
     }
     return best;
@@ -346,7 +349,12 @@ double exchange_extra_ns(Collective c, const std::vector<LevelInfo> &infos,
     case Collective::kAlltoall:
         // Every rank also stages its P blocks through scratch, in and out
         // (hier_exchange.cpp), which a flat exchange does not.
-        return 2 * edges + (n - 1) * (ab_top + g * g * m * beta) +
+        // The leaders' direct exchange of g^2 m each way: one message,
+        // then one more per port or CPU turn (as a flat direct exchange).
+        return 2 * edges +
+               (n > 1 ? t.ab.message_ns(g * g * m) +
+                            (n - 2) * t.ab.stage_ns(g * g * m, 1, 0)
+                      : 0) +
                2 * p * m * t.copy_ns_per_byte;
     default:
         return 0;
@@ -381,6 +389,8 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
     // The exchanges bcast (allgather) or reduce (reduce_scatter) all P
     // blocks through the levels; alltoall moves them by gather edges
     // only (exchange_extra_ns).
+    // The top level's leaders run the exchange itself, which
+    // exchange_extra_ns prices: only the levels below move all P blocks.
     const bool exchange = c == Collective::kAllgather ||
                           c == Collective::kAlltoall ||
                           c == Collective::kReduceScatter;
@@ -413,6 +423,9 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
             bool top = l + 1 == infos.size();
             picks.push_back(
                 pick_level(infos[l], b, nc, up, down, top && rk_top, r, why));
+            if (exchange && top) {
+                continue; // the top leaders exchange (exchange_extra_ns)
+            }
             lat += picks.back().cost.latency_ns;
             stage = std::max(stage, picks.back().cost.stage_ns);
         }

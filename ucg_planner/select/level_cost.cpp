@@ -17,30 +17,40 @@ ShapeCost shape_cost(Shape shape, int radix, int64_t n, double chunk_bytes,
     if (n <= 1) {
         return {};
     }
-    const double m = ab.message_ns(chunk_bytes);
+    const double b = chunk_bytes;
+    const double m = ab.message_ns(b);
     const double peers = double(n - 1);
+    const double gamma = std::max(combine_ns_per_byte, 0.0);
+    // Up the tree a rank combines each chunk it takes (gamma per byte):
+    // on the path after each arrival, and on its CPU beside its port.
+    const double c = reduce ? b * gamma : 0;
     switch (shape) {
     case Shape::kLinear:
-        return {peers * m, peers * m};
+        return {ab.fan_ns(peers, b) + c, ab.stage_ns(b, int(n - 1), peers * c)};
     case Shape::kKnomial: {
-        double t = cost::knomial_bcast_ns(n, radix, chunk_bytes, ab);
-        return {t, t};
+        // The root sends (or takes) k-1 per round, every round, for each
+        // chunk.
+        const int rounds = cost::knomial_rounds(n, radix);
+        const int fan = int(std::min<int64_t>(radix, n)) - 1;
+        return {cost::knomial_bcast_ns(n, radix, b, ab) + rounds * c,
+                ab.stage_ns(b, rounds * fan, rounds * fan * c)};
     }
     case Shape::kChain:
-        return {peers * m, m};
+        return {peers * (m + c), ab.stage_ns(b, 1, c)};
     case Shape::kBinary: {
         int depth = cost::knomial_rounds(n + 1, 2) - 1;
-        return {std::max(depth, 1) * 2 * m, 2 * m};
+        return {std::max(depth, 1) * (ab.fan_ns(2, b) + 2 * c),
+                ab.stage_ns(b, 2, 2 * c)};
     }
     case Shape::kShm:
         if (reduce) {
-            // The senders copy into their slots at once; the root
-            // combines the n-1 slots (gamma each) as they fill.
-            const double t =
-                m + peers * chunk_bytes * std::max(combine_ns_per_byte, 0.0);
-            return {t, t};
+            // The senders write their slots at once; the root takes the
+            // n-1 slots (o each) and combines them (gamma per byte).
+            const double root = peers * (ab.overhead_ns + b * gamma);
+            const double t = m - ab.overhead_ns + root;
+            return {t, std::max(ab.stage_ns(b, 1, 0), root)};
         }
-        return {m, m};
+        return {m, ab.stage_ns(b, 1, 0)};
     case Shape::kMcast:
         break;
     }
@@ -53,18 +63,26 @@ ShapeCost shape_cost(Shape shape, int radix, int64_t n, double chunk_bytes,
 algorithms::CostInput cost_input(Collective c, int64_t p, double s,
                                  const AlphaBeta &link, int ranks_per_nic,
                                  const AlphaBeta *neighbour,
-                                 double reduce_ns_per_byte)
+                                 double reduce_ns_per_byte,
+                                 double slowest_neighbour_beta)
 {
     const bool all_talk =
         c == Collective::kAllreduce || c == Collective::kAllgather ||
-        c == Collective::kAlltoall || c == Collective::kReduceScatter;
+        c == Collective::kAlltoall || c == Collective::kReduceScatter ||
+        c == Collective::kBarrier;
     algorithms::CostInput in;
     in.nranks = p;
     // A barrier moves no data, whatever the request's size.
     in.block_bytes = c == Collective::kBarrier ? 0 : s;
-    in.link = {link.alpha_ns, link.beta_ns_per_byte *
-                                  (all_talk ? std::max(ranks_per_nic, 1) : 1)};
+    // Where every rank talks at once the host's ranks queue at its NIC:
+    // each message holds it ranks_per_nic times as long (gap and bytes).
+    const int share = all_talk ? std::max(ranks_per_nic, 1) : 1;
+    in.link = link.with_beta(link.beta_ns_per_byte * share);
+    if (in.link.gap_ns >= 0) {
+        in.link.gap_ns *= share;
+    }
     in.neighbour = neighbour ? *neighbour : in.link;
+    in.neighbour_slowest_ns_per_byte = slowest_neighbour_beta;
     in.ranks_per_nic = all_talk ? 1 : std::max(ranks_per_nic, 1);
     in.reduce_ns_per_byte = plan::has_operator(c) ? reduce_ns_per_byte : 0;
     return in;
@@ -73,10 +91,12 @@ algorithms::CostInput cost_input(Collective c, int64_t p, double s,
 std::vector<FlatCost> flat_costs(Collective c, int64_t p, double s,
                                  const AlphaBeta &link, int ranks_per_nic,
                                  const AlphaBeta *neighbour,
-                                 double reduce_ns_per_byte)
+                                 double reduce_ns_per_byte,
+                                 double slowest_neighbour_beta)
 {
     const algorithms::CostInput in =
-        cost_input(c, p, s, link, ranks_per_nic, neighbour, reduce_ns_per_byte);
+        cost_input(c, p, s, link, ranks_per_nic, neighbour, reduce_ns_per_byte,
+                   slowest_neighbour_beta);
     std::vector<FlatCost> out;
     for (const algorithms::Algorithm &a : algorithms::registry()) {
         if (a.collective != c || !a.cost) {

@@ -190,10 +190,12 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     if (topo_.num_hosts() == 1) {
         ppn = 1;
     }
-    // Ring and chain only use the links r -> r+1: mean alpha, and the
-    // slowest beta, shared by the host's ranks whose successor is remote.
+    // Ring and chain only use the links r -> r+1, shared by the host's
+    // ranks whose successor is remote. A ring's steps wait on each other
+    // all around the ring: the links' means; a chain's segments follow at
+    // the slowest link's pace.
     std::vector<int> remote_next(size_t(topo_.num_hosts()), 0);
-    double alpha_sum = 0, beta_max = 0;
+    double alpha_sum = 0, beta_sum = 0, beta_max = 0, o_sum = 0, g_sum = 0;
     for (int r = 0; r < p; ++r) {
         remote_next[size_t(topo_.host_of(r))] +=
             topo_.host_of(r) != topo_.host_of((r + 1) % p);
@@ -202,15 +204,19 @@ Result<Decision> Selector::select_with(const RuleSet &user,
         const int q = (r + 1) % p;
         const topology::LinkCost &l = topo_.link(r, q);
         alpha_sum += l.alpha_ns();
+        o_sum += l.overhead_ns;
+        g_sum += l.gap_ns;
         const int share = topo_.host_of(r) != topo_.host_of(q)
                               ? remote_next[size_t(topo_.host_of(r))]
                               : 1;
         beta_max = std::max(beta_max, l.ns_per_byte * share);
+        beta_sum += l.ns_per_byte * share;
     }
-    const cost::AlphaBeta neighbour{alpha_sum / p, beta_max};
+    const cost::AlphaBeta neighbour{alpha_sum / p, beta_sum / p, o_sum / p,
+                                    g_sum / p};
     for (const FlatCost &f :
          flat_costs(opts.collective, p, double(opts.bytes), world, ppn,
-                    &neighbour, opts.reduce_ns_per_byte)) {
+                    &neighbour, opts.reduce_ns_per_byte, beta_max)) {
         d.flat.push_back({f.algorithm, f.radix, f.segments, f.ns, "flat"});
     }
     std::stable_sort(d.flat.begin(), d.flat.end(),
@@ -284,7 +290,7 @@ Result<Decision> Selector::select_with(const RuleSet &user,
                         rule->segment_bytes > 0)) {
             d.chosen.predicted_ns = a->cost(
                 cost_input(opts.collective, p, double(opts.bytes), world, ppn,
-                           &neighbour, opts.reduce_ns_per_byte),
+                           &neighbour, opts.reduce_ns_per_byte, beta_max),
                 {d.chosen.radix, d.chosen.segments});
         }
     }

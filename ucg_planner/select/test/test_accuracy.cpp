@@ -2,10 +2,11 @@
 // Issue 12, "right in its choices": over collectives x sizes x the
 // synthetic topologies the tests use, the default choice simulates within
 // 10% of the best registered alternative (the hierarchical plan and every
-// costed flat variant, each forced by a rule and simulated). Cases that
-// miss are listed below with their measured ratio, so that a regression
-// (a new miss, or a listed miss getting worse) fails. UCG_SWEEP_PRINT=1
-// prints the table of docs/decisions/0011-selection-accuracy.md.
+// costed flat variant, each forced by a rule and simulated), and its
+// prediction is within 25% of its simulation. The alternatives'
+// predictions are counted: no more may miss 25% than measured today.
+// UCG_SWEEP_PRINT=1 prints the table of docs/decisions/0013 (chosen /
+// best, predicted / simulated); UCG_SWEEP_ALL=1 each alternative.
 #include "cost/simulator.h"
 #include "select/selector.h"
 #include "topology/synthetic.h"
@@ -24,39 +25,24 @@ using plan::Collective;
 
 namespace {
 
-struct Known {
+// Predictions (the cost model's, not the simulator's) outside 25% of
+// their simulation: the chosen plan's, with its measured ratio + 0.01,
+// and how many of the alternatives' (forced, each simulated) may be. The
+// alternatives that miss (a bound per machine, below) are mostly flat
+// plans on nodes=8,ppn=8, priced as if every message crossed hosts
+// (docs/decisions/0013).
+struct KnownPrediction {
     const char *key;  ///< "collective size topology"
-    double max_ratio; ///< chosen / best, measured (rounded up)
+    double max_ratio; ///< predicted / simulated, measured (rounded up)
+};
+const KnownPrediction kKnownPredictionMisses[] = {
+    {"reduce_scatter 8 nodes=8,ppn=8", 1.27},
 };
 
-// Cases whose default is not yet within 10% of the best alternative:
-// the measured chosen/best ratio + 0.02 (docs/decisions/0011). Most are
-// 8 B cases where the model prices a hierarchical or log-step plan
-// above linear on 8 ranks, and reduce_scatter where the hierarchical
-// reduction of P blocks is over-predicted.
-const Known kKnownMisses[] = {
-    {"reduce 64k nodes=1,ppn=8", 1.13},
-    {"allreduce 8 nodes=1,ppn=8", 1.26},
-    {"allreduce 64k nodes=1,ppn=8", 1.78},
-    {"reduce_scatter 64k nodes=1,ppn=8", 1.15},
-    {"reduce_scatter 1m nodes=1,ppn=8", 1.44},
-    {"reduce_scatter 16m nodes=1,ppn=8", 1.57},
-    {"barrier 8 nodes=1,ppn=8", 1.26},
-    {"bcast 8 nodes=8,ppn=1", 1.72},
-    {"reduce 8 nodes=8,ppn=1", 1.93},
-    {"allgather 8 nodes=8,ppn=1", 1.72},
-    {"alltoall 8 nodes=8,ppn=1", 1.72},
-    {"reduce_scatter 8 nodes=8,ppn=1", 1.72},
-    {"reduce_scatter 64k nodes=8,ppn=1", 1.18},
-    {"reduce_scatter 1m nodes=8,ppn=1", 1.18},
-    {"reduce_scatter 16m nodes=8,ppn=1", 1.31},
-    {"bcast 8 nodes=8,ppn=8", 1.38},
-    {"reduce 8 nodes=8,ppn=8", 1.67},
-    {"allgather 8 nodes=8,ppn=8", 1.43},
-    {"allgather 1m nodes=8,ppn=8", 1.12},
-    {"allgather 16m nodes=8,ppn=8", 1.13},
-    {"alltoall 8 nodes=8,ppn=8", 1.77},
-};
+bool within(double ratio, double lo, double hi)
+{
+    return ratio >= lo && ratio <= hi;
+}
 
 double simulate_ns(const topology::Topology &t, const Decision &d)
 {
@@ -89,8 +75,10 @@ std::string size_name(uint64_t b)
                              : std::to_string(b);
 }
 
-void sweep(const std::string &text, const std::vector<uint64_t> &sizes)
+void sweep(const std::string &text, const std::vector<uint64_t> &sizes,
+           int max_alternative_misses = -1)
 {
+    int alternative_misses = 0;
     const bool print = std::getenv("UCG_SWEEP_PRINT") != nullptr;
     const Collective colls[] = {
         Collective::kBcast,     Collective::kReduce,
@@ -131,6 +119,13 @@ void sweep(const std::string &text, const std::vector<uint64_t> &sizes)
                         continue;
                     }
                     const double s = simulate_ns(t, *alt);
+                    const double alt_pred = alt->chosen.predicted_ns / s;
+                    alternative_misses += !within(alt_pred, 0.75, 1.25);
+                    if (std::getenv("UCG_SWEEP_ALL") != nullptr) {
+                        std::printf("ALT | %s | %s | %.1f | %.2f |\n",
+                                    key.c_str(), a.c_str(), s / 1000,
+                                    alt->chosen.predicted_ns / s);
+                    }
                     if (s < best) {
                         best = s;
                         best_name = a;
@@ -145,15 +140,21 @@ void sweep(const std::string &text, const std::vector<uint64_t> &sizes)
                                 chosen / 1000, best_name.c_str(), best / 1000,
                                 ratio, pred);
                 }
-                double limit = 1.10;
-                for (const Known &k : kKnownMisses) {
+                CHECK(ratio <= 1.10);
+                double hi = 1.25;
+                for (const KnownPrediction &k : kKnownPredictionMisses) {
                     if (key == k.key) {
-                        limit = k.max_ratio;
+                        hi = k.max_ratio;
                     }
                 }
-                CHECK(ratio <= limit);
+                INFO("predicted / simulated " << pred);
+                CHECK(within(pred, 0.75, hi));
             }
         }
+    }
+    if (max_alternative_misses >= 0) {
+        INFO("alternatives' predictions outside 25% on " << text);
+        CHECK(alternative_misses <= max_alternative_misses);
     }
 }
 
@@ -162,19 +163,22 @@ void sweep(const std::string &text, const std::vector<uint64_t> &sizes)
 // The 100- and 256-rank machines take minutes to simulate every variant
 // (O(P^2) exchanges), 16 MiB on 64 ranks 10 s: UCG_SWEEP_TOPO (and
 // UCG_SWEEP_PRINT) sweep one machine by hand.
-TEST_CASE("default within 10% of the best: one host of 8", "[accuracy]")
+TEST_CASE("chosen within 10% of the best, predicted within 25%: one host of 8",
+          "[accuracy]")
 {
-    sweep("nodes=1,ppn=8", {8, 64 << 10, 1 << 20, 16 << 20});
+    sweep("nodes=1,ppn=8", {8, 64 << 10, 1 << 20, 16 << 20}, 13);
 }
 
-TEST_CASE("default within 10% of the best: 8 hosts of 1", "[accuracy]")
+TEST_CASE("chosen within 10% of the best, predicted within 25%: 8 hosts of 1",
+          "[accuracy]")
 {
-    sweep("nodes=8,ppn=1", {8, 64 << 10, 1 << 20, 16 << 20});
+    sweep("nodes=8,ppn=1", {8, 64 << 10, 1 << 20, 16 << 20}, 13);
 }
 
-TEST_CASE("default within 10% of the best: 8 hosts of 8", "[accuracy]")
+TEST_CASE("chosen within 10% of the best, predicted within 25%: 8 hosts of 8",
+          "[accuracy]")
 {
-    sweep("nodes=8,ppn=8", {8, 64 << 10, 1 << 20});
+    sweep("nodes=8,ppn=8", {8, 64 << 10, 1 << 20}, 69);
 }
 
 TEST_CASE("default within 10% of the best: one machine by hand", "[.sweep]")
