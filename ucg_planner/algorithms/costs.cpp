@@ -12,12 +12,35 @@ namespace {
 
 constexpr int kMaxSegments = 256;
 
-// The link with its NIC shared by the host's ranks (rooted collectives
-// whose ranks all talk at once).
+// The link with its NIC shared by the host's ranks, for the algorithms
+// whose ranks all talk at once: each message holds the NIC
+// ranks_per_nic times as long (gap and bytes).
 cost::AlphaBeta shared(const CostInput &in)
 {
-    return in.link.with_beta(in.link.beta_ns_per_byte *
-                             std::max(in.ranks_per_nic, 1));
+    const int share = std::max(in.ranks_per_nic, 1);
+    cost::AlphaBeta ab = in.link.with_beta(in.link.beta_ns_per_byte * share);
+    if (ab.gap_ns >= 0) {
+        ab.gap_ns *= share;
+    }
+    return ab;
+}
+
+// Where a host's ranks all send at once, the last waits once behind the
+// others' gaps at the NIC; after that they stay staggered (the bytes of
+// every round still queue: shared()).
+double nic_queue(const CostInput &in)
+{
+    return in.link.gap_ns > 0 && in.ranks_per_nic > 1
+               ? double(in.ranks_per_nic - 1) * in.link.gap_ns
+               : 0;
+}
+
+// `far` between hosts, and the host's own link for the steps among the
+// consecutive ranks of one host (CostInput::local_ranks).
+cost::Links links(const CostInput &in, const cost::AlphaBeta &far)
+{
+    return in.local_ranks > 1 ? cost::Links(far, in.local, in.local_ranks)
+                              : cost::Links(far);
 }
 
 double steps(const CostInput &in)
@@ -70,6 +93,15 @@ cost::AlphaBeta fan_in(const CostInput &in, double c)
     return ab;
 }
 
+cost::Links fan_in_links(const CostInput &in, double c)
+{
+    cost::Links l = links(in, fan_in(in, c));
+    if (l.near.gap_ns >= 0 && in.local_ranks > 1) {
+        l.near.overhead_ns += c;
+    }
+    return l;
+}
+
 } // namespace
 
 double direct_exchange(const CostInput &in, Variant)
@@ -82,9 +114,10 @@ double direct_exchange(const CostInput &in, Variant)
     }
     // The combine holds the CPU while the port could send: it adds.
     const double s = in.block_bytes;
-    return in.link.message_ns(s) + combine(in, s) +
+    const cost::AlphaBeta ab = shared(in);
+    return nic_queue(in) + ab.message_ns(s) + combine(in, s) +
            std::max(peers(in) - 1, 0.0) *
-               (in.link.stage_ns(s, 1, 0) + combine(in, s));
+               (ab.stage_ns(s, 1, 0) + combine(in, s));
 }
 
 double linear(const CostInput &in, Variant)
@@ -99,7 +132,7 @@ double knomial(const CostInput &in, Variant v)
 {
     const double c = combine(in, in.block_bytes);
     return cost::knomial_bcast_ns(in.nranks, v.radix, in.block_bytes,
-                                  fan_in(in, c)) +
+                                  fan_in_links(in, c)) +
            cost::knomial_rounds(in.nranks, v.radix) * c;
 }
 
@@ -119,9 +152,12 @@ double binary_tree(const CostInput &in, Variant v)
     // floor(log2 P) hops of two children's segments each.
     const double z = in.block_bytes / v.segments;
     const double hops = std::max(steps(in) - 1, 1.0);
-    return in.nranks <= 1 ? 0
-                          : cost::pipelined_ns(hops, 2, v.segments, z,
-                                               combine(in, 2 * z), in.link);
+    // Once the pipeline is full every rank forwards at once: the host's
+    // ranks share its NIC.
+    return in.nranks <= 1
+               ? 0
+               : cost::pipelined_ns(hops, 2, v.segments, z, combine(in, 2 * z),
+                                    v.segments > 1 ? shared(in) : in.link);
 }
 
 int chain_segments(const CostInput &in)
@@ -177,13 +213,16 @@ double rabenseifner_reduce(const CostInput &in, Variant)
 {
     // Halving combines (P-1)/P of a block at each rank.
     const double p = double(std::max<int64_t>(in.nranks, 1));
-    return cost::rabenseifner_reduce_ns(in.nranks, in.block_bytes, shared(in)) +
+    return nic_queue(in) +
+           cost::rabenseifner_reduce_ns(in.nranks, in.block_bytes,
+                                        links(in, shared(in))) +
            combine(in, (p - 1) / p * in.block_bytes);
 }
 
 double binomial_gather(const CostInput &in, Variant)
 {
-    return cost::binomial_gather_ns(in.nranks, in.block_bytes, in.link);
+    return cost::binomial_gather_ns(in.nranks, in.block_bytes,
+                                    links(in, in.link));
 }
 
 double twice_linear(const CostInput &in, Variant v)
@@ -210,8 +249,9 @@ double recursive_k(const CostInput &in, Variant v)
 {
     // k-1 blocks per round, and the fold's one.
     const double rounds = cost::knomial_rounds(in.nranks, v.radix);
-    return cost::recursive_k_allreduce_ns(in.nranks, v.radix, in.block_bytes,
-                                          in.link) +
+    return nic_queue(in) +
+           cost::recursive_k_allreduce_ns(in.nranks, v.radix, in.block_bytes,
+                                          links(in, shared(in))) +
            combine(in, (rounds * (v.radix - 1) + 1) * in.block_bytes);
 }
 
@@ -225,13 +265,24 @@ double ring_allreduce(const CostInput &in, Variant)
 double rabenseifner_allreduce(const CostInput &in, Variant)
 {
     const double p = double(std::max<int64_t>(in.nranks, 1));
-    return cost::rabenseifner_allreduce_ns(in.nranks, in.block_bytes, in.link) +
+    return nic_queue(in) +
+           cost::rabenseifner_allreduce_ns(in.nranks, in.block_bytes,
+                                           links(in, shared(in))) +
            combine(in, (p - 1) / p * in.block_bytes);
 }
 
 double dissemination(const CostInput &in, Variant v)
 {
-    return cost::knomial_bcast_ns(in.nranks, v.radix, 0, in.link);
+    // Every rank sends each round, to ranks r + i k^j: every round
+    // crosses hosts somewhere.
+    return nic_queue(in) +
+           cost::knomial_bcast_ns(in.nranks, v.radix, 0, shared(in));
+}
+
+double pairwise_exchange(const CostInput &in, Variant)
+{
+    // P-1 steps, each waiting for the previous step's exchange.
+    return nic_queue(in) + peers(in) * shared(in).message_ns(in.block_bytes);
 }
 
 double ring_exchange(const CostInput &in, Variant)
@@ -243,26 +294,31 @@ double ring_exchange(const CostInput &in, Variant)
 
 double bruck_allgather(const CostInput &in, Variant)
 {
-    return steps(in) * in.link.alpha_ns +
+    const cost::AlphaBeta ab = shared(in); // cyclic: every step crosses
+    return nic_queue(in) + steps(in) * ab.alpha_ns +
            double(std::max<int64_t>(in.nranks - 1, 0)) * in.block_bytes *
-               in.link.beta_ns_per_byte;
+               ab.beta_ns_per_byte;
 }
 
 double recursive_k_allgather(const CostInput &in, Variant v)
 {
-    return cost::recursive_k_allgather_ns(in.nranks, v.radix, in.block_bytes,
-                                          in.link);
+    return nic_queue(in) +
+           cost::recursive_k_allgather_ns(in.nranks, v.radix, in.block_bytes,
+                                          links(in, shared(in)));
 }
 
 double bruck_alltoall(const CostInput &in, Variant)
 {
-    return steps(in) *
-           in.link.message_ns(in.block_bytes * double(in.nranks) / 2);
+    return nic_queue(in) +
+           steps(in) *
+               shared(in).message_ns(in.block_bytes * double(in.nranks) / 2);
 }
 
 double halving_reduce_scatter(const CostInput &in, Variant)
 {
-    return cost::halving_reduce_scatter_ns(in.nranks, in.block_bytes, in.link) +
+    return nic_queue(in) +
+           cost::halving_reduce_scatter_ns(in.nranks, in.block_bytes,
+                                           links(in, shared(in))) +
            combine(in, peers(in) * in.block_bytes);
 }
 

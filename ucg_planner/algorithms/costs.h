@@ -12,6 +12,7 @@ using Fn = double (*)(const CostInput &, Variant);
 // Bcast and reduce trees (reduce runs the same tree backwards).
 double linear(const CostInput &in, Variant v);
 double direct_exchange(const CostInput &in, Variant v);
+double pairwise_exchange(const CostInput &in, Variant v);
 double knomial(const CostInput &in, Variant v);
 double chain(const CostInput &in, Variant v);
 double binary_tree(const CostInput &in, Variant v);

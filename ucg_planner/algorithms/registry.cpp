@@ -269,7 +269,7 @@ void add_exchanges(Table &t)
     t.costed(k::direct_exchange);
     t.add(aa, "pairwise", "P-1 steps, step t exchanges with r+t and r-t",
           always, build_pairwise_alltoall);
-    t.costed(k::direct_exchange);
+    t.costed(k::pairwise_exchange);
     t.add(aa, "bruck", "Bruck, ceil(log2 P) steps", always, build_bruck);
     t.costed(k::bruck_alltoall);
     t.add(aa, "hierarchical",

@@ -118,11 +118,15 @@ struct CostInput {
     cost::AlphaBeta neighbour; // the r -> r+1 links (ring, chain): means
     // The slowest r -> r+1 link's beta: a pipeline's pace (chain).
     double neighbour_slowest_ns_per_byte = 0;
-    // Ranks of a host sharing its NIC. `link` already shares it in the
-    // collectives where every rank talks at once; a rooted algorithm whose
-    // ranks all talk at once (Rabenseifner, two trees, scatter-allgather)
-    // shares it itself (shared()).
+    // Ranks of a host sharing its NIC; an algorithm whose ranks all talk
+    // at once (recursive doubling, Bruck, direct exchanges, Rabenseifner,
+    // two trees) shares it itself (costs.cpp shared()), a tree does not.
     int ranks_per_nic = 1;
+    // Where each host holds `local_ranks` consecutive ranks (> 1), the
+    // steps among them use `local`, the link inside a host (recursive
+    // doubling's and k-nomial's first rounds).
+    cost::AlphaBeta local;
+    int64_t local_ranks = 1;
     // Gamma: ns to combine one received byte (0 where the collective has
     // no operator). A function charges what its busiest rank combines.
     double reduce_ns_per_byte = 0;

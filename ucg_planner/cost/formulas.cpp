@@ -41,7 +41,7 @@ double flat_bcast_ns(int64_t nranks, double bytes, const AlphaBeta &ab)
 }
 
 double knomial_bcast_ns(int64_t nranks, int radix, double bytes,
-                        const AlphaBeta &ab)
+                        const Links &ab)
 {
     // The root's rounds, widest subtree first: at distance d it has
     // min(k-1, ceil(P/d)-1) children; its last child of each round is the
@@ -51,7 +51,7 @@ double knomial_bcast_ns(int64_t nranks, int radix, double bytes,
     for (int64_t d = largest_power(std::max<int64_t>(nranks - 1, 1), k);
          nranks > 1 && d >= 1; d /= k) {
         const int64_t children = std::min(k - 1, (nranks + d - 1) / d - 1);
-        t += ab.fan_ns(double(children), bytes);
+        t += ab.at((children + 1) * d).fan_ns(double(children), bytes);
     }
     return t;
 }
@@ -127,12 +127,19 @@ double binary_pipeline_ns(int64_t nranks, double bytes, double segment_bytes,
     return std::max(steps, 1.0) * 2 * ab.message_ns(segment_bytes);
 }
 
-double binomial_gather_ns(int64_t nranks, double block_bytes,
-                          const AlphaBeta &ab)
+double binomial_gather_ns(int64_t nranks, double block_bytes, const Links &ab)
 {
-    return knomial_rounds(nranks, 2) * ab.alpha_ns +
-           double(std::max<int64_t>(nranks - 1, 0)) * block_bytes *
-               ab.beta_ns_per_byte;
+    // Round j moves 2^j blocks (of the P-1 in all) over distance 2^j.
+    const int rounds = knomial_rounds(nranks, 2);
+    const double per = double(std::max<int64_t>(nranks - 1, 0)) /
+                       double((int64_t{1} << rounds) - 1 + (rounds == 0));
+    double t = 0;
+    for (int j = 0; j < rounds; ++j) {
+        const AlphaBeta &l = ab.at(int64_t{2} << j);
+        t += l.alpha_ns +
+             double(int64_t{1} << j) * per * block_bytes * l.beta_ns_per_byte;
+    }
+    return t;
 }
 
 namespace {
@@ -146,16 +153,26 @@ int64_t folds_per_rank(int64_t nranks, int64_t pk)
 } // namespace
 
 double recursive_k_allreduce_ns(int64_t nranks, int radix, double bytes,
-                                const AlphaBeta &ab)
+                                const Links &links)
 {
     const int k = std::max(radix, 2);
     const int64_t pk = largest_power(nranks, k);
     const int rounds = knomial_rounds(pk, k);
     // A round's k-1 messages into one rank queue at its port: the last
-    // lands (k-2) beta s after the sender's k-1 sends.
-    const double sb = bytes * ab.beta_ns_per_byte;
-    double t = rounds * (ab.fan_ns(k - 1, bytes) + double(k - 2) * sb);
+    // lands (k-2) beta s after the sender's k-1 sends. Round j runs among
+    // k^(j+1) consecutive ranks.
+    double t = 0;
+    int64_t span = k;
+    for (int j = 0; j < rounds; ++j, span *= k) {
+        // With LogGP parts the k-1 senders' messages arrive as staggered
+        // as they were sent: no extra queue.
+        const AlphaBeta &l = links.at(span);
+        t += l.fan_ns(k - 1, bytes) +
+             (l.gap_ns < 0 ? double(k - 2) * bytes * l.beta_ns_per_byte : 0);
+    }
     if (pk < nranks) {
+        const AlphaBeta &ab = links.far;
+        const double sb = bytes * ab.beta_ns_per_byte;
         const double f = double(folds_per_rank(nranks, pk));
         // The folded bytes queue at the receiver's port ahead of the
         // first round's.
@@ -173,49 +190,64 @@ double ring_allreduce_ns(int64_t nranks, double bytes, const AlphaBeta &ab)
     return 2 * double(nranks - 1) * ab.message_ns(bytes / double(nranks));
 }
 
-double rabenseifner_allreduce_ns(int64_t nranks, double bytes,
-                                 const AlphaBeta &ab)
+double rabenseifner_allreduce_ns(int64_t nranks, double bytes, const Links &ab)
 {
     if (nranks <= 1) {
         return 0;
     }
     const int64_t pk = largest_power(nranks, 2);
     return rabenseifner_reduce_ns(pk, bytes, ab) +
-           (pk < nranks ? 2 * ab.message_ns(bytes) : 0);
+           (pk < nranks ? 2 * ab.far.message_ns(bytes) : 0);
 }
 
-double rabenseifner_reduce_ns(int64_t nranks, double bytes, const AlphaBeta &ab)
+namespace {
+
+// Recursive halving over P' = 2^R ranks of n bytes: step j exchanges
+// n / 2^(j+1) bytes among spans of P' / 2^j ranks (the widest first).
+double halving_ns(int64_t pk, double n, const Links &links)
+{
+    double t = 0;
+    double piece = n / 2;
+    for (int64_t span = pk; span >= 2; span /= 2, piece /= 2) {
+        const AlphaBeta &l = links.at(span);
+        t += l.alpha_ns + piece * l.beta_ns_per_byte;
+    }
+    return t;
+}
+
+} // namespace
+
+double rabenseifner_reduce_ns(int64_t nranks, double bytes, const Links &ab)
 {
     if (nranks <= 1) {
         return 0;
     }
     const int64_t pk = largest_power(nranks, 2);
-    const double p = double(pk);
-    // The folded bytes queue at the receiver's port ahead of the first
-    // step's: alpha + 2 beta s.
-    return 2 * (knomial_rounds(pk, 2) * ab.alpha_ns +
-                (p - 1) / p * bytes * ab.beta_ns_per_byte) +
-           (pk < nranks ? ab.alpha_ns + 2 * bytes * ab.beta_ns_per_byte : 0);
+    const AlphaBeta &far = ab.far;
+    // Halving, then the binomial gather of the pieces (the same steps
+    // back). The folded bytes queue at the receiver's port ahead of the
+    // first step's: alpha + 2 beta s.
+    return 2 * halving_ns(pk, bytes, ab) +
+           (pk < nranks ? far.alpha_ns + 2 * bytes * far.beta_ns_per_byte : 0);
 }
 
 double halving_reduce_scatter_ns(int64_t nranks, double block_bytes,
-                                 const AlphaBeta &ab)
+                                 const Links &ab)
 {
     if (nranks <= 1) {
         return 0;
     }
     const int64_t pk = largest_power(nranks, 2);
-    const double n = double(nranks) * block_bytes, p = double(pk);
-    double t = knomial_rounds(pk, 2) * ab.alpha_ns +
-               (p - 1) / p * n * ab.beta_ns_per_byte;
+    const double n = double(nranks) * block_bytes;
+    double t = halving_ns(pk, n, ab);
     if (pk < nranks) {
-        t += ab.message_ns(n) + ab.message_ns(block_bytes);
+        t += ab.far.message_ns(n) + ab.far.message_ns(block_bytes);
     }
     return t;
 }
 
 double recursive_k_allgather_ns(int64_t nranks, int radix, double block_bytes,
-                                const AlphaBeta &ab)
+                                const Links &links)
 {
     if (nranks <= 1) {
         return 0;
@@ -223,8 +255,15 @@ double recursive_k_allgather_ns(int64_t nranks, int radix, double block_bytes,
     const int k = std::max(radix, 2);
     const int64_t pk = largest_power(nranks, k);
     const double s = block_bytes;
-    double t = knomial_rounds(pk, k) * double(k - 1) * ab.alpha_ns +
-               double(nranks - 1) * s * ab.beta_ns_per_byte;
+    // Round j sends k-1 messages of k^j of the P' ranks' shares of the
+    // P-1 other blocks, among k^(j+1) consecutive ranks.
+    const double share = pk > 1 ? double(nranks - 1) / double(pk - 1) * s : 0;
+    double t = 0;
+    double held = share;
+    for (int64_t span = k; span <= pk; span *= k, held *= k) {
+        t += links.at(span).fan_ns(k - 1, held);
+    }
+    const AlphaBeta &ab = links.far;
     if (pk < nranks) {
         const double f = double(folds_per_rank(nranks, pk));
         t += ab.alpha_ns + f * s * ab.beta_ns_per_byte +

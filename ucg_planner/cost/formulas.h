@@ -59,6 +59,26 @@ struct AlphaBeta {
     }
 };
 
+/// The links of a machine whose hosts hold `block` consecutive ranks each:
+/// a step among the ranks of an aligned span of `span` consecutive ranks
+/// stays inside a host (`near`) when the span divides the block; else it
+/// crosses hosts (`far`). An AlphaBeta converts to one link everywhere.
+struct Links {
+    AlphaBeta far;
+    AlphaBeta near;
+    std::int64_t block = 1;
+
+    Links(const AlphaBeta &one) : far(one), near(one) {} // NOLINT: implicit
+    Links(const AlphaBeta &f, const AlphaBeta &n, std::int64_t b)
+        : far(f), near(n), block(std::max<std::int64_t>(b, 1))
+    {
+    }
+    const AlphaBeta &at(std::int64_t span) const
+    {
+        return span <= block && block % span == 0 ? near : far;
+    }
+};
+
 /// LogGP: latency L, overhead o, gap g, per-byte gap G.
 struct LogGP {
     double latency_ns = 0;
@@ -82,7 +102,7 @@ double flat_bcast_ns(int64_t nranks, double bytes, const AlphaBeta &ab);
 /// ceil(log_k P) (k-1) (alpha + beta s); k = 2 is the binomial tree,
 /// ceil(log2 P)(alpha + beta s).
 double knomial_bcast_ns(int64_t nranks, int radix, double bytes,
-                        const AlphaBeta &ab);
+                        const Links &ab);
 
 /// Pipelined chain, textbook form: (P - 2 + s/z)(alpha + beta z), with s/z
 /// real-valued. seed 002: P=4, s=1e6, z=1e5, alpha=10, beta=1: 1,200,120.
@@ -119,8 +139,7 @@ double binary_pipeline_ns(int64_t nranks, double bytes, double segment_bytes,
 /// Binomial gather or scatter of `block_bytes` per rank:
 /// ceil(log2 P) alpha + (P-1) block beta (seed 000's
 /// log p L + (p-1)/p n/B with n = P block).
-double binomial_gather_ns(int64_t nranks, double block_bytes,
-                          const AlphaBeta &ab);
+double binomial_gather_ns(int64_t nranks, double block_bytes, const Links &ab);
 
 /// Segments for a pipeline of `nranks` stages: ceil(s / z_opt), within
 /// [1, max].
@@ -139,31 +158,29 @@ int pipeline_segments(int64_t nranks, double bytes, const AlphaBeta &ab,
 ///                      + 2 (alpha + beta s) when P' < P
 /// k-nomial reduce + bcast: twice knomial_bcast_ns.
 double recursive_k_allreduce_ns(int64_t nranks, int radix, double bytes,
-                                const AlphaBeta &ab);
+                                const Links &ab);
 double ring_allreduce_ns(int64_t nranks, double bytes, const AlphaBeta &ab);
-double rabenseifner_allreduce_ns(int64_t nranks, double bytes,
-                                 const AlphaBeta &ab);
+double rabenseifner_allreduce_ns(int64_t nranks, double bytes, const Links &ab);
 
 /// Rabenseifner reduce: recursive halving reduce-scatter over P' ranks
 /// (log2 P' alpha + (P'-1)/P' s beta) and a binomial gather of the pieces
 /// (the same again), 2 log2 P' alpha + 2 (P'-1)/P' s beta,
 /// + (alpha + 2 beta s) for the fold when P' < P (its bytes queue at the
 /// receiver's port ahead of the first step's).
-double rabenseifner_reduce_ns(int64_t nranks, double bytes,
-                              const AlphaBeta &ab);
+double rabenseifner_reduce_ns(int64_t nranks, double bytes, const Links &ab);
 
 /// Recursive halving reduce_scatter of P blocks of s bytes (n = P s):
 /// log2 P' alpha + (P'-1)/P' n beta; when P' < P the extras first send
 /// their n bytes and get their block back: + (alpha + beta n) +
 /// (alpha + beta s).
 double halving_reduce_scatter_ns(int64_t nranks, double block_bytes,
-                                 const AlphaBeta &ab);
+                                 const Links &ab);
 
 /// Recursive k-ing allgather of s bytes per rank: log_k P' steps of k-1
 /// messages, (P-1) s bytes in, and when P' < P the fold (alpha + f beta
 /// s) and the others' blocks sent back, f (alpha + beta (P-1) s).
 double recursive_k_allgather_ns(int64_t nranks, int radix, double block_bytes,
-                                const AlphaBeta &ab);
+                                const Links &ab);
 
 /// Two-tree bcast (Sanders-Speck-Traeff) of s bytes in S chunks: S + 2
 /// floor(log2(P-1)) - 1 steps (at least S) of alpha + beta s/S, each rank

@@ -64,26 +64,25 @@ algorithms::CostInput cost_input(Collective c, int64_t p, double s,
                                  const AlphaBeta &link, int ranks_per_nic,
                                  const AlphaBeta *neighbour,
                                  double reduce_ns_per_byte,
-                                 double slowest_neighbour_beta)
+                                 double slowest_neighbour_beta,
+                                 const AlphaBeta *local, int64_t local_ranks)
 {
-    const bool all_talk =
-        c == Collective::kAllreduce || c == Collective::kAllgather ||
-        c == Collective::kAlltoall || c == Collective::kReduceScatter ||
-        c == Collective::kBarrier;
     algorithms::CostInput in;
     in.nranks = p;
     // A barrier moves no data, whatever the request's size.
     in.block_bytes = c == Collective::kBarrier ? 0 : s;
-    // Where every rank talks at once the host's ranks queue at its NIC:
-    // each message holds it ranks_per_nic times as long (gap and bytes).
-    const int share = all_talk ? std::max(ranks_per_nic, 1) : 1;
-    in.link = link.with_beta(link.beta_ns_per_byte * share);
-    if (in.link.gap_ns >= 0) {
-        in.link.gap_ns *= share;
+    in.link = link;
+    in.ranks_per_nic = std::max(ranks_per_nic, 1);
+    // Without the r -> r+1 links, a ring's ranks all talk at once over
+    // the shared NIC.
+    AlphaBeta shared = link.with_beta(link.beta_ns_per_byte * in.ranks_per_nic);
+    if (shared.gap_ns >= 0) {
+        shared.gap_ns *= in.ranks_per_nic;
     }
-    in.neighbour = neighbour ? *neighbour : in.link;
+    in.neighbour = neighbour ? *neighbour : shared;
     in.neighbour_slowest_ns_per_byte = slowest_neighbour_beta;
-    in.ranks_per_nic = all_talk ? 1 : std::max(ranks_per_nic, 1);
+    in.local = local ? *local : link;
+    in.local_ranks = local ? std::max<int64_t>(local_ranks, 1) : 1;
     in.reduce_ns_per_byte = plan::has_operator(c) ? reduce_ns_per_byte : 0;
     return in;
 }
@@ -92,11 +91,12 @@ std::vector<FlatCost> flat_costs(Collective c, int64_t p, double s,
                                  const AlphaBeta &link, int ranks_per_nic,
                                  const AlphaBeta *neighbour,
                                  double reduce_ns_per_byte,
-                                 double slowest_neighbour_beta)
+                                 double slowest_neighbour_beta,
+                                 const AlphaBeta *local, int64_t local_ranks)
 {
     const algorithms::CostInput in =
         cost_input(c, p, s, link, ranks_per_nic, neighbour, reduce_ns_per_byte,
-                   slowest_neighbour_beta);
+                   slowest_neighbour_beta, local, local_ranks);
     std::vector<FlatCost> out;
     for (const algorithms::Algorithm &a : algorithms::registry()) {
         if (a.collective != c || !a.cost) {

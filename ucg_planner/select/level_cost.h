@@ -34,28 +34,28 @@ struct FlatCost {
 
 /// What the registry's cost functions get for `c` over P ranks of `bytes`
 /// each (see flat_costs()).
-algorithms::CostInput cost_input(plan::Collective c, int64_t nranks,
-                                 double bytes, const cost::AlphaBeta &ab,
-                                 int ranks_per_nic,
-                                 const cost::AlphaBeta *neighbour,
-                                 double reduce_ns_per_byte = 0,
-                                 double slowest_neighbour_beta = 0);
+algorithms::CostInput
+cost_input(plan::Collective c, int64_t nranks, double bytes,
+           const cost::AlphaBeta &ab, int ranks_per_nic,
+           const cost::AlphaBeta *neighbour, double reduce_ns_per_byte = 0,
+           double slowest_neighbour_beta = 0,
+           const cost::AlphaBeta *local = nullptr, int64_t local_ranks = 1);
 
 /// The registry's flat algorithms for `c` over P ranks: each entry with a
 /// cost function (Algorithm::cost), at each radix it lists, costed with
-/// `ab` (block bytes per rank). In the collectives where every rank talks
-/// at once (allreduce, allgather, alltoall, reduce_scatter) the
-/// `ranks_per_nic` ranks of a host share its NIC, so beta is multiplied by
-/// it. `neighbour`, when given, costs the algorithms that only talk to
-/// rank r+1 (ring, chain): mean alpha and beta of those links;
+/// `ab` (block bytes per rank). In the algorithms where every rank talks
+/// at once the `ranks_per_nic` ranks of a host share its NIC (gap and
+/// beta multiplied by it). `neighbour`, when given, costs the algorithms that
+/// only talk to rank r+1 (ring, chain): mean alpha and beta of those links;
 /// `slowest_neighbour_beta` the slowest one's beta (a chain's pace).
 /// `reduce_ns_per_byte` (gamma) prices what the collectives with an
-/// operator combine.
-std::vector<FlatCost> flat_costs(plan::Collective c, int64_t nranks,
-                                 double bytes, const cost::AlphaBeta &ab,
-                                 int ranks_per_nic = 1,
-                                 const cost::AlphaBeta *neighbour = nullptr,
-                                 double reduce_ns_per_byte = 0,
-                                 double slowest_neighbour_beta = 0);
+/// operator combine. `local`, when given, is the link inside a host of
+/// `local_ranks` consecutive ranks (CostInput::local).
+std::vector<FlatCost>
+flat_costs(plan::Collective c, int64_t nranks, double bytes,
+           const cost::AlphaBeta &ab, int ranks_per_nic = 1,
+           const cost::AlphaBeta *neighbour = nullptr,
+           double reduce_ns_per_byte = 0, double slowest_neighbour_beta = 0,
+           const cost::AlphaBeta *local = nullptr, int64_t local_ranks = 1);
 
 } // namespace ucg::select

@@ -190,6 +190,14 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     if (topo_.num_hosts() == 1) {
         ppn = 1;
     }
+    // Hosts of ppn consecutive ranks each: the algorithms' first rounds
+    // (among aligned spans of ranks that divide ppn) stay inside a host.
+    bool blocked = topo_.num_hosts() > 1 && p % ppn == 0;
+    for (int r = 0; blocked && r < p; ++r) {
+        blocked = topo_.host_of(r) == topo_.host_of(r - r % ppn);
+    }
+    const cost::AlphaBeta local =
+        blocked ? cost::alpha_beta(topo_.link(0, ppn - 1)) : world;
     // Ring and chain only use the links r -> r+1, shared by the host's
     // ranks whose successor is remote. A ring's steps wait on each other
     // all around the ring: the links' means; a chain's segments follow at
@@ -214,9 +222,9 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     }
     const cost::AlphaBeta neighbour{alpha_sum / p, beta_sum / p, o_sum / p,
                                     g_sum / p};
-    for (const FlatCost &f :
-         flat_costs(opts.collective, p, double(opts.bytes), world, ppn,
-                    &neighbour, opts.reduce_ns_per_byte, beta_max)) {
+    for (const FlatCost &f : flat_costs(
+             opts.collective, p, double(opts.bytes), world, ppn, &neighbour,
+             opts.reduce_ns_per_byte, beta_max, &local, blocked ? ppn : 1)) {
         d.flat.push_back({f.algorithm, f.radix, f.segments, f.ns, "flat"});
     }
     std::stable_sort(d.flat.begin(), d.flat.end(),
@@ -290,7 +298,8 @@ Result<Decision> Selector::select_with(const RuleSet &user,
                         rule->segment_bytes > 0)) {
             d.chosen.predicted_ns = a->cost(
                 cost_input(opts.collective, p, double(opts.bytes), world, ppn,
-                           &neighbour, opts.reduce_ns_per_byte, beta_max),
+                           &neighbour, opts.reduce_ns_per_byte, beta_max,
+                           &local, blocked ? ppn : 1),
                 {d.chosen.radix, d.chosen.segments});
         }
     }

@@ -254,7 +254,7 @@ TEST_CASE("flat costs come from the registry, variant by variant", "[select]")
     // there and not in the trees.
     auto reduce = flat_costs(Collective::kReduce, 8, 1000, ab, 4);
     CHECK(cost_of(reduce, "rabenseifner", 2) ==
-          cost::rabenseifner_reduce_ns(8, 1000, {10, 4}));
+          cost::rabenseifner_reduce_ns(8, 1000, cost::AlphaBeta{10, 4}));
     CHECK(cost_of(reduce, "knomial", 2) == 3 * 1010);
     // A barrier's cost does not depend on the size.
     CHECK(cost_of(flat_costs(Collective::kBarrier, 8, 1 << 20, ab),
