@@ -10,6 +10,7 @@
 #include "seq_group.h"
 
 #include "uct_mm_common/backoff.h"
+#include "uct_mm_common/group_post.h"
 #include "uct_mm_common/log.h"
 #include <ucg/copy.h>
 
@@ -313,41 +314,19 @@ bool SeqGroup::run_front() noexcept
 
 Status SeqGroup::post(bool send, const Message &msg, void *cookie) noexcept
 {
-    const Status st = link_.state();
-    if (st != Status::kOk) {
-        return st;
-    }
-    if (ops_.size() + cma_.size() >= cfg_.max_outstanding) {
-        return Status::kNoResource;
-    }
-    const bool alone = ops_.empty();
-    Op &op = ops_.push();
-    op = Op{};
+    Op op{};
     op.msg = msg;
     op.cookie = cookie;
     op.send = send;
-    if (!alone || !link_.joined()) {
-        return Status::kInProgress; // after the posts before it
-    }
-    const bool done = run_front();
-    if (link_.failed()) {
-        ops_.pop();
-        return link_.state();
-    }
-    if (moved_ != 0) {
-        link_.on_activity();
-        moved_ = 0;
-    }
-    if (!done) {
-        return Status::kInProgress;
-    }
-    const Op front = ops_.front();
-    ops_.pop();
-    if (front.cma && front.send) {
-        cma_.push() = CmaWait{front.first, cookie};
+    Op done{};
+    const Status st = uct_mm_common::post_in_order(
+        link_, ops_, ops_.size() + cma_.size() < cfg_.max_outstanding, op,
+        moved_, [this] { return run_front(); }, &done);
+    if (st == Status::kOk && done.cma && done.send) {
+        cma_.push() = CmaWait{done.first, cookie};
         return Status::kInProgress; // until every receiver has read it
     }
-    return Status::kOk;
+    return st;
 }
 
 unsigned SeqGroup::advance(CompleteFn fn, void *arg) noexcept

@@ -5,9 +5,10 @@
 // member lines, fragment headers, CMA descriptors) ends each post with a
 // named error or correct data: no crash, no out-of-bounds access (run under
 // the asan preset), no wait past its bound.
-#include "channel.h"
-#include "fifo_segment.h"
 #include "seq_group.h"
+
+#include "uct_mm_common/channel.h"
+#include "uct_mm_common/fifo_segment.h"
 
 #include "foreign_shm.h"
 #include "fuzz_util.h"
@@ -21,7 +22,16 @@
 #include <memory>
 
 using namespace uct_mm_bcast;
+using uct_mm_common::Channel;
+using uct_mm_common::ChannelConfig;
+using uct_mm_common::CmaDescriptor;
 using uct_mm_common::Coll;
+using uct_mm_common::FifoSegment;
+using uct_mm_common::kNoOrigin;
+using uct_mm_common::RemoteIov;
+using uct_mm_common::Ring;
+using uct_mm_common::RingGeometry;
+using uct_mm_common::SlotKind;
 using namespace uct_mm_common::test;
 
 namespace {

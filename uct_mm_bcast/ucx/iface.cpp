@@ -167,6 +167,7 @@ ucs_status_t configure(Iface *iface, const IfaceConfig *cfg)
                   cfg->group_seg_size, kMaxSegBytes);
         return UCS_ERR_INVALID_PARAM;
     }
+    iface->chan_cfg.name = "mm_bcast";
     iface->chan_cfg.timeout_ms = static_cast<uint32_t>(cfg->timeout * 1e3);
     iface->chan_cfg.max_zcopy = cfg->max_zcopy;
     iface->min_zcopy = cfg->min_zcopy < 1 ? 1 : cfg->min_zcopy;

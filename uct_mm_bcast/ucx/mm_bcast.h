@@ -3,10 +3,10 @@
 // component.cpp (registration, md), iface.cpp and ep.cpp.
 #pragma once
 
-#include "channel.h"
-#include "fifo_segment.h"
 #include "seq_layout.h"
 
+#include "uct_mm_common/channel.h"
+#include "uct_mm_common/fifo_segment.h"
 #include "uct_mm_common/group_link.h"
 #include "uct_mm_common/names.h"
 
@@ -27,6 +27,15 @@ extern "C" {
 #include <vector>
 
 namespace uct_mm_bcast {
+
+using uct_mm_common::Channel;
+using uct_mm_common::ChannelConfig;
+using uct_mm_common::CmaDescriptor;
+using uct_mm_common::FifoSegment;
+using uct_mm_common::RemoteIov;
+using uct_mm_common::Ring;
+using uct_mm_common::RingGeometry;
+using uct_mm_common::Status;
 
 inline constexpr const char *kTlName = "mm_bcast";
 

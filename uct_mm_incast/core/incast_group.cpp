@@ -11,6 +11,7 @@
 #include "incast_group.h"
 
 #include "uct_mm_common/backoff.h"
+#include "uct_mm_common/group_post.h"
 #include "uct_mm_common/log.h"
 
 #include <memory>
@@ -313,36 +314,14 @@ bool IncastGroup::run_front() noexcept
 
 Status IncastGroup::post(bool send, const Message &msg, void *cookie) noexcept
 {
-    const Status st = link_.state();
-    if (st != Status::kOk) {
-        return st;
-    }
-    if (ops_.full()) {
-        return Status::kNoResource;
-    }
-    const bool alone = ops_.empty();
-    Op &op = ops_.push();
-    op = Op{};
+    Op op{};
     op.msg = msg;
     op.cookie = cookie;
     op.send = send;
-    if (!alone || !link_.joined()) {
-        return Status::kInProgress; // after the posts before it
-    }
-    const bool done = run_front();
-    if (link_.failed()) {
-        ops_.pop();
-        return link_.state();
-    }
-    if (moved_ != 0) {
-        link_.on_activity();
-        moved_ = 0;
-    }
-    if (!done) {
-        return Status::kInProgress;
-    }
-    ops_.pop();
-    return Status::kOk;
+    Op done{};
+    return uct_mm_common::post_in_order(
+        link_, ops_, !ops_.full(), op, moved_, [this] { return run_front(); },
+        &done);
 }
 
 unsigned IncastGroup::advance(CompleteFn fn, void *arg) noexcept

@@ -7,7 +7,6 @@
 // out-of-bounds access (run under the asan preset), no wait past its
 // bound. The LOCKED mode's lock word is left alone: a peer holding it
 // stalls the senders as a stopped peer would, which no check can tell.
-#include "fifo.h"
 #include "fuzz_util.h"
 #include "incast_script.h"
 
@@ -149,18 +148,6 @@ TEST_CASE("incast trust: a segment another user pre-created is refused",
         std::unique_ptr<IncastGroup> g(raw);
         CHECK(st != Status::kOk);
     }
-    SECTION("a sender attaching to a receive FIFO by pid and fd")
-    {
-        uct_mm_incast::FifoSender sender;
-        CHECK(sender.attach(getpid(), evil.fd(), bytes) ==
-              UCS_ERR_SHMEM_SEGMENT);
-    }
-    SECTION("a named mapping")
-    {
-        uct_mm_incast::Mapping map;
-        CHECK(uct_mm_incast::Mapping::open_named(evil.name(), bytes, &map) ==
-              UCS_ERR_SHMEM_SEGMENT);
-    }
 }
 
 TEST_CASE("incast trust: random control fields in a live segment fail the "
@@ -262,59 +249,6 @@ TEST_CASE("incast trust: random control fields in a live segment fail the "
          << tally.ok.load() << ", unchecked " << tally.unchecked.load()
          << ", errors " << tally.errors.load() << ", stalls "
          << tally.stalls.load() << ", log lines " << QuietLog::lines());
-}
-
-TEST_CASE("incast trust: a receive FIFO element or header that does not fit "
-          "is refused, never read",
-          "[mm][incast][trust]")
-{
-    const QuietLog quiet;
-    uct_mm_incast::FifoReceiver rx;
-    REQUIRE(rx.init(4, 256) == UCS_OK);
-    // The receiver's segment as a corrupted peer maps it.
-    uct_mm_common::Segment view;
-    REQUIRE(uct_mm_common::Segment::attach_proc(getpid(), rx.fd(), rx.bytes(),
-                                                &view) ==
-            uct_mm_common::Status::kOk);
-    auto *hdr = static_cast<uct_mm_incast::FifoHeader *>(view.data());
-    unsigned delivered = 0;
-    const auto count = [&](std::uint8_t, std::byte *, std::uint32_t) {
-        ++delivered;
-    };
-
-    SECTION("an element longer than its slot is dropped")
-    {
-        uct_mm_incast::FifoSender tx;
-        REQUIRE(tx.attach(getpid(), rx.fd(), rx.bytes()) == UCS_OK);
-        std::uint64_t index = 0;
-        REQUIRE(tx.claim(&index) != nullptr);
-        tx.publish(index, 1, 257 + 64);
-        REQUIRE(tx.claim(&index) != nullptr);
-        tx.publish(index, 1, 256);
-        CHECK(rx.poll(4, count) == 2);
-        CHECK(delivered == 1);
-    }
-    SECTION("a header whose geometry does not fit is refused at attach")
-    {
-        const auto stride = hdr->elem_stride;
-        const auto elements = hdr->elements;
-        const auto payload = hdr->max_payload;
-        const int field = GENERATE(0, 1, 2, 3);
-        if (field == 0) {
-            hdr->elem_stride = std::uint64_t{1} << 30;
-        } else if (field == 1) {
-            hdr->elements = 0;
-        } else if (field == 2) {
-            hdr->elements = 1U << 30;
-        } else {
-            hdr->max_payload = ~std::uint64_t{0};
-        }
-        uct_mm_incast::FifoSender tx;
-        CHECK(tx.attach(getpid(), rx.fd(), rx.bytes()) == UCS_ERR_INVALID_ADDR);
-        hdr->elem_stride = stride;
-        hdr->elements = elements;
-        hdr->max_payload = payload;
-    }
 }
 
 TEST_CASE("incast trust: a slot past the root's position fails the group",

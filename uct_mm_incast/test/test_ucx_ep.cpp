@@ -174,3 +174,12 @@ TEST_CASE("AUTO thresholds: settings parse, bad values are refused",
     CHECK(open_with("AUTO_GATHER_BATCHED_MAX_GROUP", "0") ==
           UCS_ERR_INVALID_PARAM);
 }
+
+TEST_CASE("FIFO_SIZE must be a power of two (the shared p2p FIFO's slots)",
+          "[mm_incast][ucx]")
+{
+    CHECK(open_with("FIFO_SIZE", "2") == UCS_OK);
+    CHECK(open_with("FIFO_SIZE", "128") == UCS_OK);
+    CHECK(open_with("FIFO_SIZE", "1") == UCS_ERR_INVALID_PARAM);
+    CHECK(open_with("FIFO_SIZE", "48") == UCS_ERR_INVALID_PARAM);
+}

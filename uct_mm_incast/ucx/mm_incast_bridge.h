@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause
  * C view of the C++ core for the C glue: the receive FIFO (consumer and
- * producer side) and the iface's defaults for groups. Every function is
- * noexcept in C++ (exceptions become statuses inside the bridge). */
+ * producer side, uct_mm_common's p2p FIFO) and the iface's defaults for groups.
+ * Every function is noexcept in C++ (exceptions become statuses inside the
+ * bridge). */
 #ifndef UCT_MM_INCAST_BRIDGE_H_
 #define UCT_MM_INCAST_BRIDGE_H_
 
@@ -16,40 +17,50 @@ extern "C" {
 #define UCT_MM_INCAST_NOEXCEPT
 #endif
 
-/** am_id of a FIFO element to skip (a failed bcopy). */
-#define UCT_MM_INCAST_AM_ID_SKIP 0xff
-
 typedef struct uct_mm_incast_fifo_rx uct_mm_incast_fifo_rx_t;
 typedef struct uct_mm_incast_fifo_tx uct_mm_incast_fifo_tx_t;
 typedef void (*uct_mm_incast_fifo_cb_t)(void *arg, uint8_t am_id, void *data,
-                                        uint32_t length);
+                                        size_t length);
+/** Writes at most max_payload bytes at `dest`; returns how many. */
+typedef size_t (*uct_mm_incast_fifo_pack_t)(void *dest, void *arg);
 
-ucs_status_t uct_mm_incast_fifo_rx_create(unsigned elements, size_t max_payload,
-                                          uct_mm_incast_fifo_rx_t **rx_p)
-    UCT_MM_INCAST_NOEXCEPT;
+/* The receive FIFO is uct_mm_common's p2p FIFO (fifo_segment.h, channel.h),
+ * the same as mm_bcast's: `slot_bytes` per slot (a multiple of 64, the
+ * 16-byte slot header included), `slots` a power of two; `timeout_ms` is
+ * the stall after which a liveness scan runs. */
+ucs_status_t uct_mm_incast_fifo_rx_create(
+    unsigned slots, unsigned slot_bytes, unsigned timeout_ms,
+    uct_mm_incast_fifo_rx_t **rx_p) UCT_MM_INCAST_NOEXCEPT;
 void uct_mm_incast_fifo_rx_destroy(uct_mm_incast_fifo_rx_t *rx)
     UCT_MM_INCAST_NOEXCEPT;
 int uct_mm_incast_fifo_rx_fd(const uct_mm_incast_fifo_rx_t *rx)
     UCT_MM_INCAST_NOEXCEPT;
 size_t uct_mm_incast_fifo_rx_bytes(const uct_mm_incast_fifo_rx_t *rx)
     UCT_MM_INCAST_NOEXCEPT;
+/** Delivers up to `max` messages in order: cb(arg, am_id, data, length),
+ *  `data` valid during the call only. */
 unsigned uct_mm_incast_fifo_rx_poll(uct_mm_incast_fifo_rx_t *rx, unsigned max,
                                     uct_mm_incast_fifo_cb_t cb,
                                     void *arg) UCT_MM_INCAST_NOEXCEPT;
 
-ucs_status_t uct_mm_incast_fifo_tx_create(int pid, int fd, size_t bytes,
-                                          uct_mm_incast_fifo_tx_t **tx_p)
-    UCT_MM_INCAST_NOEXCEPT;
+ucs_status_t uct_mm_incast_fifo_tx_create(
+    int pid, int fd, size_t bytes, unsigned timeout_ms,
+    uct_mm_incast_fifo_tx_t **tx_p) UCT_MM_INCAST_NOEXCEPT;
 void uct_mm_incast_fifo_tx_destroy(uct_mm_incast_fifo_tx_t *tx)
     UCT_MM_INCAST_NOEXCEPT;
 size_t uct_mm_incast_fifo_tx_max_payload(const uct_mm_incast_fifo_tx_t *tx)
     UCT_MM_INCAST_NOEXCEPT;
-/** Payload area of a claimed element, or NULL when the FIFO is full. */
-void *uct_mm_incast_fifo_tx_claim(uct_mm_incast_fifo_tx_t *tx,
-                                  uint64_t *index_p) UCT_MM_INCAST_NOEXCEPT;
-void uct_mm_incast_fifo_tx_publish(uct_mm_incast_fifo_tx_t *tx, uint64_t index,
-                                   uint8_t am_id,
-                                   uint32_t length) UCT_MM_INCAST_NOEXCEPT;
+/** Sends `pack`'s bytes as one message: UCS_OK (*length_p set),
+ *  UCS_ERR_NO_RESOURCE when the FIFO is full, UCS_ERR_EXCEEDS_LIMIT when
+ *  `pack` wrote more than max_payload (nothing delivered), or the FIFO's
+ *  sticky failure (its reader found dead). */
+ucs_status_t
+uct_mm_incast_fifo_tx_send(uct_mm_incast_fifo_tx_t *tx, uint8_t am_id,
+                           uct_mm_incast_fifo_pack_t pack, void *arg,
+                           size_t *length_p) UCT_MM_INCAST_NOEXCEPT;
+/** UCS_OK, or the FIFO's sticky failure. */
+ucs_status_t uct_mm_incast_fifo_tx_state(const uct_mm_incast_fifo_tx_t *tx)
+    UCT_MM_INCAST_NOEXCEPT;
 int uct_mm_incast_fifo_tx_full(uct_mm_incast_fifo_tx_t *tx)
     UCT_MM_INCAST_NOEXCEPT;
 

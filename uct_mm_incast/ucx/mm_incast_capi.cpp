@@ -5,9 +5,10 @@
 // line.
 #include "mm_incast_bridge.h"
 
-#include "fifo.h"
 #include "ucx_glue.h"
 
+#include "uct_mm_common/channel.h"
+#include "uct_mm_common/fifo_segment.h"
 #include "uct_mm_common/names.h"
 
 #include <ucs/debug/log_def.h>
@@ -15,13 +16,19 @@
 #include <memory>
 #include <new>
 
-using namespace uct_mm_incast;
+using uct_mm_common::Channel;
+using uct_mm_common::ChannelConfig;
+using uct_mm_common::FifoSegment;
+using uct_mm_common::Status;
+using uct_mm_common::to_ucs_status;
 
 struct uct_mm_incast_fifo_rx {
-    FifoReceiver fifo;
+    FifoSegment fifo;
+    Channel ch; ///< reader of `fifo`
 };
 struct uct_mm_incast_fifo_tx {
-    FifoSender fifo;
+    FifoSegment fifo; ///< the peer's FIFO (this process produces into it)
+    Channel ch;
 };
 
 namespace {
@@ -39,6 +46,18 @@ template <typename F> ucs_status_t guarded(const char *where, F &&f) noexcept
     }
 }
 
+// mm_incast sends no CMA messages: a CMA slot in its FIFO (a corrupted
+// peer) fails the reader instead of being pulled.
+ChannelConfig channel_config(unsigned timeout_ms)
+{
+    ChannelConfig cfg;
+    cfg.name = "mm_incast";
+    cfg.timeout_ms = timeout_ms;
+    cfg.max_zcopy = 0;
+    cfg.max_iov = 0;
+    return cfg;
+}
+
 } // namespace
 
 extern "C" void uct_mm_incast_new_secret(uint64_t secret[2]) noexcept
@@ -51,16 +70,19 @@ extern "C" void uct_mm_incast_new_secret(uint64_t secret[2]) noexcept
 // ---- FIFO bridge (internal, hidden) ----
 
 extern "C" ucs_status_t
-uct_mm_incast_fifo_rx_create(unsigned elements, size_t max_payload,
+uct_mm_incast_fifo_rx_create(unsigned slots, unsigned slot_bytes,
+                             unsigned timeout_ms,
                              uct_mm_incast_fifo_rx_t **rx_p) noexcept
 {
     return guarded("fifo_rx_create", [&] {
         auto rx = std::make_unique<uct_mm_incast_fifo_rx>();
-        ucs_status_t status = rx->fifo.init(elements, max_payload);
-        if (status == UCS_OK) {
-            *rx_p = rx.release();
+        const Status st = FifoSegment::create(slots, slot_bytes, &rx->fifo);
+        if (st != Status::kOk) {
+            return to_ucs_status(st);
         }
-        return status;
+        rx->ch.init(rx->fifo.ring(), channel_config(timeout_ms));
+        *rx_p = rx.release();
+        return UCS_OK;
     });
 }
 
@@ -87,22 +109,22 @@ extern "C" unsigned uct_mm_incast_fifo_rx_poll(uct_mm_incast_fifo_rx_t *rx,
                                                uct_mm_incast_fifo_cb_t cb,
                                                void *arg) noexcept
 {
-    return rx->fifo.poll(max, [&](uint8_t id, std::byte *data, uint32_t len) {
-        cb(arg, id, data, len);
-    });
+    return rx->ch.poll(max, cb, arg);
 }
 
 extern "C" ucs_status_t
-uct_mm_incast_fifo_tx_create(int pid, int fd, size_t bytes,
+uct_mm_incast_fifo_tx_create(int pid, int fd, size_t bytes, unsigned timeout_ms,
                              uct_mm_incast_fifo_tx_t **tx_p) noexcept
 {
     return guarded("fifo_tx_create", [&] {
         auto tx = std::make_unique<uct_mm_incast_fifo_tx>();
-        ucs_status_t status = tx->fifo.attach(pid, fd, bytes);
-        if (status == UCS_OK) {
-            *tx_p = tx.release();
+        const Status st = FifoSegment::attach(pid, fd, bytes, &tx->fifo);
+        if (st != Status::kOk) {
+            return to_ucs_status(st);
         }
-        return status;
+        tx->ch.init(tx->fifo.ring(), channel_config(timeout_ms));
+        *tx_p = tx.release();
+        return UCS_OK;
     });
 }
 
@@ -115,23 +137,25 @@ uct_mm_incast_fifo_tx_destroy(uct_mm_incast_fifo_tx_t *tx) noexcept
 extern "C" size_t
 uct_mm_incast_fifo_tx_max_payload(const uct_mm_incast_fifo_tx_t *tx) noexcept
 {
-    return tx->fifo.max_payload();
+    return tx->ch.max_inline();
 }
 
-extern "C" void *uct_mm_incast_fifo_tx_claim(uct_mm_incast_fifo_tx_t *tx,
-                                             uint64_t *index_p) noexcept
+extern "C" ucs_status_t
+uct_mm_incast_fifo_tx_send(uct_mm_incast_fifo_tx_t *tx, uint8_t am_id,
+                           uct_mm_incast_fifo_pack_t pack, void *arg,
+                           size_t *length_p) noexcept
 {
-    return tx->fifo.claim(index_p);
+    return to_ucs_status(tx->ch.send_packed(
+        am_id, [&](std::uint8_t *dest) { return pack(dest, arg); }, length_p));
 }
 
-extern "C" void uct_mm_incast_fifo_tx_publish(uct_mm_incast_fifo_tx_t *tx,
-                                              uint64_t index, uint8_t am_id,
-                                              uint32_t length) noexcept
+extern "C" ucs_status_t
+uct_mm_incast_fifo_tx_state(const uct_mm_incast_fifo_tx_t *tx) noexcept
 {
-    tx->fifo.publish(index, am_id, length);
+    return to_ucs_status(tx->ch.state());
 }
 
 extern "C" int uct_mm_incast_fifo_tx_full(uct_mm_incast_fifo_tx_t *tx) noexcept
 {
-    return tx->fifo.full();
+    return !tx->ch.ring().has_space();
 }

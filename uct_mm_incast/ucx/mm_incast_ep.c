@@ -23,14 +23,18 @@ UCS_CLASS_INIT_FUNC(uct_mm_incast_ep_t, const uct_ep_params_t *params)
         return UCS_ERR_INVALID_PARAM;
     }
     addr = (const uct_mm_incast_iface_addr_t *)params->iface_addr;
-    status = uct_mm_incast_fifo_tx_create((int)addr->pid, addr->fd, addr->bytes,
-                                          &self->tx);
+    status = uct_mm_incast_fifo_tx_create(
+        (int)addr->pid, addr->fd, addr->bytes,
+        uct_mm_incast_timeout_ms(iface->group.timeout), &self->tx);
     if (status != UCS_OK) {
         ucs_error("mm_incast: cannot map the FIFO of pid %u fd %d: %s",
                   addr->pid, addr->fd, ucs_status_string(status));
         return status;
     }
-    self->max_payload = uct_mm_incast_fifo_tx_max_payload(self->tx);
+    /* What this iface advertises (UCX_MM_INCAST_SEG_SIZE), within what a
+     * slot of the peer's FIFO holds. */
+    self->max_payload = ucs_min(iface->max_payload,
+                                uct_mm_incast_fifo_tx_max_payload(self->tx));
     status = uct_mm_peer_init(&self->peer, &self->super.super, (int)addr->pid);
     if (status != UCS_OK) {
         uct_mm_incast_fifo_tx_destroy(self->tx);
@@ -77,56 +81,77 @@ uct_mm_incast_ep_peer_check(uct_mm_incast_ep_t *ep, unsigned flags)
     }
 }
 
+typedef struct {
+    uint64_t header;
+    const void *payload;
+    unsigned length;
+} uct_mm_incast_short_args_t;
+
+static size_t uct_mm_incast_pack_short(void *dest, void *arg)
+{
+    const uct_mm_incast_short_args_t *a = arg;
+
+    memcpy(dest, &a->header, sizeof(a->header));
+    if (a->length > 0) { /* payload may be NULL when empty */
+        memcpy(UCS_PTR_BYTE_OFFSET(dest, sizeof(a->header)), a->payload,
+               a->length);
+    }
+    return sizeof(a->header) + a->length;
+}
+
+typedef struct {
+    const uct_iov_t *iov;
+    size_t iovcnt;
+} uct_mm_incast_iov_args_t;
+
+static size_t uct_mm_incast_pack_iov(void *dest, void *arg)
+{
+    const uct_mm_incast_iov_args_t *a = arg;
+    ucs_iov_iter_t iter;
+
+    ucs_iov_iter_init(&iter);
+    return uct_iov_to_buffer(a->iov, a->iovcnt, &iter, dest, SIZE_MAX);
+}
+
 ucs_status_t uct_mm_incast_ep_am_short(uct_ep_h tl_ep, uint8_t id,
                                        uint64_t header, const void *payload,
                                        unsigned length)
 {
     uct_mm_incast_ep_t *ep = ucs_derived_of(tl_ep, uct_mm_incast_ep_t);
+    uct_mm_incast_short_args_t args = {header, payload, length};
     size_t total = sizeof(header) + length;
     ucs_status_t status;
-    uint64_t index;
-    char *dst;
 
     status = uct_mm_incast_check_am(id, total, ep->max_payload, "am_short");
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
-    dst = uct_mm_incast_fifo_tx_claim(ep->tx, &index);
-    if (dst == NULL) {
-        return UCS_ERR_NO_RESOURCE;
+    status = uct_mm_incast_fifo_tx_send(ep->tx, id, uct_mm_incast_pack_short,
+                                        &args, &total);
+    if (status == UCS_OK) {
+        UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, total);
     }
-    memcpy(dst, &header, sizeof(header));
-    if (length > 0) { /* payload may be NULL when empty */
-        memcpy(dst + sizeof(header), payload, length);
-    }
-    uct_mm_incast_fifo_tx_publish(ep->tx, index, id, (uint32_t)total);
-    UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, total);
-    return UCS_OK;
+    return status;
 }
 
 ucs_status_t uct_mm_incast_ep_am_short_iov(uct_ep_h tl_ep, uint8_t id,
                                            const uct_iov_t *iov, size_t iovcnt)
 {
     uct_mm_incast_ep_t *ep = ucs_derived_of(tl_ep, uct_mm_incast_ep_t);
+    uct_mm_incast_iov_args_t args = {iov, iovcnt};
     size_t total = uct_iov_total_length(iov, iovcnt);
-    ucs_iov_iter_t iter;
     ucs_status_t status;
-    uint64_t index;
-    void *dst;
 
     status = uct_mm_incast_check_am(id, total, ep->max_payload, "am_short_iov");
     if (ucs_unlikely(status != UCS_OK)) {
         return status;
     }
-    dst = uct_mm_incast_fifo_tx_claim(ep->tx, &index);
-    if (dst == NULL) {
-        return UCS_ERR_NO_RESOURCE;
+    status = uct_mm_incast_fifo_tx_send(ep->tx, id, uct_mm_incast_pack_iov,
+                                        &args, &total);
+    if (status == UCS_OK) {
+        UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, total);
     }
-    ucs_iov_iter_init(&iter);
-    uct_iov_to_buffer(iov, iovcnt, &iter, dst, SIZE_MAX);
-    uct_mm_incast_fifo_tx_publish(ep->tx, index, id, (uint32_t)total);
-    UCT_TL_EP_STAT_OP(&ep->super, AM, SHORT, total);
-    return UCS_OK;
+    return status;
 }
 
 ssize_t uct_mm_incast_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
@@ -134,31 +159,21 @@ ssize_t uct_mm_incast_ep_am_bcopy(uct_ep_h tl_ep, uint8_t id,
                                   unsigned flags)
 {
     uct_mm_incast_ep_t *ep = ucs_derived_of(tl_ep, uct_mm_incast_ep_t);
-    uint64_t index;
+    ucs_status_t status;
     size_t length;
-    void *dst;
 
     if (ucs_unlikely(id >= UCT_AM_ID_MAX)) {
         ucs_error("mm_incast: am_bcopy: invalid am id %d", id);
         return UCS_ERR_INVALID_PARAM;
     }
-    dst = uct_mm_incast_fifo_tx_claim(ep->tx, &index);
-    if (dst == NULL) {
-        uct_mm_incast_ep_peer_check(ep, flags);
-        return UCS_ERR_NO_RESOURCE;
-    }
-    /* UCT's contract: pack_cb writes at most max_bcopy bytes. */
-    length = pack_cb(dst, arg);
-    if (ucs_unlikely(length > ep->max_payload)) {
-        uct_mm_incast_fifo_tx_publish(ep->tx, index, UCT_MM_INCAST_AM_ID_SKIP,
-                                      0);
-        ucs_error("mm_incast: am_bcopy: packed %zu bytes, over the maximum %zu",
-                  length, ep->max_payload);
-        return UCS_ERR_EXCEEDS_LIMIT;
-    }
-    uct_mm_incast_fifo_tx_publish(ep->tx, index, id, (uint32_t)length);
-    UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
+    /* UCT's contract: pack_cb writes at most max_bcopy bytes; more is
+     * refused (UCS_ERR_EXCEEDS_LIMIT, nothing delivered). */
+    status = uct_mm_incast_fifo_tx_send(ep->tx, id, pack_cb, arg, &length);
     uct_mm_incast_ep_peer_check(ep, flags);
+    if (status != UCS_OK) {
+        return status;
+    }
+    UCT_TL_EP_STAT_OP(&ep->super, AM, BCOPY, length);
     return (ssize_t)length;
 }
 
@@ -238,8 +253,14 @@ ucs_status_t uct_mm_incast_ep_check(uct_ep_h tl_ep, unsigned flags,
                                     uct_completion_t *comp)
 {
     uct_mm_incast_ep_t *ep = ucs_derived_of(tl_ep, uct_mm_incast_ep_t);
+    ucs_status_t status = uct_mm_peer_ep_check(&ep->peer, flags, comp);
+    ucs_status_t fifo_status = uct_mm_incast_fifo_tx_state(ep->tx);
 
-    return uct_mm_peer_ep_check(&ep->peer, flags, comp);
+    /* The FIFO's own failure (a stalled send found its reader dead). */
+    if ((status == UCS_OK) && (fifo_status != UCS_OK)) {
+        uct_mm_peer_report(&ep->peer, fifo_status);
+    }
+    return status;
 }
 
 void uct_mm_incast_ep_stalled(uct_mm_incast_ep_t *ep)
@@ -251,6 +272,10 @@ void uct_mm_incast_ep_stalled(uct_mm_incast_ep_t *ep)
 
     if (!(interval_ns < 1e18)) { /* TIMEOUT=inf: never rechecked */
         interval_ns = 1e18;
+    }
+    if (uct_mm_incast_fifo_tx_state(ep->tx) != UCS_OK) {
+        uct_mm_peer_report(&ep->peer, uct_mm_incast_fifo_tx_state(ep->tx));
+        return;
     }
     uct_mm_peer_check_stalled(&ep->peer, (uint64_t)interval_ns);
 }

@@ -40,7 +40,8 @@ ucs_config_field_t uct_mm_incast_iface_config_table[] = {
      UCS_CONFIG_TYPE_ENUM(uct_mm_incast_mode_names)},
 
     {"FIFO_SIZE", "64",
-     "Elements of the point-to-point receive FIFO of each iface",
+     "Elements of the point-to-point receive FIFO of each iface (a power\n"
+     "of two)",
      ucs_offsetof(uct_mm_incast_iface_config_t, fifo_elems),
      UCS_CONFIG_TYPE_UINT},
 
@@ -177,13 +178,10 @@ static int uct_mm_incast_iface_is_reachable(const uct_iface_h tl_iface,
 }
 
 static void uct_mm_incast_iface_deliver(void *arg, uint8_t am_id, void *data,
-                                        uint32_t length)
+                                        size_t length)
 {
     uct_mm_incast_iface_t *iface = arg;
 
-    if (am_id == UCT_MM_INCAST_AM_ID_SKIP) {
-        return;
-    }
     if (am_id >= UCT_AM_ID_MAX) { /* the producer's byte: index checked */
         ucs_error("mm_incast: dropped a message with AM id %u", am_id);
         return;
@@ -191,7 +189,7 @@ static void uct_mm_incast_iface_deliver(void *arg, uint8_t am_id, void *data,
     uct_iface_trace_am(&iface->super.super, UCT_AM_TRACE_TYPE_RECV, am_id, data,
                        length, "RX: AM");
     /* flags 0: the handler must not keep `data` (it is in the FIFO). */
-    uct_iface_invoke_am(&iface->super.super, am_id, data, length, 0);
+    uct_iface_invoke_am(&iface->super.super, am_id, data, (unsigned)length, 0);
 }
 
 static unsigned
@@ -280,9 +278,11 @@ static UCS_CLASS_INIT_FUNC(uct_mm_incast_iface_t, uct_md_h md,
                               &uct_base_iface_internal_ops, md, worker, params,
                               tl_config);
     if ((config->seg_size <= sizeof(uint64_t)) ||
-        (config->seg_size > UCS_MBYTE) || (config->fifo_elems < 2)) {
+        (config->seg_size > UCS_MBYTE) || (config->fifo_elems < 2) ||
+        (config->fifo_elems > 65536) || !ucs_is_pow2(config->fifo_elems)) {
         ucs_error("mm_incast: UCX_MM_INCAST_SEG_SIZE=%zu (9..1M) or "
-                  "UCX_MM_INCAST_FIFO_SIZE=%u (>= 2) out of range",
+                  "UCX_MM_INCAST_FIFO_SIZE=%u (a power of two, 2..64k) out "
+                  "of range",
                   config->seg_size, config->fifo_elems);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -310,8 +310,11 @@ static UCS_CLASS_INIT_FUNC(uct_mm_incast_iface_t, uct_md_h md,
                   config->auto_gather_batched_max_group);
         return UCS_ERR_INVALID_PARAM;
     }
-    status = uct_mm_incast_fifo_rx_create(config->fifo_elems, config->seg_size,
-                                          &self->rx);
+    /* A slot holds its 16-byte header and SEG_SIZE bytes of message. */
+    status = uct_mm_incast_fifo_rx_create(
+        config->fifo_elems,
+        (unsigned)ucs_align_up(config->seg_size + 16, UCS_SYS_CACHE_LINE_SIZE),
+        uct_mm_incast_timeout_ms(config->timeout), &self->rx);
     if (status != UCS_OK) {
         ucs_error("mm_incast: cannot create the receive FIFO: %s",
                   ucs_status_string(status));

@@ -70,6 +70,18 @@ typedef struct uct_mm_incast_pending_priv {
     uct_mm_incast_ep_t *ep;
 } uct_mm_incast_pending_priv_t;
 
+/** UCX_MM_INCAST_TIMEOUT in ms for the p2p FIFO's stall check (inf and
+ *  anything over ~46 days: the largest value). */
+static inline unsigned uct_mm_incast_timeout_ms(double timeout)
+{
+    double ms = timeout * 1e3;
+
+    if (!(ms < 4e9)) {
+        return 4000000000u;
+    }
+    return (ms < 1) ? 1 : (unsigned)ms;
+}
+
 extern uct_component_t uct_mm_incast_component;
 extern uct_tl_t uct_mm_incast_tl;
 

@@ -1,17 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Channel: sends, CMA pull and completion, delivery, failure detection.
-#include "channel.h"
+#include "uct_mm_common/channel.h"
 
 #include "uct_mm_common/log.h"
 
 #include <cerrno>
 #include <sys/uio.h>
 
-namespace uct_mm_bcast {
-
-using uct_mm_common::log;
-using uct_mm_common::LogLevel;
-using uct_mm_common::now_ns;
+namespace uct_mm_common {
 
 void Channel::init(const Ring &ring, const ChannelConfig &cfg)
 {
@@ -37,12 +33,12 @@ void Channel::fail(Status st, int member) noexcept
     state_ = st;
     if (member >= 0) {
         ring_.mark_failed(member);
-        log(LogLevel::kError, "mm_bcast: member %d of the ring failed (%s)",
-            member, uct_mm_common::status_name(st));
+        log(LogLevel::kError, "%s: member %d of the p2p FIFO failed (%s)",
+            cfg_.name, member, status_name(st));
     } else {
         log(LogLevel::kError,
-            "mm_bcast: ring stalled for %u ms with members never attached",
-            cfg_.timeout_ms);
+            "%s: p2p FIFO stalled for %u ms with members never attached",
+            cfg_.name, cfg_.timeout_ms);
     }
 }
 
@@ -107,6 +103,15 @@ Status Channel::send_cma(std::uint8_t am_id, const void *header,
     return Status::kOk;
 }
 
+Status Channel::skip_oversized(std::uint64_t pos, std::uint8_t am_id,
+                               std::size_t length) noexcept
+{
+    ring_.publish(pos, 0, am_id, SlotKind::kSkip);
+    log(LogLevel::kError, "%s: packed %zu bytes, over the slot's %zu",
+        cfg_.name, length, max_inline());
+    return Status::kExceedsLimit;
+}
+
 unsigned Channel::progress_completions(CompleteFn fn, void *arg) noexcept
 {
     unsigned done = 0;
@@ -141,9 +146,9 @@ Status Channel::pull_cma(const std::uint8_t *payload,
     if (desc.iovcnt > kMaxPullIov || desc.iovcnt > room / sizeof(RemoteIov) ||
         desc.hdr_bytes > room - iov_bytes || desc.total > cfg_.max_zcopy) {
         log(LogLevel::kError,
-            "mm_bcast: CMA descriptor of %u iovs, %u header bytes and %llu "
+            "%s: CMA descriptor of %u iovs, %u header bytes and %llu "
             "bytes does not fit its slot or max_zcopy",
-            desc.iovcnt, desc.hdr_bytes,
+            cfg_.name, desc.iovcnt, desc.hdr_bytes,
             static_cast<unsigned long long>(desc.total));
         return Status::kIoError;
     }
@@ -157,14 +162,15 @@ Status Channel::pull_cma(const std::uint8_t *payload,
         sum += v.length;
         if (v.length > desc.total || sum > desc.total) {
             log(LogLevel::kError,
-                "mm_bcast: CMA descriptor iovs do not add up to its total");
+                "%s: CMA descriptor iovs do not add up to its total",
+                cfg_.name);
             return Status::kIoError;
         }
         riov[i] = v;
     }
     if (sum != desc.total) {
         log(LogLevel::kError,
-            "mm_bcast: CMA descriptor iovs do not add up to its total");
+            "%s: CMA descriptor iovs do not add up to its total", cfg_.name);
         return Status::kIoError;
     }
     const std::size_t need = desc.hdr_bytes + desc.total;
@@ -188,7 +194,7 @@ Status Channel::pull_cma(const std::uint8_t *payload,
                 process_vm_readv(desc.pid, &local, 1, &remote, 1, 0);
             if (n <= 0) {
                 log(LogLevel::kError,
-                    "mm_bcast: process_vm_readv from pid %d failed: %s",
+                    "%s: process_vm_readv from pid %d failed: %s", cfg_.name,
                     desc.pid, std::strerror(errno));
                 return Status::kPeerDead;
             }
@@ -217,12 +223,14 @@ unsigned Channel::poll(unsigned max, DeliverFn fn, void *arg) noexcept
                 break;
             }
             fn(arg, sh->am_id, bounce_.data(), length);
+        } else if (sh->kind == SlotKind::kSkip) {
+            // A send that failed after its claim: nothing to deliver.
         } else if (sh->kind != SlotKind::kInline ||
                    sh->length > ring_.geometry().payload_capacity()) {
             log(LogLevel::kError,
-                "mm_bcast: a slot of kind %u and %u bytes does not fit the "
-                "ring",
-                static_cast<unsigned>(sh->kind), sh->length);
+                "%s: a slot of kind %u and %u bytes does not fit the "
+                "p2p FIFO",
+                cfg_.name, static_cast<unsigned>(sh->kind), sh->length);
             fail(Status::kIoError, sh->origin);
             break;
         } else {
@@ -272,4 +280,4 @@ void Channel::check_health() noexcept
     }
 }
 
-} // namespace uct_mm_bcast
+} // namespace uct_mm_common

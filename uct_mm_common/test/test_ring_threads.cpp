@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The ring protocol with ranks as threads on one mapping (run under TSan):
 // every member is a producer and a reader at once.
-#include "bcast_test_util.h"
+#include "channel_test_util.h"
 
 #include "ucg_test/thread_ranks.h"
 
 #include <catch2/catch.hpp>
 
-using namespace uct_mm_bcast;
-using namespace uct_mm_bcast::test;
+using namespace uct_mm_common;
+using namespace uct_mm_common::test;
 
 namespace {
 
@@ -55,7 +55,7 @@ void run_all_to_all(unsigned members, unsigned per_member, unsigned slots,
 } // namespace
 
 TEST_CASE("ring delivers every message once, in order per origin (threads)",
-          "[mm][bcast][threads]")
+          "[mm][fifo][threads]")
 {
     const unsigned members = GENERATE(1u, 2u, 3u, 4u, 5u);
     const std::size_t size = GENERATE(std::size_t{8}, std::size_t{200});
@@ -63,7 +63,7 @@ TEST_CASE("ring delivers every message once, in order per origin (threads)",
 }
 
 TEST_CASE("ring with two slots wraps around under flow control (threads)",
-          "[mm][bcast][threads]")
+          "[mm][fifo][threads]")
 {
     run_all_to_all(3, 1000, 2, 40);
 }
@@ -71,7 +71,7 @@ TEST_CASE("ring with two slots wraps around under flow control (threads)",
 TEST_CASE("ring geometry limits are checked", "[mm][bcast]")
 {
     RingGeometry geo;
-    geo.num_members = kMaxMembers + 1;
+    geo.num_members = kMaxGroupMembers + 1;
     CHECK(Ring::validate(geo) == Status::kExceedsLimit);
     geo.num_members = 2;
     geo.num_slots = 3;

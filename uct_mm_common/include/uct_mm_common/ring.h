@@ -1,17 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// A process-local view of a broadcast ring (layout in ring_layout.h): claim,
+// A process-local view of a p2p FIFO ring (layout in ring_layout.h): claim,
 // publish, peek, consume, completion and liveness scans.
 #pragma once
 
-#include "ring_layout.h"
+#include "uct_mm_common/ring_layout.h"
 #include "uct_mm_common/slot_claim.h"
 #include "uct_mm_common/status.h"
 
 #include <cstdint>
 
-namespace uct_mm_bcast {
-
-using uct_mm_common::Status;
+namespace uct_mm_common {
 
 class Ring {
   public:
@@ -80,10 +78,10 @@ class Ring {
     HeadLine *head_ = nullptr;
     std::uint32_t my_index_ = kNoOrigin;
     bool deliver_own_ = true;
-    std::uint64_t cursor_ = 0;        ///< my cursor (members)
-    std::uint64_t cached_min_ = 0;    ///< producers: last min of all cursors
-    std::int32_t self_pid_ = 0;       ///< producers: written into claims
-    uct_mm_common::StallWatch watch_; ///< consumer: dead claimers
+    std::uint64_t cursor_ = 0;     ///< my cursor (members)
+    std::uint64_t cached_min_ = 0; ///< producers: last min of all cursors
+    std::int32_t self_pid_ = 0;    ///< producers: written into claims
+    StallWatch watch_;             ///< consumer: dead claimers
 };
 
-} // namespace uct_mm_bcast
+} // namespace uct_mm_common

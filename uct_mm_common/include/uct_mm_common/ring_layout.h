@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Shared-memory layout of one broadcast ring (a group's, or an iface's
-// point-to-point receive FIFO, which is a ring with a single member).
+// Shared-memory layout of the point-to-point receive FIFO of an mm_bcast or
+// mm_incast iface: a ring with one reading member (the iface) and any number
+// of producers (every endpoint connected to it). The ring takes more than
+// one member (each reads every message); only the tests use that.
 //
 //  offset 0          +-----------------------------------------------+
 //                    | RingHeader: geometry (creator), magic, attach |
 //  kHeadOffset  64   +-----------------------------------------------+
 //                    | HeadLine: head, claimed by producers (CAS)    |
 //  kMembersOffset128 +-----------------------------------------------+
-//                    | MemberLine[num_members]: one line per member: |
-//                    |   cursor + identity, written by that member   |
+//                    | MemberLine[num_members] (group_link.h): one   |
+//                    |   line per member, written by that member     |
 //  slots_offset()    +-----------------------------------------------+
 //                    | Slot[num_slots], slot_bytes each:             |
 //                    |   SlotHeader (16 B) + payload; the header and |
@@ -28,20 +30,17 @@
 #pragma once
 
 #include "uct_mm_common/cacheline.h"
+#include "uct_mm_common/group_link.h" // MemberLine, kCursorLeft
 #include "uct_mm_common/liveness.h"
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
-namespace uct_mm_bcast {
+namespace uct_mm_common {
 
-using uct_mm_common::kCacheLine;
-
-inline constexpr std::uint64_t kRingMagic = 0x75636731626373ULL; // "ucg1bcs"
-inline constexpr std::uint32_t kMaxMembers = 256;
-/// Cursor value of a member that left the ring: never holds producers back.
-inline constexpr std::uint64_t kCursorLeft = ~std::uint64_t{0};
+/// Version 2 ("ucg2p2p"): the one FIFO of both transports, kSkip slots.
+inline constexpr std::uint64_t kRingMagic = 0x75636732703270ULL; // "ucg2p2p"
 
 struct alignas(kCacheLine) RingHeader {
     std::atomic<std::uint64_t> magic;    ///< creator, stored last (release)
@@ -63,22 +62,11 @@ struct alignas(kCacheLine) HeadLine {
 };
 static_assert(sizeof(HeadLine) == kCacheLine);
 
-/// Member states in MemberLine::state.
-enum : std::uint32_t { kMemberAbsent = 0, kMemberAttached = 1 };
-
-struct alignas(kCacheLine) MemberLine {
-    std::atomic<std::uint64_t> cursor;     ///< owner: next position it reads
-    std::atomic<std::int32_t> pid;         ///< owner, at attach
-    std::atomic<std::uint32_t> state;      ///< owner: kMember*
-    std::atomic<std::uint64_t> start_time; ///< owner, at attach (ticks)
-};
-static_assert(sizeof(MemberLine) == kCacheLine);
-static_assert(offsetof(MemberLine, pid) == 8);
-
 /// What a slot's payload holds.
 enum class SlotKind : std::uint8_t {
     kInline = 0, ///< the message bytes
     kCma = 1,    ///< a CmaDescriptor: receivers copy from the producer
+    kSkip = 2,   ///< nothing to deliver (a send that failed after its claim)
 };
 
 /// First 16 bytes of every slot; written by the slot's producer only.
@@ -92,7 +80,7 @@ struct SlotHeader {
 };
 static_assert(sizeof(SlotHeader) == 16);
 static_assert(offsetof(SlotHeader, length) == 8);
-static_assert(uct_mm_common::shared_atomic_ok<std::uint64_t>());
+static_assert(shared_atomic_ok<std::uint64_t>());
 
 inline constexpr std::uint16_t kNoOrigin = 0xffff;
 
@@ -136,4 +124,4 @@ struct RingGeometry {
     }
 };
 
-} // namespace uct_mm_bcast
+} // namespace uct_mm_common

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Helpers for the mm_bcast core tests: message patterns and a receive loop.
+// Helpers for the p2p FIFO channel tests: message patterns, a receive loop.
 #pragma once
 
-#include "channel.h"
+#include "uct_mm_common/channel.h"
 
 #include "ucg_test/check.h"
 #include "uct_mm_common/backoff.h"
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <vector>
 
-namespace uct_mm_bcast::test {
+namespace uct_mm_common::test {
 
 /// Byte `i` of the message (origin, seq): checkable by every receiver.
 inline std::uint8_t pattern_byte(unsigned origin, unsigned seq, std::size_t i)
@@ -124,4 +124,4 @@ inline Status receive(Channel &ch, std::vector<Received> *inbox,
     return Status::kOk;
 }
 
-} // namespace uct_mm_bcast::test
+} // namespace uct_mm_common::test

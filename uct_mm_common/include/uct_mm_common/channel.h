@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// A channel: one ring plus what a sender and a receiver need around it:
-// inline and packed sends, CMA (zero-copy) sends with completion, delivery
+// A channel: one p2p FIFO ring plus what a sender and a receiver need around
+// it: inline and packed sends, CMA (zero-copy) sends with completion, delivery
 // with the CMA pull, and failure detection (a timeout, then liveness).
 #pragma once
 
-#include "ring.h"
+#include "uct_mm_common/ring.h"
 
 #include "uct_mm_common/backoff.h"
 
@@ -13,9 +13,10 @@
 #include <deque>
 #include <vector>
 
-namespace uct_mm_bcast {
+namespace uct_mm_common {
 
 struct ChannelConfig {
+    const char *name = "mm";         ///< transport, for log lines
     std::uint32_t timeout_ms = 2000; ///< stall before a liveness scan
     std::size_t max_zcopy = 1 << 20; ///< largest CMA message (bytes)
     std::uint32_t max_iov = 8;       ///< remote buffers per CMA message
@@ -50,7 +51,9 @@ class Channel {
     /// An 8-byte header followed by `length` bytes (uct am_short).
     Status send_short(std::uint8_t am_id, std::uint64_t header,
                       const void *data, std::size_t length) noexcept;
-    /// `pack(dest)` writes at most max_inline() bytes and returns the count.
+    /// `pack(dest)` writes at most max_inline() bytes and returns the count;
+    /// a larger count (the packer broke that contract) is not delivered:
+    /// kExceedsLimit.
     template <typename Pack>
     Status send_packed(std::uint8_t am_id, Pack &&pack,
                        std::size_t *length_p) noexcept;
@@ -74,6 +77,9 @@ class Channel {
 
   private:
     Status on_full() noexcept;
+    /// Publishes claimed position `pos` as kSkip; logs; kExceedsLimit.
+    Status skip_oversized(std::uint64_t pos, std::uint8_t am_id,
+                          std::size_t length) noexcept;
     /// Most remote buffers a received CMA descriptor may name.
     static constexpr std::uint32_t kMaxPullIov = 64;
     Status pull_cma(const std::uint8_t *payload,
@@ -108,8 +114,9 @@ Status Channel::send_packed(std::uint8_t am_id, Pack &&pack,
         return on_full();
     }
     const std::size_t length = pack(ring_.payload(pos));
-    // The caller checked the size it announced; a packer that wrote more
-    // than a slot is a bug that already corrupted memory.
+    if (length > max_inline()) {
+        return skip_oversized(pos, am_id, length);
+    }
     ring_.publish(pos, static_cast<std::uint32_t>(length), am_id,
                   SlotKind::kInline);
     last_activity_ns_ = 0;
@@ -117,4 +124,4 @@ Status Channel::send_packed(std::uint8_t am_id, Pack &&pack,
     return Status::kOk;
 }
 
-} // namespace uct_mm_bcast
+} // namespace uct_mm_common

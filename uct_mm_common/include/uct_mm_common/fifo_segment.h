@@ -4,13 +4,13 @@
 // crash leaves nothing in /dev/shm.
 #pragma once
 
-#include "ring.h"
+#include "uct_mm_common/ring.h"
 
 #include "uct_mm_common/segment.h"
 
 #include <sys/types.h>
 
-namespace uct_mm_bcast {
+namespace uct_mm_common {
 
 /// A point-to-point receive FIFO: a one-member ring in a proc-link segment.
 class FifoSegment {
@@ -27,8 +27,8 @@ class FifoSegment {
     std::size_t bytes() const noexcept { return segment_.size(); }
 
   private:
-    uct_mm_common::Segment segment_;
+    Segment segment_;
     Ring ring_;
 };
 
-} // namespace uct_mm_bcast
+} // namespace uct_mm_common

@@ -1,25 +1,22 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The ring protocol (see ring_layout.h for the layout and the invariants).
-#include "ring.h"
+#include "uct_mm_common/ring.h"
 
 #include "uct_mm_common/log.h"
 
 #include <new>
 #include <unistd.h>
 
-namespace uct_mm_bcast {
-
-using uct_mm_common::log;
-using uct_mm_common::LogLevel;
+namespace uct_mm_common {
 
 Status Ring::validate(const RingGeometry &geo) noexcept
 {
-    if (geo.num_members == 0 || geo.num_members > kMaxMembers) {
+    if (geo.num_members == 0 || geo.num_members > kMaxGroupMembers) {
         log(LogLevel::kError, "ring of %u members: limit is %u",
-            geo.num_members, kMaxMembers);
+            geo.num_members, kMaxGroupMembers);
         return Status::kExceedsLimit;
     }
-    if (!uct_mm_common::is_pow2(geo.num_slots) || geo.num_slots < 2 ||
+    if (!is_pow2(geo.num_slots) || geo.num_slots < 2 ||
         geo.slot_bytes < 2 * kCacheLine || geo.slot_bytes % kCacheLine != 0) {
         log(LogLevel::kError,
             "ring geometry %u slots x %u bytes: need a power of two >= 2 "
@@ -91,10 +88,10 @@ Status Ring::open(void *mem, std::size_t bytes, std::uint32_t my_index,
 std::uint32_t Ring::join() noexcept
 {
     MemberLine *me = member(my_index_);
-    const auto id = uct_mm_common::self_process_id();
+    const auto id = self_process_id();
     me->start_time.store(id.start_time, std::memory_order_relaxed);
     me->pid.store(id.pid, std::memory_order_relaxed);
-    me->state.store(kMemberAttached, std::memory_order_release);
+    me->state.store(kMemberIn, std::memory_order_release);
     auto *hdr = reinterpret_cast<RingHeader *>(base_);
     return hdr->attached.fetch_add(1, std::memory_order_acq_rel) + 1;
 }
@@ -134,7 +131,7 @@ Status Ring::claim(std::uint64_t *pos_p) noexcept
 {
     // The slot is claimed (with this process's pid) before the head moves:
     // see uct_mm_common/slot_claim.h.
-    const bool ok = uct_mm_common::claim_slot(
+    const bool ok = claim_slot(
         head_->head, geo_.num_slots, self_pid_,
         [this](std::uint64_t pos) -> std::atomic<std::uint64_t> & {
             return slot(pos)->seq;
@@ -192,7 +189,7 @@ const SlotHeader *Ring::peek() noexcept
         const SlotHeader *sh = slot(cursor_);
         const std::uint64_t seq = sh->seq.load(std::memory_order_acquire);
         if (seq != cursor_ + 1) {
-            if (!watch_.should_skip(seq, cursor_, "mm_bcast ring position")) {
+            if (!watch_.should_skip(seq, cursor_, "p2p FIFO position")) {
                 return nullptr;
             }
             consume();
@@ -225,14 +222,14 @@ int Ring::find_dead_member() const noexcept
 {
     for (std::uint32_t i = 0; i < geo_.num_members; ++i) {
         const MemberLine *m = member(i);
-        if (m->state.load(std::memory_order_acquire) != kMemberAttached ||
+        if (m->state.load(std::memory_order_acquire) != kMemberIn ||
             m->cursor.load(std::memory_order_acquire) == kCursorLeft) {
             continue;
         }
-        uct_mm_common::ProcessId id{};
+        ProcessId id{};
         id.pid = m->pid.load(std::memory_order_relaxed);
         id.start_time = m->start_time.load(std::memory_order_relaxed);
-        if (!uct_mm_common::process_alive(id)) {
+        if (!process_alive(id)) {
             return static_cast<int>(i);
         }
     }
@@ -258,10 +255,9 @@ std::uint32_t Ring::absent_members() const noexcept
 {
     std::uint32_t n = 0;
     for (std::uint32_t i = 0; i < geo_.num_members; ++i) {
-        n +=
-            member(i)->state.load(std::memory_order_acquire) != kMemberAttached;
+        n += member(i)->state.load(std::memory_order_acquire) != kMemberIn;
     }
     return n;
 }
 
-} // namespace uct_mm_bcast
+} // namespace uct_mm_common

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The p2p receive FIFO segment: create (owner), attach (senders).
-#include "fifo_segment.h"
+#include "uct_mm_common/fifo_segment.h"
 
-namespace uct_mm_bcast {
-
-using uct_mm_common::Segment;
+namespace uct_mm_common {
 
 Status FifoSegment::create(std::uint32_t num_slots, std::uint32_t slot_bytes,
                            FifoSegment *fifo_p)
@@ -18,7 +16,7 @@ Status FifoSegment::create(std::uint32_t num_slots, std::uint32_t slot_bytes,
         return st;
     }
     FifoSegment f;
-    st = Segment::create_unlinked("ucg-mmbf", geo.segment_bytes(), &f.segment_);
+    st = Segment::create_unlinked("ucg-p2p", geo.segment_bytes(), &f.segment_);
     if (st != Status::kOk) {
         return st;
     }
@@ -48,4 +46,4 @@ Status FifoSegment::attach(pid_t pid, int fd, std::size_t bytes,
     return Status::kOk;
 }
 
-} // namespace uct_mm_bcast
+} // namespace uct_mm_common

@@ -3,7 +3,7 @@
 // (the p2p receive FIFO: any process may produce) must not stall the
 // readers: they skip the position once its claimer is gone. A live but slow
 // claimer is waited for, never skipped.
-#include "ring.h"
+#include "uct_mm_common/ring.h"
 
 #include "ucg_test/fork_ranks.h"
 #include "ucg_test/thread_ranks.h" // SharedMapping
@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <vector>
 
-using namespace uct_mm_bcast;
+using namespace uct_mm_common;
 
 namespace {
 
@@ -98,7 +98,7 @@ std::vector<std::uint32_t> send_and_drain(ucg_test::SharedMapping &mem,
 } // namespace
 
 TEST_CASE("ring: a producer killed between claim and publish is skipped",
-          "[mm][bcast][fork]")
+          "[mm][fifo][fork]")
 {
     ucg_test::SharedMapping mem(fifo_geometry().segment_bytes());
     Ring::format(mem.data(), fifo_geometry());
@@ -113,7 +113,7 @@ TEST_CASE("ring: a producer killed between claim and publish is skipped",
 }
 
 TEST_CASE("ring: a slow live producer is waited for, in order",
-          "[mm][bcast][fork]")
+          "[mm][fifo][fork]")
 {
     ucg_test::SharedMapping mem(fifo_geometry().segment_bytes());
     Ring::format(mem.data(), fifo_geometry());
