@@ -92,7 +92,13 @@ int run(CLI::App &app, const tools::Options &o)
     if (!rules) {
         return tools::usage_error(app, rules.error().message);
     }
+    for (const std::string &w : rules->warnings) {
+        std::cerr << "ucg_plan: warning: " << w << "\n";
+    }
     select::Selector sel(*topo, std::move(rules).value());
+    if (auto fit = sel.rules_fit(); !fit) {
+        return tools::usage_error(app, fit.error().message);
+    }
     select::SelectOptions so;
     so.collective = o.collective;
     so.bytes = o.bytes;

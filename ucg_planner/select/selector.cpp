@@ -43,10 +43,36 @@ const char *shape_name(Shape shape)
 Selector::Selector(const topology::Topology &topo, RuleSet user)
     : topo_(topo), user_(std::move(user))
 {
+    for (const Rule &r : user_.rules) {
+        if (!r.level || topo_.level(*r.level) != nullptr) {
+            continue;
+        }
+        std::string have;
+        for (const topology::Level &l : topo_.levels()) {
+            have += have.empty() ? "" : ", ";
+            have += topology::level_name(l.kind);
+        }
+        bad_rule_ = user_.origin + " rule '" + r.text + "' names level " +
+                    topology::level_name(*r.level) +
+                    ", which this topology does not have (levels: " + have +
+                    ")";
+        break;
+    }
+}
+
+Result<void> Selector::rules_fit() const
+{
+    if (!bad_rule_.empty()) {
+        return fail(bad_rule_);
+    }
+    return {};
 }
 
 Result<Decision> Selector::select(const SelectOptions &opts) const
 {
+    if (auto fit = rules_fit(); !fit) {
+        return fit.error();
+    }
     auto d = select_with(user_, opts);
     if (!d || !opts.simulate || d->chosen.reason != "cost model") {
         return d;
@@ -72,9 +98,13 @@ Result<Decision> Selector::refine(Decision d, const SelectOptions &opts) const
     }
     for (size_t i = 0; i < d.flat.size() && int(i) < opts.candidates; ++i) {
         const Choice &f = d.flat[i];
-        forced.push_back(coll + ":0-inf:" + f.algorithm +
-                         ":radix=" + std::to_string(f.radix) +
-                         ",segments=" + std::to_string(f.segments));
+        const algorithms::Algorithm *a =
+            algorithms::find_algorithm(opts.collective, f.algorithm);
+        const bool radix = a == nullptr || a->takes_radix;
+        forced.push_back(
+            coll + ":0-inf:" + f.algorithm + ":" +
+            (radix ? "radix=" + std::to_string(f.radix) + "," : std::string()) +
+            "segments=" + std::to_string(f.segments));
         flat_of.push_back(int(i));
     }
     cost::SimConfig cfg;

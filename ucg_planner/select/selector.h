@@ -82,9 +82,15 @@ const char *shape_name(algorithms::Shape shape);
 
 class Selector {
   public:
+    /// A user rule naming a level the topology lacks can never apply:
+    /// select() refuses it, naming the rule and the levels there are.
     Selector(const topology::Topology &topo, RuleSet user);
 
     Result<Decision> select(const SelectOptions &opts) const;
+
+    /// Whether every user rule can apply on this topology (what select()
+    /// refuses first), for tools that check the rules up front.
+    Result<void> rules_fit() const;
 
     /// Builds the decided plan (all ranks, or one with only_rank).
     Result<plan::Plan> build(const Decision &d,
@@ -103,6 +109,7 @@ class Selector {
 
     const topology::Topology &topo_;
     RuleSet user_;
+    std::string bad_rule_; ///< why a user rule never applies here
 };
 
 /// One line per level plus the flat alternatives, for the tool.
