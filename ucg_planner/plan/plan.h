@@ -344,6 +344,7 @@ class PlanBuilder {
     PlanBuilder(const PlanBuilder &) = delete;
     PlanBuilder &operator=(const PlanBuilder &) = delete;
     bool active(int rank) const { return !only_ || *only_ == rank; }
+    std::optional<int> only_rank() const { return only_; }
     int nranks() const { return plan_.nranks; }
     int nchunks() const { return plan_.nchunks; }
     int root() const { return plan_.root; }
