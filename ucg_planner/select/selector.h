@@ -102,6 +102,16 @@ class Selector {
     /// whole plan exists: O(P) where the full plan may be O(P^2).
     Result<std::int64_t> simulation_bytes(const Decision &d) const;
 
+    /// The whole plan's size and what checking it would hold
+    /// (plan::check_bytes()), in bytes, estimated the same way from
+    /// sampled one-rank builds, so a tool refuses a plan too large to
+    /// print or check before building it.
+    struct PlanBytes {
+        std::int64_t plan = 0;
+        std::int64_t check = 0;
+    };
+    Result<PlanBytes> plan_bytes(const Decision &d) const;
+
   private:
     Result<Decision> select_with(const RuleSet &user,
                                  const SelectOptions &opts) const;

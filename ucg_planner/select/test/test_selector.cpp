@@ -713,3 +713,31 @@ TEST_CASE("on one host the exchanges share no NIC and pay their staging",
     CHECK(forced(1.0) - forced(0.0) ==
           Approx(2.0 * 8 * (64 << 10) * 1.0).epsilon(1e-9));
 }
+
+TEST_CASE("plan and checker sizes are estimated from one-rank builds",
+          "[select]")
+{
+    // Regular plans: the sampled ranks stand for the rest, so the
+    // estimate is the size of the built plan and what validate() weighs.
+    auto t = synth("nodes=8,ppn=8");
+    for (const char *rule : {"allgather:0-inf:ring", "alltoall:0-inf:linear",
+                             "allreduce:0-inf:recursive_doubling"}) {
+        INFO(rule);
+        auto set = parse_rules(rule, "t");
+        REQUIRE(set.ok());
+        const Rule &r = set->rules[0];
+        Selector sel(t, std::move(set).value());
+        auto d = sel.select({*r.collective, 64, 0});
+        REQUIRE(d.ok());
+        auto est = sel.plan_bytes(*d);
+        REQUIRE(est.ok());
+        auto p = sel.build(*d, std::nullopt);
+        REQUIRE(p.ok());
+        std::int64_t plan = 0;
+        for (const auto &prog : p->ranks) {
+            plan += cost::program_bytes(prog);
+        }
+        CHECK(est->plan == plan);
+        CHECK(est->check == plan::check_bytes(*p));
+    }
+}
