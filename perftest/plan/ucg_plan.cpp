@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "tool_cli.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <new>
@@ -92,7 +93,13 @@ int run(CLI::App &app, const tools::Options &o)
     if (!rules) {
         return tools::usage_error(app, rules.error().message);
     }
+    for (const std::string &w : rules->warnings) {
+        std::cerr << "ucg_plan: warning: " << w << "\n";
+    }
     select::Selector sel(*topo, std::move(rules).value());
+    if (auto fit = sel.rules_fit(); !fit) {
+        return tools::usage_error(app, fit.error().message);
+    }
     select::SelectOptions so;
     so.collective = o.collective;
     so.bytes = o.bytes;
@@ -121,6 +128,26 @@ int run(CLI::App &app, const tools::Options &o)
                        std::to_string(cost::kMaxSimBytes >> 20) +
                        " MiB; O(P^2) ops for allgather, alltoall and "
                        "reduce_scatter)");
+        }
+    }
+    if (o.command == "check" || (o.command == "print" && !one)) {
+        // The whole plan and the checkers' state: estimated from a few
+        // one-rank builds, refused before the plan exists.
+        auto need = sel.plan_bytes(*d);
+        if (!need) {
+            return die(need.error().message);
+        }
+        const bool check = o.command == "check";
+        const std::int64_t bytes =
+            check ? std::max(need->plan, need->check) : need->plan;
+        if (bytes > plan::kMaxCheckBytes) {
+            return die(std::string("plan too large to ") +
+                       (check ? "check: building and checking " : "print: ") +
+                       d->chosen.algorithm + " at " +
+                       std::to_string(topo->size()) + " ranks needs about " +
+                       std::to_string(bytes >> 20) + " MiB (limit " +
+                       std::to_string(plan::kMaxCheckBytes >> 20) +
+                       " MiB; print --rank R prints one rank's plan)");
         }
     }
     auto p = sel.build(*d, one ? o.rank : std::nullopt);

@@ -7,6 +7,9 @@
 //      (goal: simulation < 10 s)
 //   3. simulated gain of leader (topology-aware) over flat binomial gather
 //      and scatter on seed 000's two-level switch tree (goal: >= 54%)
+//   4. build one rank's plan of each stepwise flat algorithm (ring, Bruck,
+//      pairwise, recursive doubling/halving/k-ing, Rabenseifner,
+//      dissemination) at --flat-ranks ranks (default 65,536): O(steps)
 #include "cli.h"
 #include "select/compose.h"
 #include "tool_cli.h"
@@ -234,12 +237,53 @@ void bench_gather_gain(int reps, const char *spec, double uplink,
     std::printf("  smallest gain %.1f%% (goal >= 54%%)\n", 100 * worst);
 }
 
+void bench_flat_one_rank(int reps, int nranks)
+{
+    std::printf("4. build one rank's plan of the stepwise flat algorithms, "
+                "%d ranks (rank 0 and the last)\n",
+                nranks);
+    const std::pair<Collective, const char *> cases[] = {
+        {Collective::kAllgather, "ring"},
+        {Collective::kAllgather, "bruck"},
+        {Collective::kAllgather, "recursive_doubling"},
+        {Collective::kAlltoall, "bruck"},
+        {Collective::kAlltoall, "pairwise"},
+        {Collective::kAllreduce, "ring"},
+        {Collective::kAllreduce, "recursive_doubling"},
+        {Collective::kAllreduce, "recursive_k"},
+        {Collective::kAllreduce, "rabenseifner"},
+        {Collective::kReduceScatter, "ring"},
+        {Collective::kReduceScatter, "recursive_halving"},
+        {Collective::kBarrier, "dissemination"}};
+    for (const auto &[coll, name] : cases) {
+        algorithms::Request q;
+        q.collective = coll;
+        q.nranks = nranks;
+        q.radix = std::string_view(name) == "recursive_k" ? 4 : 2;
+        size_t ops = 0;
+        const std::string alg = name; // lambdas take no bindings
+        Stats s = time_it(reps, [&] {
+            for (int r : {0, nranks - 1}) {
+                q.only_rank = r;
+                ops = must(algorithms::build(alg, q))
+                          .ranks[static_cast<std::size_t>(r)]
+                          .ops.size();
+            }
+        });
+        const std::string what = std::string(plan::to_string(coll)) + " " +
+                                 name + " (" + std::to_string(ops) +
+                                 " ops at the last)";
+        print_stats(what.c_str(), s, "");
+    }
+}
+
 } // namespace
 
 static int tool_main(int argc, char **argv)
 {
     int reps = 11;
     bool skip_sim = false;
+    int flat_ranks = 65536;
     CLI::App app{"ucg_plan_bench: planner and simulator timings at 4,096 and "
                  "65,536 ranks, and the topology-aware gather/scatter gain. "
                  "Exit status: 0 done, 1 failed, 2 bad command line.",
@@ -250,11 +294,16 @@ static int tool_main(int argc, char **argv)
         ->capture_default_str();
     app.add_flag("--no-65536-sim", skip_sim,
                  "skip simulating the 65,536-rank plans");
+    app.add_option("--flat-ranks", flat_ranks,
+                   "ranks of the one-rank flat builds (section 4)")
+        ->check(tools::at_least(2))
+        ->capture_default_str();
     if (const auto rc = tools::parse(app, argc, argv)) {
         return *rc;
     }
     std::printf("ucg_plan_bench: %d repetitions (min/median/max)\n", reps);
     bench_one_rank(reps);
+    bench_flat_one_rank(std::min(reps, 3), flat_ranks);
     if (!skip_sim) {
         bench_simulate(std::min(reps, 3));
     }

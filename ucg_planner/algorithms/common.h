@@ -6,6 +6,7 @@
 #include "algorithms/registry.h"
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,14 @@ using plan::Collective;
 using plan::Plan;
 using plan::PlanBuilder;
 using plan::Range;
+
+/* The ranks in [0, n) a per-step loop must visit: all of them in an
+ * all-rank build; in a one-rank build only those of `who` (the rank and
+ * the peers whose ops reach it; out-of-range entries dropped), ascending
+ * and once each, so its ops come in the all-rank order and a step costs
+ * O(peers), not O(n). */
+std::vector<int> visit(const PlanBuilder &pb, int n,
+                       std::initializer_list<int> who);
 
 /* A team: the global ranks taking part; `root` indexes `ranks`. Relative
  * rank v (0 = root) is ranks[(root + v) % size]. */

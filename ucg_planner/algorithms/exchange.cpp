@@ -42,7 +42,9 @@ Plan bruck_allgather(const Request &q, std::string_view name)
 {
     const int p = q.nranks, nc = q.segments;
     PlanBuilder pb(Collective::kAllgather, p, 0, nc, q.only_rank);
-    for (int r = 0; r < p; ++r) {
+    const int me = pb.only_rank().value_or(0);
+    const std::vector<int> self = visit(pb, p, {me});
+    for (int r : self) {
         pb.scratch(r, p);
         pb.copy(r, {blk(Buffer::kInput, 0, nc)},
                 {blk(Buffer::kScratch, 0, nc)});
@@ -50,12 +52,13 @@ Plan bruck_allgather(const Request &q, std::string_view name)
     int step = 0;
     for (int s = 1; s < p; s *= 2, ++step) {
         const int cnt = std::min(s, p - s);
-        for (int r = 0; r < p; ++r) {
+        // One rank: it sends to me - s and hears from me + s.
+        for (int r : visit(pb, p, {me, (me + s) % p})) {
             pb.xfer(r, mod(r - s, p), step, {blk(Buffer::kScratch, 0, nc, cnt)},
                     {blk(Buffer::kScratch, s, nc, cnt)});
         }
     }
-    for (int r = 0; r < p; ++r) {
+    for (int r : self) {
         rotate_out(pb, r, p, nc);
     }
     return pb.take(describe(name, q));
@@ -65,7 +68,9 @@ Plan bruck_alltoall(const Request &q, std::string_view name)
 {
     const int p = q.nranks, nc = q.segments;
     PlanBuilder pb(Collective::kAlltoall, p, 0, nc, q.only_rank);
-    for (int r = 0; r < p; ++r) {
+    // Every op of a step is on its own rank's side: one rank visits itself.
+    const std::vector<int> self = visit(pb, p, {pb.only_rank().value_or(0)});
+    for (int r : self) {
         pb.scratch(r, p);
         // scr[j] = in[(r + j) % p]
         pb.copy(r, {blk(Buffer::kInput, r, nc, p - r)},
@@ -85,14 +90,14 @@ Plan bruck_alltoall(const Request &q, std::string_view name)
         }
         const auto msg = block_runs(moved, Buffer::kScratch, nc);
         // Sends first: each rank overwrites the slots it sends.
-        for (int r = 0; r < p; ++r) {
+        for (int r : self) {
             pb.send(r, (r + s) % p, step, msg);
         }
-        for (int r = 0; r < p; ++r) {
+        for (int r : self) {
             pb.recv(r, mod(r - s, p), step, msg);
         }
     }
-    for (int r = 0; r < p; ++r) {
+    for (int r : self) {
         for (int j = 0; j < p; ++j) {
             pb.copy(r, {blk(Buffer::kScratch, j, nc)},
                     {blk(Buffer::kOutput, mod(r - j, p), nc)});
@@ -156,22 +161,19 @@ Plan build_pairwise_alltoall(const Request &q, std::string_view name)
     const int p = q.nranks, nc = q.segments;
     PlanBuilder pb(Collective::kAlltoall, p, 0, nc, q.only_rank);
     std::vector<int> last_recv(static_cast<std::size_t>(p), -1);
-    for (int r = 0; r < p; ++r) {
+    // One rank's ops are all its own: a one-rank build visits only it
+    // (O(P) in all, not O(P^2)).
+    const std::vector<int> self = visit(pb, p, {pb.only_rank().value_or(0)});
+    for (int r : self) {
         pb.copy(r, {blk(Buffer::kInput, r, nc)}, {blk(Buffer::kOutput, r, nc)});
     }
     for (int t = 1; t < p; ++t) {
-        for (int r = 0; r < p; ++r) { // one-rank builds: O(P), not P^2
-            if (!pb.active(r)) {
-                continue;
-            }
+        for (int r : self) {
             const int d = (r + t) % p;
             const int i = pb.send(r, d, t, {blk(Buffer::kInput, d, nc)});
             pb.depend(r, i, last_recv[static_cast<std::size_t>(r)]);
         }
-        for (int r = 0; r < p; ++r) {
-            if (!pb.active(r)) {
-                continue;
-            }
+        for (int r : self) {
             const int from = mod(r - t, p);
             last_recv[static_cast<std::size_t>(r)] =
                 pb.recv(r, from, t, {blk(Buffer::kOutput, from, nc)});

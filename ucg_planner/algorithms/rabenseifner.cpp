@@ -27,8 +27,8 @@ struct Halving {
     Team team;
     PlaceFn place;
     int pk, s;
-    std::vector<int> lo; // first piece of each virtual rank's range
-    int cnt;             // pieces per range
+    int cnt;     // pieces per range
+    int me = -1; // one-rank builds: the rank's index in the team
     int step = 1;
 
     std::vector<Range> pieces(int v, int first, int n) const
@@ -36,28 +36,40 @@ struct Halving {
         const Place p = place(team.at(v));
         return {plan::chunks(p.buf, p.block, first * s, n * s)};
     }
+    // The virtual ranks a step with `mask` visits: all, or in a one-rank
+    // build the rank and its partner (O(log P) steps, not O(P) each).
+    std::vector<int> who(int mask) const
+    {
+        if (!pb.only_rank()) {
+            return visit(pb, pk, {});
+        }
+        return me < pk ? visit(pb, pk, {me, me ^ mask}) : std::vector<int>{};
+    }
     void fold(int n)
     {
         for (int v = pk; v < n; ++v) {
-            pb.xfer(team.at(v), team.at(v - pk), 0, pieces(v, 0, pk),
-                    pieces(v - pk, 0, pk), true);
+            if (pb.active(team.at(v)) || pb.active(team.at(v - pk))) {
+                pb.xfer(team.at(v), team.at(v - pk), 0, pieces(v, 0, pk),
+                        pieces(v - pk, 0, pk), true);
+            }
         }
     }
+    // A range's first piece follows from the step: before the halving
+    // step of `mask` (cnt = 2 mask pieces) and the doubling step of
+    // `mask` (cnt = mask), v's range starts at v with the bits below cnt
+    // cleared.
     void reduce_scatter()
     {
         for (int mask = pk / 2; mask >= 1; mask /= 2, ++step) {
             const int half = cnt / 2;
-            std::vector<int> next = lo;
-            for (int v = 0; v < pk; ++v) {
-                const int l = lo[static_cast<std::size_t>(v)];
+            for (int v : who(mask)) {
+                const int l = v & ~(cnt - 1);
                 // v keeps the half on its side of the mask bit.
                 const int give = (v & mask) ? l : l + half;
                 pb.xfer(team.at(v), team.at(v ^ mask), step,
                         pieces(v, give, half), pieces(v ^ mask, give, half),
                         true);
-                next[static_cast<std::size_t>(v)] = (v & mask) ? l + half : l;
             }
-            lo = std::move(next);
             cnt = half;
         }
     }
@@ -65,20 +77,16 @@ struct Halving {
     void double_up(bool to_all)
     {
         for (int mask = 1; mask < pk; mask *= 2, ++step) {
-            std::vector<int> next = lo;
-            for (int v = 0; v < pk; ++v) {
+            for (int v : who(mask)) {
                 const int u = v ^ mask;
                 const bool sends = to_all || (v % (2 * mask) == mask);
                 if (!sends) {
                     continue;
                 }
-                const int l = lo[static_cast<std::size_t>(v)];
+                const int l = v & ~(cnt - 1);
                 pb.xfer(team.at(v), team.at(u), step, pieces(v, l, cnt),
                         pieces(u, l, cnt));
-                next[static_cast<std::size_t>(u)] =
-                    std::min(l, lo[static_cast<std::size_t>(u)]);
             }
-            lo = std::move(next);
             cnt *= 2;
         }
     }
@@ -100,10 +108,12 @@ Plan build_rabenseifner(const Request &q, std::string_view name)
         pb.copy(r, {plan::chunks(Buffer::kInput, 0, 0, pk * s)},
                 {at(place(r), Span{0, pk * s})});
     }
-    Halving h{pb,    whole_team(n, root),
-              place, pk,
-              s,     std::vector<int>(static_cast<std::size_t>(pk), 0),
-              pk};
+    Halving h{pb, whole_team(n, root), place, pk, s, pk};
+    if (const auto me = pb.only_rank()) {
+        for (int v = 0; v < n; ++v) {
+            h.me = h.team.at(v) == *me ? v : h.me;
+        }
+    }
     h.fold(n);
     h.reduce_scatter();
     h.double_up(all);
@@ -142,9 +152,11 @@ Plan build_halving_reduce_scatter(const Request &q, std::string_view name)
                 {plan::chunks(scr, 0, 0, s, n)}, true);
     }
     int step = 1;
+    const int me = pb.only_rank().value_or(0);
     for (int mask = pk / 2, cnt = pk; mask >= 1; mask /= 2, ++step) {
         cnt /= 2;
-        for (int v = 0; v < pk; ++v) {
+        // One rank: itself and its partner (O(log P) steps of O(1)).
+        for (int v : visit(pb, pk, {me, me ^ mask})) {
             // Before this step v's range starts at v with the bits below
             // 2 * mask cleared; it keeps the half holding piece v.
             const int l = v & ~(2 * mask - 1);

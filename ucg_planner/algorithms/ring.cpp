@@ -26,18 +26,22 @@ Plan ring_allreduce(const Request &q, std::string_view name)
     auto piece = [s](int j) {
         return std::vector<Range>{plan::chunks(Buffer::kOutput, 0, j * s, s)};
     };
-    for (int r = 0; r < p; ++r) {
+    // A one-rank build visits the rank and its predecessor: O(P) steps
+    // of O(1), not O(P^2).
+    const int me = pb.only_rank().value_or(0);
+    const std::vector<int> who = visit(pb, p, {me, mod(me - 1, p)});
+    for (int r : visit(pb, p, {me})) {
         pb.copy(r, {plan::chunks(Buffer::kInput, 0, 0, p * s)},
                 {plan::chunks(Buffer::kOutput, 0, 0, p * s)});
     }
     for (int t = 0; t + 1 < p; ++t) {
-        for (int r = 0; r < p; ++r) {
+        for (int r : who) {
             const int j = mod(r - t, p);
             pb.xfer(r, (r + 1) % p, t, piece(j), piece(j), true);
         }
     }
     for (int t = 0; t + 1 < p; ++t) {
-        for (int r = 0; r < p; ++r) {
+        for (int r : who) {
             const int j = mod(r + 1 - t, p);
             pb.xfer(r, (r + 1) % p, p + t, piece(j), piece(j));
         }
@@ -52,11 +56,13 @@ Plan ring_allgather(const Request &q, std::string_view name)
     auto block = [s](int b) {
         return std::vector<Range>{plan::chunks(Buffer::kOutput, b, 0, s)};
     };
-    for (int r = 0; r < p; ++r) {
+    const int me = pb.only_rank().value_or(0);
+    const std::vector<int> who = visit(pb, p, {me, mod(me - 1, p)});
+    for (int r : visit(pb, p, {me})) {
         pb.copy(r, {plan::chunks(Buffer::kInput, 0, 0, s)}, block(r));
     }
     for (int t = 0; t + 1 < p; ++t) {
-        for (int r = 0; r < p; ++r) {
+        for (int r : who) {
             pb.xfer(r, (r + 1) % p, t, block(mod(r - t, p)),
                     block(mod(r - t, p)));
         }
@@ -71,18 +77,21 @@ Plan ring_reduce_scatter(const Request &q, std::string_view name)
     auto block = [s](int b) {
         return std::vector<Range>{plan::chunks(Buffer::kScratch, b, 0, s)};
     };
-    for (int r = 0; r < p; ++r) {
+    const int me = pb.only_rank().value_or(0);
+    const std::vector<int> who = visit(pb, p, {me, mod(me - 1, p)});
+    const std::vector<int> self = visit(pb, p, {me});
+    for (int r : self) {
         pb.scratch(r, p);
         pb.copy(r, {plan::chunks(Buffer::kInput, 0, 0, s, p)},
                 {plan::chunks(Buffer::kScratch, 0, 0, s, p)});
     }
     for (int t = 0; t + 1 < p; ++t) {
-        for (int r = 0; r < p; ++r) {
+        for (int r : who) {
             const int b = mod(r - t - 1, p);
             pb.xfer(r, (r + 1) % p, t, block(b), block(b), true);
         }
     }
-    for (int r = 0; r < p; ++r) {
+    for (int r : self) {
         pb.copy(r, block(r), {plan::chunks(Buffer::kOutput, 0, 0, s)});
     }
     return pb.take(describe(name, q));

@@ -128,6 +128,27 @@ Team whole_team(int nranks, int root)
     return t;
 }
 
+std::vector<int> visit(const PlanBuilder &pb, int n,
+                       std::initializer_list<int> who)
+{
+    std::vector<int> out;
+    if (!pb.only_rank()) {
+        out.resize(static_cast<std::size_t>(n));
+        for (int r = 0; r < n; ++r) {
+            out[static_cast<std::size_t>(r)] = r;
+        }
+        return out;
+    }
+    for (int r : who) {
+        if (r >= 0 && r < n) {
+            out.push_back(r);
+        }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
 Tree knomial_tree(int n, int radix)
 {
     const long long k = std::max(radix, 2);

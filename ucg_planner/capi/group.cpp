@@ -216,6 +216,9 @@ ucs_status_t build_topology(ucg_group *g, const ucg_group_params_t *p)
             log_error("ucg_group_create: %s", rules.error().message.c_str());
             return UCS_ERR_INVALID_PARAM;
         }
+        for (const std::string &w : rules->warnings) {
+            log_warn("ucg_group_create: %s", w.c_str());
+        }
         g->rules = std::move(rules.value());
     }
     return UCS_OK;

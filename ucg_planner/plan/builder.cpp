@@ -108,6 +108,13 @@ PlanBuilder::PlanBuilder(Collective c, int nranks, int root, int nchunks,
     plan_.root = root;
     plan_.nchunks = nchunks;
     plan_.ranks.resize(static_cast<std::size_t>(nranks));
+    if (only_) { // a one-rank build keeps one builder, not P
+        if (*only_ >= 0 && *only_ < nranks) {
+            builders_.emplace_back(
+                nchunks, &plan_.ranks[static_cast<std::size_t>(*only_)]);
+        }
+        return;
+    }
     builders_.reserve(static_cast<std::size_t>(nranks));
     for (auto &p : plan_.ranks) {
         builders_.emplace_back(nchunks, &p);
@@ -116,8 +123,8 @@ PlanBuilder::PlanBuilder(Collective c, int nranks, int root, int nchunks,
 
 RankBuilder &PlanBuilder::rb(int rank)
 {
-    assert(rank >= 0 && rank < plan_.nranks);
-    return builders_[static_cast<std::size_t>(rank)];
+    assert(rank >= 0 && rank < plan_.nranks && active(rank));
+    return builders_[only_ ? 0 : static_cast<std::size_t>(rank)];
 }
 
 int PlanBuilder::send(int from, int to, int tag, std::vector<Range> src)

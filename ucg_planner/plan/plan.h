@@ -270,6 +270,17 @@ std::vector<std::string> validate(const Plan &plan,
 inline constexpr std::int64_t kMaxCheckBytes = std::int64_t{4} << 30;
 std::int64_t check_bytes(const Plan &plan);
 
+/* check_bytes()'s parts for one rank: what the checkers hold for it alone
+ * (slot log, dependency closure) and its share of what they hold for all
+ * ranks at once; check_bytes() is max(max own, sum of shared). Lets a
+ * caller estimate check_bytes() from one-rank builds before the whole
+ * plan exists (Selector::check_bytes). */
+struct CheckBytes {
+    std::int64_t own = 0;
+    std::int64_t shared = 0;
+};
+CheckBytes rank_check_bytes(const Plan &plan, int rank);
+
 /* How the symbolic checker combines contributions. */
 enum class Combine : std::uint8_t {
     kCommutative, // multisets: any order of (+) is right
@@ -344,6 +355,7 @@ class PlanBuilder {
     PlanBuilder(const PlanBuilder &) = delete;
     PlanBuilder &operator=(const PlanBuilder &) = delete;
     bool active(int rank) const { return !only_ || *only_ == rank; }
+    std::optional<int> only_rank() const { return only_; }
     int nranks() const { return plan_.nranks; }
     int nchunks() const { return plan_.nchunks; }
     int root() const { return plan_.root; }

@@ -304,30 +304,41 @@ class SlotChecker {
 
 } // namespace
 
-std::int64_t check_bytes(const Plan &plan)
+CheckBytes rank_check_bytes(const Plan &plan, int r)
 {
-    // Per rank the slot log (SlotChecker) and the dependency closure
-    // (Reach: ops^2 bits); the symbolic checker holds every rank's slots
-    // at once. Saturates instead of overflowing.
+    // The slot log (SlotChecker) and the dependency closure (Reach: ops^2
+    // bits) are per rank; the symbolic checker holds every rank's slots
+    // at once (32 bytes each). Saturates instead of overflowing.
     constexpr std::int64_t kCap = std::int64_t{1} << 62;
     auto mul = [](std::int64_t a, std::int64_t b) {
         return a != 0 && b > kCap / a ? kCap : a * b;
     };
+    if (r < 0 || r >= plan.nranks ||
+        static_cast<std::size_t>(r) >= plan.ranks.size()) {
+        return {};
+    }
+    std::int64_t blocks = 0;
+    for (Buffer b : {Buffer::kInput, Buffer::kOutput, Buffer::kScratch}) {
+        blocks += std::max(buffer_blocks(plan, r, b), 0);
+    }
+    const std::int64_t slots = mul(blocks, plan.nchunks);
+    const auto ops =
+        static_cast<std::int64_t>(plan.ranks[std::size_t(r)].ops.size());
+    const std::int64_t reach = mul(ops, (ops + 63) / 64 * 8);
+    return {std::min(kCap, mul(slots, sizeof(SlotLog)) + reach),
+            mul(slots, 32)};
+}
+
+std::int64_t check_bytes(const Plan &plan)
+{
+    constexpr std::int64_t kCap = std::int64_t{1} << 62;
     std::int64_t per_rank = 0, all = 0;
     for (int r = 0;
          r < plan.nranks && static_cast<std::size_t>(r) < plan.ranks.size();
          ++r) {
-        std::int64_t blocks = 0;
-        for (Buffer b : {Buffer::kInput, Buffer::kOutput, Buffer::kScratch}) {
-            blocks += std::max(buffer_blocks(plan, r, b), 0);
-        }
-        const std::int64_t slots = mul(blocks, plan.nchunks);
-        const auto ops =
-            static_cast<std::int64_t>(plan.ranks[std::size_t(r)].ops.size());
-        const std::int64_t reach = mul(ops, (ops + 63) / 64 * 8);
-        per_rank = std::max(
-            per_rank, std::min(kCap, mul(slots, sizeof(SlotLog)) + reach));
-        all = std::min(kCap, all + mul(slots, 32));
+        const CheckBytes c = rank_check_bytes(plan, r);
+        per_rank = std::max(per_rank, c.own);
+        all = std::min(kCap, all + c.shared);
     }
     return std::max(per_rank, all);
 }

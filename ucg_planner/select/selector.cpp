@@ -43,10 +43,36 @@ const char *shape_name(Shape shape)
 Selector::Selector(const topology::Topology &topo, RuleSet user)
     : topo_(topo), user_(std::move(user))
 {
+    for (const Rule &r : user_.rules) {
+        if (!r.level || topo_.level(*r.level) != nullptr) {
+            continue;
+        }
+        std::string have;
+        for (const topology::Level &l : topo_.levels()) {
+            have += have.empty() ? "" : ", ";
+            have += topology::level_name(l.kind);
+        }
+        bad_rule_ = user_.origin + " rule '" + r.text + "' names level " +
+                    topology::level_name(*r.level) +
+                    ", which this topology does not have (levels: " + have +
+                    ")";
+        break;
+    }
+}
+
+Result<void> Selector::rules_fit() const
+{
+    if (!bad_rule_.empty()) {
+        return fail(bad_rule_);
+    }
+    return {};
 }
 
 Result<Decision> Selector::select(const SelectOptions &opts) const
 {
+    if (auto fit = rules_fit(); !fit) {
+        return fit.error();
+    }
     auto d = select_with(user_, opts);
     if (!d || !opts.simulate || d->chosen.reason != "cost model") {
         return d;
@@ -72,9 +98,13 @@ Result<Decision> Selector::refine(Decision d, const SelectOptions &opts) const
     }
     for (size_t i = 0; i < d.flat.size() && int(i) < opts.candidates; ++i) {
         const Choice &f = d.flat[i];
-        forced.push_back(coll + ":0-inf:" + f.algorithm +
-                         ":radix=" + std::to_string(f.radix) +
-                         ",segments=" + std::to_string(f.segments));
+        const algorithms::Algorithm *a =
+            algorithms::find_algorithm(opts.collective, f.algorithm);
+        const bool radix = a == nullptr || a->takes_radix;
+        forced.push_back(
+            coll + ":0-inf:" + f.algorithm + ":" +
+            (radix ? "radix=" + std::to_string(f.radix) + "," : std::string()) +
+            "segments=" + std::to_string(f.segments));
         flat_of.push_back(int(i));
     }
     cost::SimConfig cfg;
@@ -127,10 +157,12 @@ Result<Decision> Selector::refine(Decision d, const SelectOptions &opts) const
     return std::move(*best);
 }
 
-Result<std::int64_t> Selector::simulation_bytes(const Decision &d) const
+namespace {
+
+/// Ranks sampled for size estimates: after the root, one past it, half
+/// way round and the last (distinct, not the root).
+std::vector<int> sampled_ranks(int n, int root)
 {
-    const int n = topo_.size();
-    const int root = d.root >= 0 && d.root < n ? d.root : 0;
     std::vector<int> others;
     for (int k : {1, n / 2, n - 1}) {
         const int r = (root + k) % n;
@@ -139,6 +171,53 @@ Result<std::int64_t> Selector::simulation_bytes(const Decision &d) const
             others.push_back(r);
         }
     }
+    return others;
+}
+
+std::int64_t saturate(double bytes)
+{
+    return bytes > 0x1p62 ? std::int64_t{1} << 62 : std::int64_t(bytes);
+}
+
+} // namespace
+
+Result<Selector::PlanBytes> Selector::plan_bytes(const Decision &d) const
+{
+    const int n = topo_.size();
+    const int root = d.root >= 0 && d.root < n ? d.root : 0;
+    double plan_sum = 0, shared_sum = 0, plan_root = 0, shared_root = 0;
+    std::int64_t own = 0;
+    const std::vector<int> others = sampled_ranks(n, root);
+    for (int r : others) {
+        auto one = build(d, r);
+        if (!one) {
+            return one.error();
+        }
+        const plan::CheckBytes c = plan::rank_check_bytes(*one, r);
+        own = std::max(own, c.own);
+        plan_sum += double(cost::program_bytes(one->ranks[size_t(r)]));
+        shared_sum += double(c.shared);
+    }
+    auto one = build(d, root);
+    if (!one) {
+        return one.error();
+    }
+    const plan::CheckBytes c = plan::rank_check_bytes(*one, root);
+    own = std::max(own, c.own);
+    plan_root = double(cost::program_bytes(one->ranks[size_t(root)]));
+    shared_root = double(c.shared);
+    const double rest = others.empty() ? 0 : double(n - 1) / others.size();
+    PlanBytes out;
+    out.plan = saturate(plan_root + plan_sum * rest);
+    out.check = std::max(own, saturate(shared_root + shared_sum * rest));
+    return out;
+}
+
+Result<std::int64_t> Selector::simulation_bytes(const Decision &d) const
+{
+    const int n = topo_.size();
+    const int root = d.root >= 0 && d.root < n ? d.root : 0;
+    const std::vector<int> others = sampled_ranks(n, root);
     auto rank_bytes = [&](int r) -> Result<std::int64_t> {
         auto one = build(d, r);
         if (!one) {

@@ -82,9 +82,15 @@ const char *shape_name(algorithms::Shape shape);
 
 class Selector {
   public:
+    /// A user rule naming a level the topology lacks can never apply:
+    /// select() refuses it, naming the rule and the levels there are.
     Selector(const topology::Topology &topo, RuleSet user);
 
     Result<Decision> select(const SelectOptions &opts) const;
+
+    /// Whether every user rule can apply on this topology (what select()
+    /// refuses first), for tools that check the rules up front.
+    Result<void> rules_fit() const;
 
     /// Builds the decided plan (all ranks, or one with only_rank).
     Result<plan::Plan> build(const Decision &d,
@@ -96,6 +102,16 @@ class Selector {
     /// whole plan exists: O(P) where the full plan may be O(P^2).
     Result<std::int64_t> simulation_bytes(const Decision &d) const;
 
+    /// The whole plan's size and what checking it would hold
+    /// (plan::check_bytes()), in bytes, estimated the same way from
+    /// sampled one-rank builds, so a tool refuses a plan too large to
+    /// print or check before building it.
+    struct PlanBytes {
+        std::int64_t plan = 0;
+        std::int64_t check = 0;
+    };
+    Result<PlanBytes> plan_bytes(const Decision &d) const;
+
   private:
     Result<Decision> select_with(const RuleSet &user,
                                  const SelectOptions &opts) const;
@@ -103,6 +119,7 @@ class Selector {
 
     const topology::Topology &topo_;
     RuleSet user_;
+    std::string bad_rule_; ///< why a user rule never applies here
 };
 
 /// One line per level plus the flat alternatives, for the tool.

@@ -2,6 +2,9 @@
 // Parser for selection rules (grammar in tune.h).
 #include "select/tune.h"
 
+#include "algorithms/registry.h"
+#include "select/selector.h"
+
 #include <charconv>
 #include <cstdlib>
 
@@ -121,6 +124,93 @@ Result<void> parse_param(Rule &rule, Cursor &cur)
     return {};
 }
 
+bool has_hierarchical(plan::Collective c)
+{
+    return algorithms::find_algorithm(c, "hierarchical") != nullptr ||
+           c == plan::Collective::kGather || c == plan::Collective::kScatter;
+}
+
+/// A level rule's shape: one of shape_name()'s, or auto.
+Result<void> check_level_rule(const Rule &rule)
+{
+    using algorithms::Shape;
+    const std::string &a = rule.algorithm;
+    if (rule.collective && !has_hierarchical(*rule.collective)) {
+        return fail(std::string(plan::to_string(*rule.collective)) +
+                    " has no hierarchical algorithm, so no level rule "
+                    "applies to it");
+    }
+    bool shape = a == "auto";
+    for (Shape s : {Shape::kLinear, Shape::kKnomial, Shape::kChain,
+                    Shape::kBinary, Shape::kShm, Shape::kMcast}) {
+        shape = shape || a == shape_name(s);
+    }
+    if (!shape) {
+        return fail("unknown level shape '" + a +
+                    "' (expected linear, knomial, chain, binary_tree, shm, "
+                    "mcast or auto)");
+    }
+    const bool gs = rule.collective == plan::Collective::kGather ||
+                    rule.collective == plan::Collective::kScatter;
+    if (gs && a != "auto" && a != "knomial" && a != "linear" &&
+        (a != "shm" || rule.collective == plan::Collective::kScatter)) {
+        return fail(
+            "shape '" + a + "' does not apply to a " +
+            std::string(plan::to_string(*rule.collective)) +
+            " level (expected knomial, linear" +
+            (rule.collective == plan::Collective::kGather ? ", shm" : "") +
+            " or auto)");
+    }
+    if (rule.radix > 2 && a != "knomial") {
+        return fail("radix=" + std::to_string(rule.radix) +
+                    ": the level shape '" + a + "' takes no radix");
+    }
+    return {};
+}
+
+/// Refuses a rule that can never apply: an algorithm its collective does
+/// not have, a level shape that does not exist, a radix nothing reads.
+/// radix=2 is accepted everywhere: it is what a decision reports for an
+/// algorithm without a radix, so a printed decision parses back.
+Result<void> check_applies(const Rule &rule)
+{
+    if (rule.level) {
+        return check_level_rule(rule);
+    }
+    const std::string &a = rule.algorithm;
+    if (a == "auto") {
+        if (rule.radix > 2) {
+            return fail("radix=" + std::to_string(rule.radix) +
+                        " with auto: the cost model picks the radix");
+        }
+        return {};
+    }
+    bool exists = false, radix = false;
+    for (const algorithms::Algorithm &alg : algorithms::registry()) {
+        if ((!rule.collective || alg.collective == *rule.collective) &&
+            alg.name == a) {
+            exists = true;
+            radix = radix || alg.takes_radix;
+        }
+    }
+    if (a == "hierarchical" && rule.collective &&
+        has_hierarchical(*rule.collective)) {
+        exists = true;
+        radix = true;
+    }
+    if (!exists) {
+        return fail("no algorithm '" + a + "' for " +
+                    (rule.collective
+                         ? std::string(plan::to_string(*rule.collective))
+                         : std::string("any collective")));
+    }
+    if (rule.radix > 2 && !radix) {
+        return fail("radix=" + std::to_string(rule.radix) + ": '" + a +
+                    "' takes no radix");
+    }
+    return {};
+}
+
 Result<Rule> parse_rule(Cursor &cur, size_t begin)
 {
     Rule rule;
@@ -182,7 +272,20 @@ Result<Rule> parse_rule(Cursor &cur, size_t begin)
     if (!cur.done()) {
         return cur.error(cur.pos(), "unexpected text after the rule");
     }
+    if (auto ok = check_applies(rule); !ok) {
+        return cur.error(aat, ok.error().message);
+    }
     return rule;
+}
+
+/// Whether `a` matches every request `b` matches (b can never fire
+/// after it).
+bool covers(const Rule &a, const Rule &b)
+{
+    return (!a.collective || a.collective == b.collective) &&
+           a.level == b.level && a.min_bytes <= b.min_bytes &&
+           a.max_bytes >= b.max_bytes && a.min_ranks <= b.min_ranks &&
+           a.max_ranks >= b.max_ranks;
 }
 
 } // namespace
@@ -271,6 +374,16 @@ Result<RuleSet> parse_rules(std::string_view text, std::string origin)
                 return rule.error();
             }
             rule->text = std::string(text.substr(b, e - b));
+            for (size_t i = 0; i < set.rules.size(); ++i) {
+                if (covers(set.rules[i], *rule)) {
+                    set.warnings.push_back(
+                        origin + ": rule " + std::to_string(index) + " ('" +
+                        rule->text + "') never applies: rule " +
+                        std::to_string(i + 1) + " ('" + set.rules[i].text +
+                        "') matches everything it does");
+                    break;
+                }
+            }
             set.rules.push_back(std::move(rule).value());
             ++index;
         }
@@ -302,7 +415,7 @@ Result<RuleSet> rules_from_env()
 {
     const char *v = std::getenv("UCG_TUNE");
     if (v == nullptr) {
-        return RuleSet{{}, "UCG_TUNE"};
+        return RuleSet{{}, "UCG_TUNE", {}};
     }
     return parse_rules(v, "UCG_TUNE");
 }

@@ -52,6 +52,10 @@ struct Rule {
 struct RuleSet {
     std::vector<Rule> rules;
     std::string origin; ///< "UCG_TUNE", "built-in", ...
+    /// One line per rule that an earlier rule shadows entirely (it can
+    /// never fire); the caller logs them. Not an error: a broad rule put
+    /// first while trying things out is common.
+    std::vector<std::string> warnings;
 
     /// First rule matching, or nullptr.
     const Rule *find(plan::Collective c, std::optional<topology::LevelKind> l,
@@ -59,7 +63,12 @@ struct RuleSet {
 };
 
 /// Errors name the origin, the rule, the column (1-based, in `text`) and
-/// what was expected there.
+/// what was expected there. A rule that can never apply is refused: an
+/// empty size or rank range, an algorithm its collective lacks, a level
+/// shape that does not exist or does not fit the collective, a level rule
+/// for a collective without a hierarchical algorithm, a radix above 2 for
+/// an algorithm or shape that takes none. Levels the machine lacks are
+/// refused by the Selector, which knows the topology.
 Result<RuleSet> parse_rules(std::string_view text, std::string origin);
 
 /// "64k" -> 65536; "inf" -> kInfinity.

@@ -99,23 +99,41 @@ TEST_CASE("user rules override the cost model", "[select]")
     CHECK(mid.levels[1].choice.algorithm != "chain");
 }
 
-TEST_CASE("rules naming unknown algorithms fail at selection", "[select]")
+TEST_CASE("rules naming unknown algorithms are refused when parsed", "[select]")
+{
+    auto set = parse_rules("bcast:0-inf:fancy", "UCG_TUNE");
+    REQUIRE(!set.ok());
+    CHECK_THAT(set.error().message,
+               Catch::Contains("UCG_TUNE: rule 1 ('bcast:0-inf:fancy')") &&
+                   Catch::Contains("no algorithm 'fancy'"));
+    auto lvl = parse_rules("bcast@host:0-inf:ring", "UCG_TUNE");
+    REQUIRE(!lvl.ok());
+    CHECK_THAT(lvl.error().message, Catch::Contains("unknown level shape"));
+}
+
+TEST_CASE("rules naming a level the topology lacks fail at selection",
+          "[select]")
 {
     auto t = synth("nodes=2,ppn=2");
-    auto set = parse_rules("bcast:0-inf:fancy", "UCG_TUNE");
+    auto set =
+        parse_rules("bcast:0-inf:auto;allreduce@numa:0-1k:knomial", "UCG_TUNE");
     REQUIRE(set.ok());
-    auto d =
-        Selector(t, std::move(set).value()).select({Collective::kBcast, 8, 0});
-    REQUIRE(!d.ok());
-    CHECK_THAT(d.error().message, Catch::Contains("UCG_TUNE rule "
-                                                  "'bcast:0-inf:fancy'") &&
-                                      Catch::Contains("no algorithm 'fancy'"));
-    auto lvl = parse_rules("bcast@host:0-inf:ring", "UCG_TUNE");
-    REQUIRE(lvl.ok());
-    auto d2 =
-        Selector(t, std::move(lvl).value()).select({Collective::kBcast, 8, 0});
-    REQUIRE(!d2.ok());
-    CHECK_THAT(d2.error().message, Catch::Contains("unknown level shape"));
+    const Selector sel(t, std::move(set).value());
+    // Whatever the collective: the rule is wrong for this machine.
+    for (Collective c : {Collective::kBcast, Collective::kAllreduce}) {
+        auto d = sel.select({c, 8, 0});
+        REQUIRE(!d.ok());
+        CHECK_THAT(d.error().message,
+                   Catch::Contains("UCG_TUNE rule "
+                                   "'allreduce@numa:0-1k:knomial' names "
+                                   "level numa") &&
+                       Catch::Contains("(levels: host, switch)"));
+    }
+    auto ok = parse_rules("allreduce@host:0-1k:knomial", "UCG_TUNE");
+    REQUIRE(ok.ok());
+    CHECK(Selector(t, std::move(ok).value())
+              .select({Collective::kAllreduce, 8, 0})
+              .ok());
 }
 
 TEST_CASE("selected plans validate, check and simulate", "[select]")
@@ -188,12 +206,12 @@ TEST_CASE("gather picks the shm incast on a host, scatter cannot", "[select]")
     CHECK(print(*p).find("incast_recv shm_incast") != std::string::npos);
     const Decision s = pick(t, "", Collective::kScatter, 64, 5);
     CHECK(s.custom_builder);
-    Selector bad(t, parse_rules("scatter@host:0-inf:shm", "t").value());
-    auto r = bad.select({Collective::kScatter, 64, 5});
-    REQUIRE_FALSE(r.ok());
-    CHECK_THAT(r.error().message, Catch::Contains("expected knomial, linear"));
+    auto bad = parse_rules("scatter@host:0-inf:shm", "t");
+    REQUIRE_FALSE(bad.ok());
+    CHECK_THAT(bad.error().message,
+               Catch::Contains("expected knomial, linear or auto"));
     Selector across(t, parse_rules("gather@switch:0-inf:shm", "t").value());
-    r = across.select({Collective::kGather, 64, 5});
+    auto r = across.select({Collective::kGather, 64, 5});
     REQUIRE_FALSE(r.ok());
     CHECK_THAT(r.error().message, Catch::Contains("groups span hosts"));
 }
@@ -708,4 +726,32 @@ TEST_CASE("on one host the exchanges share no NIC and pay their staging",
     };
     CHECK(forced(1.0) - forced(0.0) ==
           Approx(2.0 * 8 * (64 << 10) * 1.0).epsilon(1e-9));
+}
+
+TEST_CASE("plan and checker sizes are estimated from one-rank builds",
+          "[select]")
+{
+    // Regular plans: the sampled ranks stand for the rest, so the
+    // estimate is the size of the built plan and what validate() weighs.
+    auto t = synth("nodes=8,ppn=8");
+    for (const char *rule : {"allgather:0-inf:ring", "alltoall:0-inf:linear",
+                             "allreduce:0-inf:recursive_doubling"}) {
+        INFO(rule);
+        auto set = parse_rules(rule, "t");
+        REQUIRE(set.ok());
+        const Rule &r = set->rules[0];
+        Selector sel(t, std::move(set).value());
+        auto d = sel.select({*r.collective, 64, 0});
+        REQUIRE(d.ok());
+        auto est = sel.plan_bytes(*d);
+        REQUIRE(est.ok());
+        auto p = sel.build(*d, std::nullopt);
+        REQUIRE(p.ok());
+        std::int64_t plan = 0;
+        for (const auto &prog : p->ranks) {
+            plan += cost::program_bytes(prog);
+        }
+        CHECK(est->plan == plan);
+        CHECK(est->check == plan::check_bytes(*p));
+    }
 }

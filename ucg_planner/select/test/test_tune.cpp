@@ -80,6 +80,70 @@ TEST_CASE("malformed rules name the rule, column and expectation",
     }
 }
 
+TEST_CASE("rules that can never apply are refused, naming the rule",
+          "[select][tune]")
+{
+    struct Case {
+        const char *text;
+        const char *expect;
+    };
+    const Case cases[] = {
+        // An algorithm the collective does not have.
+        {"bcast:0-8k:knomial;bcast:8k-inf:ring",
+         "rule 2 ('bcast:8k-inf:ring'), column 33: no algorithm 'ring' for "
+         "bcast"},
+        {"*:0-inf:fancy", "no algorithm 'fancy' for any collective"},
+        {"scan:0-inf:hierarchical", "no algorithm 'hierarchical' for scan"},
+        // A radix the algorithm does not read (radix=2 is neutral).
+        {"allgather:0-inf:ring:radix=4", "radix=4: 'ring' takes no radix"},
+        {"*:0-inf:bruck:radix=3", "'bruck' takes no radix"},
+        {"bcast:0-inf:auto:radix=4", "the cost model picks the radix"},
+        // Level rules: a shape that does not exist or does not fit.
+        {"bcast@host:0-inf:ring", "unknown level shape 'ring'"},
+        {"scatter@host:0-inf:shm", "does not apply to a scatter level"},
+        {"gather@host:0-inf:chain", "does not apply to a gather level"},
+        {"bcast@host:0-inf:chain:radix=4", "'chain' takes no radix"},
+        {"scan@host:0-inf:linear", "scan has no hierarchical algorithm"},
+        // Empty ranges.
+        {"bcast:64k-8k:knomial", "empty size range"},
+        {"bcast:0-8k:knomial:ranks=8-4", "expected ranks=LO-HI"},
+    };
+    for (const Case &c : cases) {
+        auto r = parse_rules(c.text, "UCG_TUNE");
+        INFO(c.text);
+        REQUIRE(!r.ok());
+        CHECK_THAT(r.error().message, Catch::Contains("UCG_TUNE: rule") &&
+                                          Catch::Contains(c.expect));
+    }
+    // The same algorithms where they exist, and radix=2 anywhere (what a
+    // printed decision says of an algorithm without a radix).
+    for (const char *text :
+         {"allgather:0-inf:ring:radix=2", "*:0-inf:ring:radix=2",
+          "*:0-inf:knomial:radix=4", "bcast:0-inf:hierarchical:radix=4",
+          "gather@host:0-inf:shm", "gather:0-inf:hierarchical",
+          "bcast@host:0-inf:knomial:radix=4", "*@host:0-inf:chain"}) {
+        INFO(text);
+        CHECK(parse_rules(text, "UCG_TUNE").ok());
+    }
+}
+
+TEST_CASE("a rule an earlier one shadows entirely is a warning",
+          "[select][tune]")
+{
+    auto set = parse_rules("*:0-inf:auto:ranks=2-64;bcast:8k-1m:knomial:"
+                           "ranks=4-8;bcast:0-inf:linear;bcast@host:0-inf:"
+                           "linear",
+                           "UCG_TUNE");
+    REQUIRE(set.ok());
+    CHECK(set->rules.size() == 4);
+    REQUIRE(set->warnings.size() == 1);
+    CHECK(set->warnings[0] ==
+          "UCG_TUNE: rule 2 ('bcast:8k-1m:knomial:ranks=4-8') never applies: "
+          "rule 1 ('*:0-inf:auto:ranks=2-64') matches everything it does");
+    CHECK(parse_rules("bcast:0-8k:knomial;bcast:4k-inf:linear", "t")
+              ->warnings.empty());
+}
+
 TEST_CASE("sizes parse and print with units", "[select][tune]")
 {
     CHECK(parse_size("4096").value() == 4096);
