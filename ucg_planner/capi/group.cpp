@@ -219,6 +219,14 @@ ucs_status_t build_topology(ucg_group *g, const ucg_group_params_t *p)
         for (const std::string &w : rules->warnings) {
             log_warn("ucg_group_create: %s", w.c_str());
         }
+        // One UCG_TUNE serves every group of a job: a rule for a level this
+        // group lacks (a switch on a one-host communicator) just never
+        // matches here.
+        if (auto fit = select::Selector(*g->topo, rules.value()).rules_fit();
+            !fit) {
+            log_warn("ucg_group_create: %s; ignored on this group",
+                     fit.error().message.c_str());
+        }
         g->rules = std::move(rules.value());
     }
     return UCS_OK;

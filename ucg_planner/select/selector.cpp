@@ -70,9 +70,6 @@ Result<void> Selector::rules_fit() const
 
 Result<Decision> Selector::select(const SelectOptions &opts) const
 {
-    if (auto fit = rules_fit(); !fit) {
-        return fit.error();
-    }
     auto d = select_with(user_, opts);
     if (!d || !opts.simulate || d->chosen.reason != "cost model") {
         return d;

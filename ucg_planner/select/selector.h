@@ -83,13 +83,14 @@ const char *shape_name(algorithms::Shape shape);
 class Selector {
   public:
     /// A user rule naming a level the topology lacks can never apply:
-    /// select() refuses it, naming the rule and the levels there are.
+    /// rules_fit() names it and the levels there are; select() matches
+    /// no level to it (the runtime warns, the tool refuses).
     Selector(const topology::Topology &topo, RuleSet user);
 
     Result<Decision> select(const SelectOptions &opts) const;
 
-    /// Whether every user rule can apply on this topology (what select()
-    /// refuses first), for tools that check the rules up front.
+    /// Whether every user rule can apply on this topology, for tools
+    /// that check the rules up front.
     Result<void> rules_fit() const;
 
     /// Builds the decided plan (all ranks, or one with only_rank).
