@@ -6,7 +6,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,8 +78,10 @@ TEST_CASE("one-rank builds of the stepwise algorithms are the projection "
 
 // Looping over every rank at every step made a one-rank ring allgather at
 // 4,096 ranks take 45 s (Debug); at 16,384 ranks that is over 10 minutes.
-// Visiting only the rank and its peers, each build here takes well under
-// a second.
+// Visiting only the rank and its peers, the whole case takes about 3 s
+// (Debug). Not timed here (tests hold behaviour; ucg_plan_bench measures):
+// a regression shows as this case running into ctest's timeout, and its
+// op count stays that of O(steps) work.
 TEST_CASE("one-rank builds of the stepwise algorithms at 16,384 ranks take "
           "O(steps) per rank",
           "[plan][algorithms]")
@@ -94,15 +95,11 @@ TEST_CASE("one-rank builds of the stepwise algorithms at 16,384 ranks take "
             q.root = 0;
             q.radix = find_algorithm(coll, name)->takes_radix ? 4 : 2;
             q.only_rank = rank;
-            const auto t0 = std::chrono::steady_clock::now();
+            INFO(name << " " << ucg::plan::to_string(coll) << " rank " << rank);
             auto one = build(name, q);
-            const double s = std::chrono::duration<double>(
-                                 std::chrono::steady_clock::now() - t0)
-                                 .count();
-            INFO(name << " " << ucg::plan::to_string(coll) << " rank " << rank
-                      << ": " << s << " s");
             REQUIRE(one.ok());
-            CHECK(s < 5.0);
+            // Ring-like algorithms take P-1 steps, the others log steps.
+            CHECK(one->ranks[size_t(rank)].ops.size() <= size_t(8 * p));
         }
     }
 }
