@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <strings.h>
 
 namespace ucg::rt {
 
@@ -75,6 +78,66 @@ void find_one_to_many(ucg_context *ctx)
     }
 }
 
+// UCG_MCAST=1 (y, yes, on, true): the runtime may multicast between hosts.
+bool mcast_wanted()
+{
+    const char *v = std::getenv("UCG_MCAST");
+    if (v == nullptr) {
+        return false;
+    }
+    for (const char *yes : {"1", "y", "yes", "on", "true"}) {
+        if (strcasecmp(v, yes) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Loads the ud_mcast plugin (its constructor registers the transport, so
+// a UCP context made after sees it) and looks up its group entry points;
+// a plugin preloaded or linked by the user is found as well. Missing: no
+// multicast, silently (not every installation has it).
+McastApi load_mcast()
+{
+    McastApi api;
+    void *h = dlopen(UCG_UD_MCAST_LIB, RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+    void *from = h != nullptr ? h : RTLD_DEFAULT;
+    api.query = reinterpret_cast<decltype(api.query)>(
+        dlsym(from, "uct_ud_mcast_group_iface_query"));
+    api.create = reinterpret_cast<decltype(api.create)>(
+        dlsym(from, "uct_ud_mcast_group_create"));
+    api.flush = reinterpret_cast<decltype(api.flush)>(
+        dlsym(from, "uct_ud_mcast_group_flush"));
+    if (api.query == nullptr || api.create == nullptr) {
+        api = McastApi{};
+    }
+    return api;
+}
+
+// The ud_mcast iface UCP opened, when the plugin is loaded and UCX_TLS
+// allows it; its progress is enabled here, as UCP enables only the ifaces
+// of its endpoints' lanes.
+void find_mcast(ucg_context *ctx)
+{
+    OneToMany o;
+    if (ctx->mcast_api.create == nullptr ||
+        !ucg_ucp_find_iface(ctx->worker, "ud_mcast", &o.iface, &o.tl_csum,
+                            &o.addr_len) ||
+        ctx->mcast_api.query(o.iface, &o.attr) != UCS_OK ||
+        !(o.attr.cap_flags & UCT_GROUP_CAP_BCAST) ||
+        (o.attr.cap_flags & UCT_GROUP_CAP_HOST_LOCAL)) {
+        return;
+    }
+    uct_iface_attr_t ia{};
+    if (uct_iface_query(o.iface, &ia) == UCS_OK) {
+        const double bw = ia.bandwidth.dedicated + ia.bandwidth.shared;
+        o.ns_per_byte = bw > 0 ? 1e9 / bw : 0;
+        o.alpha_ns = (ia.latency.c + ia.overhead) * 1e9;
+    }
+    uct_iface_progress_enable(o.iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    ctx->mcast = o;
+}
+
 } // namespace
 
 ucs_status_t context_create(const ucg_context_params_t *params,
@@ -99,6 +162,9 @@ ucs_status_t context_create(const ucg_context_params_t *params,
         }
         ctx->timeout_sec = params->timeout_sec;
     }
+    if (mcast_wanted()) {
+        ctx->mcast_api = load_mcast();
+    }
     if (has_ctx) {
         ctx->ucp = params->ucp_context;
         ctx->worker = params->ucp_worker;
@@ -110,6 +176,7 @@ ucs_status_t context_create(const ucg_context_params_t *params,
         }
     }
     find_one_to_many(ctx.get());
+    find_mcast(ctx.get());
     *context_p = ctx.release();
     return UCS_OK;
 }
@@ -146,6 +213,11 @@ unsigned progress(ucg_context *ctx)
              {&c->group->bcast_ch, &c->group->incast_ch}) {
             if (ch->blocked) {
                 exec::Instance::post_channel(*ch);
+            }
+        }
+        for (auto &[members, m] : c->group->mcast_chs) {
+            if (m->ch.blocked) {
+                exec::Instance::post_channel(m->ch);
             }
         }
         n += c->inst->drain();

@@ -128,6 +128,9 @@ ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
     if (g->ctx->incast.iface != nullptr) {
         h->flags |= kHelloIncast;
     }
+    if (g->ctx->mcast.iface != nullptr) {
+        h->flags |= kHelloMcast;
+    }
     return UCS_OK;
 }
 
@@ -321,6 +324,19 @@ ucs_status_t setup_one_to_many(ucg_group *g)
                        (kHelloBcast | kHelloIncast) &&
                    !(h.flags & kHelloNoO2m);
         });
+    // Multicast between hosts: every member has ud_mcast, none asked for
+    // point-to-point only, and there is more than one host. The world
+    // level (the hosts' leaders) is then one multicast domain; the groups
+    // are made per member set on first use (open_mcast).
+    g->mcast = g->host_ranks.size() < static_cast<std::size_t>(g->size) &&
+               std::all_of(g->hello.begin(), g->hello.end(),
+                           [](const ucg::rt::Hello &h) {
+                               return (h.flags & kHelloMcast) &&
+                                      !(h.flags & kHelloNoO2m);
+                           });
+    if (g->mcast) {
+        g->topo->enable_mcast(topology::LevelKind::kWorld);
+    }
     if (!g->one_to_many || g->host_ranks.size() < 2) {
         return UCS_OK;
     }
@@ -413,6 +429,36 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
     return st;
 }
 
+// Before leaving the multicast groups: a bcast completed at its root once
+// the data was in the send window, so a member that lost packets may still
+// need them resent, and the others' last ACKs may still be due. Progress
+// for a few ACK delays, then while this member's own packets are not all
+// acknowledged, for at most min(2 s, UCG_TIMEOUT).
+void linger_mcast(ucg_group *g)
+{
+    if (g->mcast_chs.empty()) {
+        return;
+    }
+    const auto flush = g->ctx->mcast_api.flush;
+    const double start = now_sec();
+    const double cap = std::min(2.0, g->ctx->timeout_sec);
+    for (unsigned spins = 0;; ++spins) {
+        const double t = now_sec() - start;
+        bool busy = false;
+        for (const auto &[members, m] : g->mcast_chs) {
+            busy = busy || (flush != nullptr && m->group != nullptr &&
+                            flush(m->group) == UCS_INPROGRESS);
+        }
+        if ((!busy && t >= 0.002) || t >= cap) {
+            return;
+        }
+        ucp_worker_progress(g->ctx->worker);
+        if (spins > 64) {
+            sched_yield();
+        }
+    }
+}
+
 } // namespace
 
 ucs_status_t group_create(ucg_context_h ctx, const ucg_group_params_t *p,
@@ -463,7 +509,79 @@ void group_destroy(ucg_group_h g)
     if (g->incast_group != nullptr) {
         uct_group_destroy(g->incast_group);
     }
+    linger_mcast(g);
+    for (auto &[members, m] : g->mcast_chs) {
+        if (m->group != nullptr) {
+            uct_group_destroy(m->group);
+        }
+    }
     delete g;
+}
+
+ucs_status_t open_mcast(ucg_group *g, const std::vector<int> &members,
+                        exec::GroupChannel **ch_p)
+{
+    auto it = g->mcast_chs.find(members);
+    if (it != g->mcast_chs.end()) {
+        *ch_p = &it->second->ch;
+        return UCS_OK;
+    }
+    const OneToMany &tl = g->ctx->mcast;
+    const auto me = std::find(members.begin(), members.end(), g->rank);
+    if (!g->mcast || me == members.end() || members.size() < 2) {
+        log_error("ucg_collective_init: an mcast group of %zu ranks this "
+                  "group cannot make",
+                  members.size());
+        return UCS_ERR_UNSUPPORTED;
+    }
+    if (members.size() > tl.attr.max_group_size) {
+        log_error("ucg_collective_init: an mcast group of %zu ranks, over "
+                  "ud_mcast's %u",
+                  members.size(), tl.attr.max_group_size);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+    auto m = std::make_unique<McastChannel>();
+    std::vector<std::vector<char>> addr(members.size(),
+                                        std::vector<char>(tl.addr_len));
+    std::vector<const uct_iface_addr_t *> ptrs;
+    // FNV-1a of the members: groups of other member sets get other keys.
+    std::uint64_t hash = 0xcbf29ce484222325ULL;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+        const auto r = static_cast<std::size_t>(members[i]);
+        const ucs_status_t st =
+            ucg_ucp_peer_iface_addr(g->ctx->worker, g->addrs[r].data(),
+                                    tl.tl_csum, addr[i].data(), tl.addr_len);
+        if (st != UCS_OK) {
+            log_error("ucg_collective_init: rank %zu's address has no "
+                      "ud_mcast iface",
+                      r);
+            return UCS_ERR_UNREACHABLE;
+        }
+        ptrs.push_back(
+            reinterpret_cast<const uct_iface_addr_t *>(addr[i].data()));
+        hash = (hash ^ r) * 0x100000001b3ULL;
+    }
+    m->ch.members = members;
+    m->ch.my_index = static_cast<int>(me - members.begin());
+    uct_group_params_t gp{};
+    gp.field_mask =
+        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
+        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
+    gp.group_key =
+        g->hello[0].key ^ (std::uint64_t{g->id} << 8) ^ 3 ^ (hash << 16);
+    gp.member_index = static_cast<unsigned>(m->ch.my_index);
+    gp.group_size = static_cast<unsigned>(members.size());
+    gp.member_addrs = ptrs.data();
+    const ucs_status_t st = g->ctx->mcast_api.create(tl.iface, &gp, &m->group);
+    if (st != UCS_OK) {
+        log_error("ucg_collective_init: ud_mcast group: %s",
+                  ucs_status_string(st));
+        return st;
+    }
+    m->ch.handle = m->group;
+    *ch_p = &m->ch;
+    g->mcast_chs.emplace(members, std::move(m));
+    return UCS_OK;
 }
 
 void close_ep(ucg_context *ctx, ucp_ep_h ep)
