@@ -433,7 +433,8 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
 // the data was in the send window, so a member that lost packets may still
 // need them resent, and the others' last ACKs may still be due. Progress
 // for a few ACK delays, then while this member's own packets are not all
-// acknowledged, for at most min(2 s, UCG_TIMEOUT).
+// acknowledged (a member gone before acknowledging keeps it so), for at
+// most min(0.5 s, UCG_TIMEOUT).
 void linger_mcast(ucg_group *g)
 {
     if (g->mcast_chs.empty()) {
@@ -441,7 +442,7 @@ void linger_mcast(ucg_group *g)
     }
     const auto flush = g->ctx->mcast_api.flush;
     const double start = now_sec();
-    const double cap = std::min(2.0, g->ctx->timeout_sec);
+    const double cap = std::min(0.5, g->ctx->timeout_sec);
     for (unsigned spins = 0;; ++spins) {
         const double t = now_sec() - start;
         bool busy = false;

@@ -183,4 +183,47 @@ TEST_CASE("without multicast an mcast rule falls back", "[ucg][fork][mcast]")
     }
 }
 
+TEST_CASE("a plan file with mcast ops runs only where there is multicast",
+          "[ucg][fork][mcast]")
+{
+    const std::string file = std::string(UCG_CAPI_TESTDATA) +
+                             "/bcast_mcast_3.plan"; // root 0, one mcast op
+    const std::string spec = "bcast=" + file;
+    const ScopedEnv files("UCG_PLAN_FILES", spec.c_str());
+    {
+        // One host (no multicast domain): refused at group creation.
+        const ScopedEnv mcast("UCG_MCAST", "1");
+        REQUIRE(expect_group_create(3, UCS_ERR_INVALID_PARAM));
+    }
+    if (!loopback_multicast_works()) {
+        WARN("skipped: UDP multicast on the loopback does not come back "
+             "here (ud_mcast's UDP wire needs it)");
+        return;
+    }
+    for (const char *on : {"0", "1"}) {
+        const ScopedEnv mcast("UCG_MCAST", on);
+        INFO("UCG_MCAST=" << on);
+        if (on[0] == '0') { // three hosts, multicast off: refused
+            REQUIRE(expect_group_create(3, UCS_ERR_INVALID_PARAM, 3));
+            continue;
+        }
+        run_ranks(3, 3, [&file](ucg_group_h g, int rank) {
+            for (std::size_t count : {1000, 20000}) {
+                RefCase c;
+                c.coll = UCG_COLL_BCAST;
+                c.size = 3;
+                c.rank = rank;
+                c.count = count;
+                c.prepare();
+                ucg_coll_args_t a = c.args();
+                ucg_coll_h h;
+                UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+                UCG_CHECK(ucg_collective_plan_name(h) == "file:" + file);
+                ucg_collective_free(h);
+                run_case(g, c, 2);
+            }
+        });
+    }
+}
+
 } // namespace ucg::test
