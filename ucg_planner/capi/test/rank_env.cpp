@@ -8,7 +8,6 @@
 #include <ucg_test/check.h>
 #include <ucg_test/fork_ranks.h>
 
-#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -76,7 +75,7 @@ void run_ranks(int size, int hosts,
     REQUIRE(result.ok);
 }
 
-bool expect_group_create(int size, ucs_status_t expect, int hosts)
+bool expect_group_create(int size, ucs_status_t expect)
 {
     std::unique_ptr<launch::Board> board(launch::Board::create(size, 4096));
     REQUIRE(board != nullptr);
@@ -93,12 +92,6 @@ bool expect_group_create(int size, ucs_status_t expect, int hosts)
         p.rank = static_cast<unsigned>(rank);
         p.oob_allgather = launch::board_allgather;
         p.oob_arg = &oob;
-        const std::string host =
-            "host" + std::to_string(rank % std::max(hosts, 1));
-        if (hosts > 0) {
-            p.field_mask |= UCG_GROUP_PARAM_FIELD_HOST;
-            p.host_id = host.c_str();
-        }
         ucg_group_h g = nullptr;
         const ucs_status_t st = ucg_group_create(ctx, &p, &g);
         if (st == UCS_OK) {

@@ -18,10 +18,9 @@ void run_ranks(int size, int hosts,
                double timeout_sec = 120, const char *tune = nullptr,
                const std::vector<int> &may_be_killed = {});
 
-/// Creates a group on `size` forked ranks of one host (or posing as
-/// `hosts` hosts, as run_ranks); true when every rank's creation returned
-/// `expect` (a group made is destroyed).
-bool expect_group_create(int size, ucs_status_t expect, int hosts = 0);
+/// Creates a group on `size` forked ranks of one host; true when every
+/// rank's creation returned `expect` (a group made is destroyed).
+bool expect_group_create(int size, ucs_status_t expect);
 
 /// Inside a run_ranks body: every rank meets here (out of band).
 void oob_barrier();
