@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <string>
 #include <strings.h>
 
 namespace ucg::rt {
@@ -100,7 +101,21 @@ bool mcast_wanted()
 McastApi load_mcast()
 {
     McastApi api;
-    void *h = dlopen(UCG_UD_MCAST_LIB, RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+    // Beside libucg (the build tree), then through libucg's RUNPATH (the
+    // installed plugin folder). The first by path: a sanitizer's dlopen
+    // interceptor is the caller then, and libucg's RUNPATH is not read.
+    const int flags = RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE;
+    void *h = nullptr;
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void *>(&load_mcast), &info) != 0 &&
+        info.dli_fname != nullptr) {
+        std::string path = info.dli_fname;
+        path = path.substr(0, path.rfind('/') + 1) + UCG_UD_MCAST_LIB;
+        h = dlopen(path.c_str(), flags);
+    }
+    if (h == nullptr) {
+        h = dlopen(UCG_UD_MCAST_LIB, flags);
+    }
     void *from = h != nullptr ? h : RTLD_DEFAULT;
     api.query = reinterpret_cast<decltype(api.query)>(
         dlsym(from, "uct_ud_mcast_group_iface_query"));
