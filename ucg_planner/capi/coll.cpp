@@ -125,7 +125,7 @@ ucs_status_t plan_for(ucg_group *g, const CollShape &s, int variant,
     o.shm_bcast = limits(g->ctx->bcast);
     o.shm_incast = limits(g->ctx->incast);
     if (g->mcast) {
-        o.mcast = limits(g->ctx->mcast);
+        o.mcast = limits(g->mcast_tl);
     }
     auto d = sel.select(o);
     if (!d) {

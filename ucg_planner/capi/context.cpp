@@ -60,8 +60,8 @@ void find_one_to_many(ucg_context *ctx)
           Want{"mm_incast", &ctx->incast, uct_mm_incast_group_iface_query}}) {
         OneToMany o;
         if (w.query != nullptr &&
-            ucg_ucp_find_iface(ctx->worker, w.name, &o.iface, &o.tl_csum,
-                               &o.addr_len) &&
+            ucg_ucp_find_iface(ctx->worker, w.name, 0, &o.iface, &o.tl_csum,
+                               &o.addr_len, nullptr) &&
             w.query(o.iface, &o.attr) == UCS_OK) {
             // Each byte is copied twice (into the ring, out of it) at the
             // iface's bandwidth, by different processes: chunk after chunk
@@ -129,28 +129,35 @@ McastApi load_mcast()
     return api;
 }
 
-// The ud_mcast iface UCP opened, when the plugin is loaded and UCX_TLS
-// allows it; its progress is enabled here, as UCP enables only the ifaces
-// of its endpoints' lanes.
+// The ud_mcast ifaces UCP opened (one per device), when the plugin is
+// loaded and UCX_TLS allows it. Their progress is enabled by the group
+// that uses one (UCP enables only its lanes' ifaces).
 void find_mcast(ucg_context *ctx)
 {
-    OneToMany o;
-    if (ctx->mcast_api.create == nullptr ||
-        !ucg_ucp_find_iface(ctx->worker, "ud_mcast", &o.iface, &o.tl_csum,
-                            &o.addr_len) ||
-        ctx->mcast_api.query(o.iface, &o.attr) != UCS_OK ||
-        !(o.attr.cap_flags & UCT_GROUP_CAP_BCAST) ||
-        (o.attr.cap_flags & UCT_GROUP_CAP_HOST_LOCAL)) {
+    if (ctx->mcast_api.create == nullptr) {
         return;
     }
-    uct_iface_attr_t ia{};
-    if (uct_iface_query(o.iface, &ia) == UCS_OK) {
-        const double bw = ia.bandwidth.dedicated + ia.bandwidth.shared;
-        o.ns_per_byte = bw > 0 ? 1e9 / bw : 0;
-        o.alpha_ns = (ia.latency.c + ia.overhead) * 1e9;
+    for (unsigned nth = 0;; ++nth) {
+        OneToMany o;
+        const char *dev = nullptr;
+        if (!ucg_ucp_find_iface(ctx->worker, "ud_mcast", nth, &o.iface,
+                                &o.tl_csum, &o.addr_len, &dev)) {
+            return;
+        }
+        if (ctx->mcast_api.query(o.iface, &o.attr) != UCS_OK ||
+            !(o.attr.cap_flags & UCT_GROUP_CAP_BCAST) ||
+            (o.attr.cap_flags & UCT_GROUP_CAP_HOST_LOCAL)) {
+            continue;
+        }
+        uct_iface_attr_t ia{};
+        if (uct_iface_query(o.iface, &ia) == UCS_OK) {
+            const double bw = ia.bandwidth.dedicated + ia.bandwidth.shared;
+            o.ns_per_byte = bw > 0 ? 1e9 / bw : 0;
+            o.alpha_ns = (ia.latency.c + ia.overhead) * 1e9;
+        }
+        o.loopback = dev != nullptr && std::strcmp(dev, "lo") == 0;
+        ctx->mcast.push_back(o);
     }
-    uct_iface_progress_enable(o.iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-    ctx->mcast = o;
 }
 
 } // namespace

@@ -128,7 +128,7 @@ ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
     if (g->ctx->incast.iface != nullptr) {
         h->flags |= kHelloIncast;
     }
-    if (g->ctx->mcast.iface != nullptr) {
+    if (!g->ctx->mcast.empty()) {
         h->flags |= kHelloMcast;
     }
     return UCS_OK;
@@ -237,7 +237,7 @@ open_channel(ucg_group *g, const OneToMany &tl,
         const auto r = static_cast<std::size_t>(g->host_ranks[i]);
         const ucs_status_t st =
             ucg_ucp_peer_iface_addr(g->ctx->worker, g->addrs[r].data(),
-                                    tl.tl_csum, addr[i].data(), tl.addr_len);
+                                    tl.tl_csum, 0, addr[i].data(), tl.addr_len);
         if (st != UCS_OK) {
             log_error("ucg_group_create: rank %zu's address has no %s iface", r,
                       salt == 1 ? "mm_bcast" : "mm_incast");
@@ -308,6 +308,42 @@ ucs_status_t connect_channel(ucg_group *g, uct_group_h group, bool bcast)
     return st;
 }
 
+// The ud_mcast iface of the group's mcast groups: `lo` where every member
+// shares this machine (posed hosts), else the first on another device;
+// and the index of its address among the ud_mcast entries of a worker
+// address (hosts configured alike list their devices alike). False where
+// there is none.
+bool pick_mcast_iface(ucg_group *g)
+{
+    const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
+    const bool one_machine =
+        std::all_of(g->hello.begin(), g->hello.end(), [&me](const Hello &h) {
+            return std::strcmp(h.real_host, me.real_host) == 0;
+        });
+    const auto &ifs = g->ctx->mcast;
+    auto it = std::find_if(ifs.begin(), ifs.end(), [&](const OneToMany &o) {
+        return o.loopback == one_machine;
+    });
+    const OneToMany &tl = it != ifs.end() ? *it : ifs.front();
+    std::vector<char> mine(tl.addr_len), entry(tl.addr_len);
+    if (uct_iface_get_address(tl.iface, reinterpret_cast<uct_iface_addr_t *>(
+                                            mine.data())) != UCS_OK) {
+        return false;
+    }
+    const std::string &own = g->addrs[static_cast<std::size_t>(g->rank)];
+    for (unsigned nth = 0;
+         ucg_ucp_peer_iface_addr(g->ctx->worker, own.data(), tl.tl_csum, nth,
+                                 entry.data(), tl.addr_len) == UCS_OK;
+         ++nth) {
+        if (entry == mine) {
+            g->mcast_tl = tl;
+            g->mcast_nth = nth;
+            return true;
+        }
+    }
+    return false;
+}
+
 ucs_status_t setup_one_to_many(ucg_group *g)
 {
     const std::string mine = g->hello[static_cast<std::size_t>(g->rank)].host;
@@ -334,6 +370,9 @@ ucs_status_t setup_one_to_many(ucg_group *g)
                                return (h.flags & kHelloMcast) &&
                                       !(h.flags & kHelloNoO2m);
                            });
+    if (g->mcast) {
+        g->mcast = pick_mcast_iface(g);
+    }
     if (g->mcast) {
         g->topo->enable_mcast(topology::LevelKind::kWorld);
     }
@@ -527,7 +566,7 @@ ucs_status_t open_mcast(ucg_group *g, const std::vector<int> &members,
         *ch_p = &it->second->ch;
         return UCS_OK;
     }
-    const OneToMany &tl = g->ctx->mcast;
+    const OneToMany &tl = g->mcast_tl;
     const auto me = std::find(members.begin(), members.end(), g->rank);
     if (!g->mcast || me == members.end() || members.size() < 2) {
         log_error("ucg_collective_init: an mcast group of %zu ranks this "
@@ -549,9 +588,9 @@ ucs_status_t open_mcast(ucg_group *g, const std::vector<int> &members,
     std::uint64_t hash = 0xcbf29ce484222325ULL;
     for (std::size_t i = 0; i < members.size(); ++i) {
         const auto r = static_cast<std::size_t>(members[i]);
-        const ucs_status_t st =
-            ucg_ucp_peer_iface_addr(g->ctx->worker, g->addrs[r].data(),
-                                    tl.tl_csum, addr[i].data(), tl.addr_len);
+        const ucs_status_t st = ucg_ucp_peer_iface_addr(
+            g->ctx->worker, g->addrs[r].data(), tl.tl_csum, g->mcast_nth,
+            addr[i].data(), tl.addr_len);
         if (st != UCS_OK) {
             log_error("ucg_collective_init: rank %zu's address has no "
                       "ud_mcast iface",
@@ -579,6 +618,8 @@ ucs_status_t open_mcast(ucg_group *g, const std::vector<int> &members,
                   ucs_status_string(st));
         return st;
     }
+    // Its timers and receives run in every worker progress from now on.
+    uct_iface_progress_enable(tl.iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
     m->ch.handle = m->group;
     *ch_p = &m->ch;
     g->mcast_chs.emplace(members, std::move(m));

@@ -38,6 +38,7 @@ struct OneToMany {
     /// One op's latency where the iface's own figure is used (ud_mcast);
     /// 0: the level link's.
     double alpha_ns = 0;
+    bool loopback = false; ///< its device is `lo` (ud_mcast: one machine)
 };
 
 /// What every member tells the others at group creation (fixed size).
@@ -98,8 +99,9 @@ struct ucg_context {
     bool own_ucp = false;
     double timeout_sec = 30;
     OneToMany bcast, incast;
-    /// ud_mcast (UCG_MCAST=1 and UCX_TLS allowing it), between hosts.
-    OneToMany mcast;
+    /// ud_mcast (UCG_MCAST=1 and UCX_TLS allowing it), between hosts: an
+    /// iface per device UCP opened it on, in UCP's order (lo among them).
+    std::vector<OneToMany> mcast;
     ucg::rt::McastApi mcast_api;
     std::vector<ucg_group *> groups;
     std::uint32_t next_group_id = 1;
@@ -134,6 +136,11 @@ struct ucg_group {
     bool oversubscribed = false;
     uct_group_h bcast_group = nullptr, incast_group = nullptr;
     ucg::exec::GroupChannel bcast_ch, incast_ch;
+    /// The ud_mcast iface the group's mcast groups use (`lo` when every
+    /// member shares a machine, else another device) and the index of its
+    /// address among the worker address's ud_mcast entries.
+    ucg::rt::OneToMany mcast_tl;
+    unsigned mcast_nth = 0;
     /// ud_mcast groups by members (ranks, ascending), made on first use.
     std::map<std::vector<int>, std::unique_ptr<ucg::rt::McastChannel>>
         mcast_chs;
