@@ -84,8 +84,42 @@ ucs_status_t agree_id(ucg_context *ctx, const Oob &oob, std::uint32_t *id_p)
     return UCS_ERR_NO_RESOURCE;
 }
 
+// This member's ud_mcast iface on lo (loopback) or on another device, and
+// the index of its address among the ud_mcast entries of the worker
+// address `own` (peers' addresses are read at the same index: hosts
+// configured alike list their devices alike). False where there is none.
+bool find_mcast_iface(ucg_group *g, const ucp_address_t *own, bool loopback,
+                      OneToMany *tl, unsigned *nth_p)
+{
+    const auto &ifs = g->ctx->mcast;
+    const auto it =
+        std::find_if(ifs.begin(), ifs.end(), [loopback](const OneToMany &o) {
+            return o.loopback == loopback;
+        });
+    if (it == ifs.end()) {
+        return false;
+    }
+    std::vector<char> mine(it->addr_len), entry(it->addr_len);
+    if (uct_iface_get_address(it->iface, reinterpret_cast<uct_iface_addr_t *>(
+                                             mine.data())) != UCS_OK) {
+        return false;
+    }
+    for (unsigned nth = 0;
+         ucg_ucp_peer_iface_addr(g->ctx->worker, own, it->tl_csum, nth,
+                                 entry.data(), it->addr_len) == UCS_OK;
+         ++nth) {
+        if (entry == mine) {
+            *tl = *it;
+            *nth_p = nth;
+            return true;
+        }
+    }
+    return false;
+}
+
 ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
-                        std::size_t addr_len, ucg::rt::Hello *h)
+                        const ucp_address_t *own, std::size_t addr_len,
+                        ucg::rt::Hello *h)
 {
     std::memset(h, 0, sizeof(*h));
     h->magic = kHelloMagic;
@@ -128,8 +162,11 @@ ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
     if (g->ctx->incast.iface != nullptr) {
         h->flags |= kHelloIncast;
     }
-    if (!g->ctx->mcast.empty()) {
-        h->flags |= kHelloMcast;
+    for (int lo = 0; lo < 2; ++lo) {
+        if (find_mcast_iface(g, own, lo == 0, &g->mcast_cand[lo],
+                             &g->mcast_cand_nth[lo])) {
+            h->flags |= lo == 0 ? kHelloMcastLo : kHelloMcastNet;
+        }
     }
     return UCS_OK;
 }
@@ -308,42 +345,6 @@ ucs_status_t connect_channel(ucg_group *g, uct_group_h group, bool bcast)
     return st;
 }
 
-// The ud_mcast iface of the group's mcast groups: `lo` where every member
-// shares this machine (posed hosts), else the first on another device;
-// and the index of its address among the ud_mcast entries of a worker
-// address (hosts configured alike list their devices alike). False where
-// there is none.
-bool pick_mcast_iface(ucg_group *g)
-{
-    const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
-    const bool one_machine =
-        std::all_of(g->hello.begin(), g->hello.end(), [&me](const Hello &h) {
-            return std::strcmp(h.real_host, me.real_host) == 0;
-        });
-    const auto &ifs = g->ctx->mcast;
-    auto it = std::find_if(ifs.begin(), ifs.end(), [&](const OneToMany &o) {
-        return o.loopback == one_machine;
-    });
-    const OneToMany &tl = it != ifs.end() ? *it : ifs.front();
-    std::vector<char> mine(tl.addr_len), entry(tl.addr_len);
-    if (uct_iface_get_address(tl.iface, reinterpret_cast<uct_iface_addr_t *>(
-                                            mine.data())) != UCS_OK) {
-        return false;
-    }
-    const std::string &own = g->addrs[static_cast<std::size_t>(g->rank)];
-    for (unsigned nth = 0;
-         ucg_ucp_peer_iface_addr(g->ctx->worker, own.data(), tl.tl_csum, nth,
-                                 entry.data(), tl.addr_len) == UCS_OK;
-         ++nth) {
-        if (entry == mine) {
-            g->mcast_tl = tl;
-            g->mcast_nth = nth;
-            return true;
-        }
-    }
-    return false;
-}
-
 ucs_status_t setup_one_to_many(ucg_group *g)
 {
     const std::string mine = g->hello[static_cast<std::size_t>(g->rank)].host;
@@ -360,20 +361,26 @@ ucs_status_t setup_one_to_many(ucg_group *g)
                        (kHelloBcast | kHelloIncast) &&
                    !(h.flags & kHelloNoO2m);
         });
-    // Multicast between hosts: every member has ud_mcast, none asked for
-    // point-to-point only, and there is more than one host. The world
-    // level (the hosts' leaders) is then one multicast domain; the groups
-    // are made per member set on first use (open_mcast).
-    g->mcast = g->host_ranks.size() < static_cast<std::size_t>(g->size) &&
-               std::all_of(g->hello.begin(), g->hello.end(),
-                           [](const ucg::rt::Hello &h) {
-                               return (h.flags & kHelloMcast) &&
-                                      !(h.flags & kHelloNoO2m);
-                           });
+    // Multicast between hosts: every member has ud_mcast on lo where they
+    // all share one machine (posed hosts), else on another device; none
+    // asked for point-to-point only; more than one host. The world level
+    // (the hosts' leaders) is then one multicast domain; the groups are
+    // made per member set on first use (open_mcast).
+    const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
+    const bool one_machine = std::all_of(
+        g->hello.begin(), g->hello.end(), [&me](const ucg::rt::Hello &h) {
+            return std::strcmp(h.real_host, me.real_host) == 0;
+        });
+    const std::uint32_t need = one_machine ? kHelloMcastLo : kHelloMcastNet;
+    g->mcast =
+        g->host_ranks.size() < static_cast<std::size_t>(g->size) &&
+        std::all_of(g->hello.begin(), g->hello.end(),
+                    [need](const ucg::rt::Hello &h) {
+                        return (h.flags & need) && !(h.flags & kHelloNoO2m);
+                    });
     if (g->mcast) {
-        g->mcast = pick_mcast_iface(g);
-    }
-    if (g->mcast) {
+        g->mcast_tl = g->mcast_cand[one_machine ? 0 : 1];
+        g->mcast_nth = g->mcast_cand_nth[one_machine ? 0 : 1];
         g->topo->enable_mcast(topology::LevelKind::kWorld);
     }
     if (!g->one_to_many || g->host_ranks.size() < 2) {
@@ -431,7 +438,7 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
         return st;
     }
     ucg::rt::Hello mine;
-    st = make_hello(g, p, len, &mine);
+    st = make_hello(g, p, addr, len, &mine);
     if (st == UCS_OK) {
         st = oob.allgather(mine, &g->hello);
     }
@@ -468,12 +475,31 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
     return st;
 }
 
+// Whether a member of `m` other than this rank may still need our
+// packets: its process lives, or it is on another machine (no probe).
+bool others_may_wait(const ucg_group *g, const McastChannel &m)
+{
+    const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
+    for (int r : m.ch.members) {
+        const auto &h = g->hello[static_cast<std::size_t>(r)];
+        if (r == g->rank) {
+            continue;
+        }
+        if (std::strcmp(h.real_host, me.real_host) != 0 ||
+            uct_mm_common::process_alive({h.pid, 0, h.start_time})) {
+            return true;
+        }
+    }
+    return false;
+}
+
 // Before leaving the multicast groups: a bcast completed at its root once
 // the data was in the send window, so a member that lost packets may still
 // need them resent, and the others' last ACKs may still be due. Progress
 // for a few ACK delays, then while this member's own packets are not all
-// acknowledged (a member gone before acknowledging keeps it so), for at
-// most min(0.5 s, UCG_TIMEOUT).
+// acknowledged and a member that may need them is still there (a member
+// gone before acknowledging keeps them unacknowledged), for at most
+// min(5 s, UCG_TIMEOUT).
 void linger_mcast(ucg_group *g)
 {
     if (g->mcast_chs.empty()) {
@@ -481,15 +507,21 @@ void linger_mcast(ucg_group *g)
     }
     const auto flush = g->ctx->mcast_api.flush;
     const double start = now_sec();
-    const double cap = std::min(0.5, g->ctx->timeout_sec);
+    const double cap = std::min(5.0, g->ctx->timeout_sec);
+    double next_probe = start;
+    bool busy = true;
     for (unsigned spins = 0;; ++spins) {
-        const double t = now_sec() - start;
-        bool busy = false;
-        for (const auto &[members, m] : g->mcast_chs) {
-            busy = busy || (flush != nullptr && m->group != nullptr &&
-                            flush(m->group) == UCS_INPROGRESS);
+        const double now = now_sec();
+        if (now >= next_probe) { // the others' processes: every ms
+            next_probe = now + 0.001;
+            busy = false;
+            for (const auto &[members, m] : g->mcast_chs) {
+                busy = busy || (flush != nullptr && m->group != nullptr &&
+                                flush(m->group) == UCS_INPROGRESS &&
+                                others_may_wait(g, *m));
+            }
         }
-        if ((!busy && t >= 0.002) || t >= cap) {
+        if ((!busy && now - start >= 0.002) || now - start >= cap) {
             return;
         }
         ucp_worker_progress(g->ctx->worker);

@@ -56,10 +56,11 @@ struct Hello {
     std::uint64_t cpus[16];   ///< CPUs it may run on (sched_getaffinity)
 };
 enum : std::uint32_t {
-    kHelloBcast = 1,  ///< has an mm_bcast iface
-    kHelloIncast = 2, ///< has an mm_incast iface
-    kHelloNoO2m = 4,  ///< asked for point-to-point only
-    kHelloMcast = 8,  ///< has a ud_mcast iface (UCG_MCAST, context.cpp)
+    kHelloBcast = 1,     ///< has an mm_bcast iface
+    kHelloIncast = 2,    ///< has an mm_incast iface
+    kHelloNoO2m = 4,     ///< asked for point-to-point only
+    kHelloMcastLo = 8,   ///< has ud_mcast on lo (UCG_MCAST, context.cpp)
+    kHelloMcastNet = 16, ///< has ud_mcast on another device
 };
 
 /// The ud_mcast entry points (uct_ud_mcast.h), looked up when the plugin
@@ -138,9 +139,10 @@ struct ucg_group {
     ucg::exec::GroupChannel bcast_ch, incast_ch;
     /// The ud_mcast iface the group's mcast groups use (`lo` when every
     /// member shares a machine, else another device) and the index of its
-    /// address among the worker address's ud_mcast entries.
-    ucg::rt::OneToMany mcast_tl;
-    unsigned mcast_nth = 0;
+    /// address among the worker address's ud_mcast entries; [0] on lo,
+    /// [1] elsewhere, until group creation picks one.
+    ucg::rt::OneToMany mcast_tl, mcast_cand[2];
+    unsigned mcast_nth = 0, mcast_cand_nth[2] = {};
     /// ud_mcast groups by members (ranks, ascending), made on first use.
     std::map<std::vector<int>, std::unique_ptr<ucg::rt::McastChannel>>
         mcast_chs;

@@ -137,6 +137,9 @@ TEST_CASE("mcast bcast between hosts over ud_mcast", "[ucg][fork][mcast]")
         // 2 hosts x 2 ranks (the host level on the shm transports), then
         // 3 hosts x 1; counts: 0, one packet, more than 8 KiB (several).
         for (auto [size, hosts] : {std::pair{4, 2}, std::pair{3, 3}}) {
+            if (std::string(loss) != "0" && hosts == 3) {
+                continue; // lossy runs take longer: one shape is enough
+            }
             INFO(size << " ranks on " << hosts << " hosts, loss " << loss);
             run_ranks(
                 size, hosts,
