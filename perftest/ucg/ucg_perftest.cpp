@@ -84,6 +84,12 @@ int run_rank(Env &env, const Options &opt)
     gp.oob_allgather = oob;
     gp.oob_arg = &env;
     gp.flags = opt.no_shm ? UCG_GROUP_FLAG_NO_ONE_TO_MANY : 0;
+    const std::string host =
+        "host" + std::to_string(env.rank % std::max(opt.hosts, 1));
+    if (opt.hosts > 0) {
+        gp.field_mask |= UCG_GROUP_PARAM_FIELD_HOST;
+        gp.host_id = host.c_str();
+    }
     if (!opt.tune.empty()) {
         gp.field_mask |= UCG_GROUP_PARAM_FIELD_TUNE;
         gp.tune = opt.tune.c_str();
@@ -197,6 +203,10 @@ static int tool_main(int argc, char **argv)
     app.add_option("--dtype", dtype, "reductions: float, double, int32, int64")
         ->check(CLI::IsMember({"float", "double", "int32", "int64"}))
         ->capture_default_str();
+    app.add_option("--hosts", opt.hosts,
+                   "ranks pose as N hosts (rank r on host r % N): the "
+                   "levels between hosts run as on N machines")
+        ->check(CLI::Range(1, 1 << 20));
     app.add_flag("--no-shm", opt.no_shm,
                  "point-to-point only (no one-to-many transports)");
     app.add_flag("--oneoff", opt.oneoff,

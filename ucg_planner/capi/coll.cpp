@@ -67,8 +67,13 @@ select::RuleSet rules_for(const ucg_group *g, const CollShape &s, int variant)
         r.text = "host level without shm";
         rules.rules.push_back(r);
     }
-    rules.rules.insert(rules.rules.end(), g->rules.rules.begin(),
-                       g->rules.rules.end());
+    // Without multicast (UCG_MCAST off, or ud_mcast missing on a member)
+    // a user's mcast level rule falls back to the cost model.
+    for (const select::Rule &r : g->rules.rules) {
+        if (g->mcast || !r.level || r.algorithm != "mcast") {
+            rules.rules.push_back(r);
+        }
+    }
     return rules;
 }
 
@@ -79,6 +84,7 @@ algorithms::ChannelLimits limits(const ucg::rt::OneToMany &tl)
         l.max_bytes = tl.attr.max_length;
         l.seg_bytes = tl.attr.seg_length;
         l.ns_per_byte = tl.ns_per_byte;
+        l.alpha_ns = tl.alpha_ns;
     }
     return l;
 }
@@ -118,6 +124,9 @@ ucs_status_t plan_for(ucg_group *g, const CollShape &s, int variant,
     o.root = s.root;
     o.shm_bcast = limits(g->ctx->bcast);
     o.shm_incast = limits(g->ctx->incast);
+    if (g->mcast) {
+        o.mcast = limits(g->mcast_tl);
+    }
     auto d = sel.select(o);
     if (!d) {
         log_error("ucg_collective_init: %s", d.error().message.c_str());
@@ -183,18 +192,27 @@ exec::Reducer reducer_for(const ucg_coll &c, const CollShape &s)
 }
 
 ucs_status_t channels_for(ucg_group *g, const exec::Program &prog,
+                          const char *plan_name,
                           std::vector<exec::GroupChannel *> *out)
 {
     for (const exec::ProgramGroup &pg : prog.groups) {
         exec::GroupChannel *ch = nullptr;
-        if (pg.channel == plan::Channel::kShmBcast) {
+        if (pg.channel == plan::Channel::kMcast) {
+            const ucs_status_t st = open_mcast(g, pg.members, &ch);
+            if (st != UCS_OK) {
+                return st;
+            }
+        } else if (pg.channel == plan::Channel::kShmBcast) {
             ch = &g->bcast_ch;
         } else if (pg.channel == plan::Channel::kShmIncast) {
             ch = &g->incast_ch;
         }
         if (ch == nullptr || ch->handle == nullptr ||
             ch->members != pg.members) {
-            return UCS_ERR_UNSUPPORTED; // not a group this host has
+            log_error("ucg_collective_init: %s uses a one-to-many group this "
+                      "host does not have",
+                      plan_name);
+            return UCS_ERR_UNSUPPORTED;
         }
         out->push_back(ch);
     }
@@ -243,12 +261,9 @@ ucs_status_t prepare(ucg_coll *c, const CollShape &s)
         return UCS_ERR_UNSUPPORTED;
     }
     std::vector<exec::GroupChannel *> chans;
-    st = channels_for(g, prog.value(), &chans);
+    st = channels_for(g, prog.value(), plan->algorithm.c_str(), &chans);
     if (st != UCS_OK) {
-        log_error("ucg_collective_init: %s uses a one-to-many group this "
-                  "host does not have",
-                  plan->algorithm.c_str());
-        return st;
+        return st; // logged
     }
     c->plan_name = name;
     c->inst = std::make_unique<exec::Instance>(

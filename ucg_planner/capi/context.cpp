@@ -9,6 +9,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <string>
+#include <strings.h>
 
 namespace ucg::rt {
 
@@ -56,8 +60,8 @@ void find_one_to_many(ucg_context *ctx)
           Want{"mm_incast", &ctx->incast, uct_mm_incast_group_iface_query}}) {
         OneToMany o;
         if (w.query != nullptr &&
-            ucg_ucp_find_iface(ctx->worker, w.name, &o.iface, &o.tl_csum,
-                               &o.addr_len) &&
+            ucg_ucp_find_iface(ctx->worker, w.name, 0, &o.iface, &o.tl_csum,
+                               &o.addr_len, nullptr) &&
             w.query(o.iface, &o.attr) == UCS_OK) {
             // Each byte is copied twice (into the ring, out of it) at the
             // iface's bandwidth, by different processes: chunk after chunk
@@ -72,6 +76,87 @@ void find_one_to_many(ucg_context *ctx)
             }
             *w.slot = o;
         }
+    }
+}
+
+// UCG_MCAST=1 (y, yes, on, true): the runtime may multicast between hosts.
+bool mcast_wanted()
+{
+    const char *v = std::getenv("UCG_MCAST");
+    if (v == nullptr) {
+        return false;
+    }
+    for (const char *yes : {"1", "y", "yes", "on", "true"}) {
+        if (strcasecmp(v, yes) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Loads the ud_mcast plugin (its constructor registers the transport, so
+// a UCP context made after sees it) and looks up its group entry points;
+// a plugin preloaded or linked by the user is found as well. Missing: no
+// multicast, silently (not every installation has it).
+McastApi load_mcast()
+{
+    McastApi api;
+    // Beside libucg (the build tree), then through libucg's RUNPATH (the
+    // installed plugin folder). The first by path: a sanitizer's dlopen
+    // interceptor is the caller then, and libucg's RUNPATH is not read.
+    const int flags = RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE;
+    void *h = nullptr;
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void *>(&load_mcast), &info) != 0 &&
+        info.dli_fname != nullptr) {
+        std::string path = info.dli_fname;
+        path = path.substr(0, path.rfind('/') + 1) + UCG_UD_MCAST_LIB;
+        h = dlopen(path.c_str(), flags);
+    }
+    if (h == nullptr) {
+        h = dlopen(UCG_UD_MCAST_LIB, flags);
+    }
+    void *from = h != nullptr ? h : RTLD_DEFAULT;
+    api.query = reinterpret_cast<decltype(api.query)>(
+        dlsym(from, "uct_ud_mcast_group_iface_query"));
+    api.create = reinterpret_cast<decltype(api.create)>(
+        dlsym(from, "uct_ud_mcast_group_create"));
+    api.flush = reinterpret_cast<decltype(api.flush)>(
+        dlsym(from, "uct_ud_mcast_group_flush"));
+    if (api.query == nullptr || api.create == nullptr) {
+        api = McastApi{};
+    }
+    return api;
+}
+
+// The ud_mcast ifaces UCP opened (one per device), when the plugin is
+// loaded and UCX_TLS allows it. Their progress is enabled by the group
+// that uses one (UCP enables only its lanes' ifaces).
+void find_mcast(ucg_context *ctx)
+{
+    if (ctx->mcast_api.create == nullptr) {
+        return;
+    }
+    for (unsigned nth = 0;; ++nth) {
+        OneToMany o;
+        const char *dev = nullptr;
+        if (!ucg_ucp_find_iface(ctx->worker, "ud_mcast", nth, &o.iface,
+                                &o.tl_csum, &o.addr_len, &dev)) {
+            return;
+        }
+        if (ctx->mcast_api.query(o.iface, &o.attr) != UCS_OK ||
+            !(o.attr.cap_flags & UCT_GROUP_CAP_BCAST) ||
+            (o.attr.cap_flags & UCT_GROUP_CAP_HOST_LOCAL)) {
+            continue;
+        }
+        uct_iface_attr_t ia{};
+        if (uct_iface_query(o.iface, &ia) == UCS_OK) {
+            const double bw = ia.bandwidth.dedicated + ia.bandwidth.shared;
+            o.ns_per_byte = bw > 0 ? 1e9 / bw : 0;
+            o.alpha_ns = (ia.latency.c + ia.overhead) * 1e9;
+        }
+        o.loopback = dev != nullptr && std::strcmp(dev, "lo") == 0;
+        ctx->mcast.push_back(o);
     }
 }
 
@@ -99,6 +184,9 @@ ucs_status_t context_create(const ucg_context_params_t *params,
         }
         ctx->timeout_sec = params->timeout_sec;
     }
+    if (mcast_wanted()) {
+        ctx->mcast_api = load_mcast();
+    }
     if (has_ctx) {
         ctx->ucp = params->ucp_context;
         ctx->worker = params->ucp_worker;
@@ -110,6 +198,7 @@ ucs_status_t context_create(const ucg_context_params_t *params,
         }
     }
     find_one_to_many(ctx.get());
+    find_mcast(ctx.get());
     *context_p = ctx.release();
     return UCS_OK;
 }
@@ -146,6 +235,11 @@ unsigned progress(ucg_context *ctx)
              {&c->group->bcast_ch, &c->group->incast_ch}) {
             if (ch->blocked) {
                 exec::Instance::post_channel(*ch);
+            }
+        }
+        for (auto &[members, m] : c->group->mcast_chs) {
+            if (m->ch.blocked) {
+                exec::Instance::post_channel(m->ch);
             }
         }
         n += c->inst->drain();

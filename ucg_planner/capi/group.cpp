@@ -84,8 +84,42 @@ ucs_status_t agree_id(ucg_context *ctx, const Oob &oob, std::uint32_t *id_p)
     return UCS_ERR_NO_RESOURCE;
 }
 
+// This member's ud_mcast iface on lo (loopback) or on another device, and
+// the index of its address among the ud_mcast entries of the worker
+// address `own` (peers' addresses are read at the same index: hosts
+// configured alike list their devices alike). False where there is none.
+bool find_mcast_iface(ucg_group *g, const ucp_address_t *own, bool loopback,
+                      OneToMany *tl, unsigned *nth_p)
+{
+    const auto &ifs = g->ctx->mcast;
+    const auto it =
+        std::find_if(ifs.begin(), ifs.end(), [loopback](const OneToMany &o) {
+            return o.loopback == loopback;
+        });
+    if (it == ifs.end()) {
+        return false;
+    }
+    std::vector<char> mine(it->addr_len), entry(it->addr_len);
+    if (uct_iface_get_address(it->iface, reinterpret_cast<uct_iface_addr_t *>(
+                                             mine.data())) != UCS_OK) {
+        return false;
+    }
+    for (unsigned nth = 0;
+         ucg_ucp_peer_iface_addr(g->ctx->worker, own, it->tl_csum, nth,
+                                 entry.data(), it->addr_len) == UCS_OK;
+         ++nth) {
+        if (entry == mine) {
+            *tl = *it;
+            *nth_p = nth;
+            return true;
+        }
+    }
+    return false;
+}
+
 ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
-                        std::size_t addr_len, ucg::rt::Hello *h)
+                        const ucp_address_t *own, std::size_t addr_len,
+                        ucg::rt::Hello *h)
 {
     std::memset(h, 0, sizeof(*h));
     h->magic = kHelloMagic;
@@ -127,6 +161,12 @@ ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
     }
     if (g->ctx->incast.iface != nullptr) {
         h->flags |= kHelloIncast;
+    }
+    for (int lo = 0; lo < 2; ++lo) {
+        if (find_mcast_iface(g, own, lo == 0, &g->mcast_cand[lo],
+                             &g->mcast_cand_nth[lo])) {
+            h->flags |= lo == 0 ? kHelloMcastLo : kHelloMcastNet;
+        }
     }
     return UCS_OK;
 }
@@ -245,7 +285,7 @@ open_channel(ucg_group *g, const OneToMany &tl,
         const auto r = static_cast<std::size_t>(g->host_ranks[i]);
         const ucs_status_t st =
             ucg_ucp_peer_iface_addr(g->ctx->worker, g->addrs[r].data(),
-                                    tl.tl_csum, addr[i].data(), tl.addr_len);
+                                    tl.tl_csum, 0, addr[i].data(), tl.addr_len);
         if (st != UCS_OK) {
             log_error("ucg_group_create: rank %zu's address has no %s iface", r,
                       salt == 1 ? "mm_bcast" : "mm_incast");
@@ -332,6 +372,28 @@ ucs_status_t setup_one_to_many(ucg_group *g)
                        (kHelloBcast | kHelloIncast) &&
                    !(h.flags & kHelloNoO2m);
         });
+    // Multicast between hosts: every member has ud_mcast on lo where they
+    // all share one machine (posed hosts), else on another device; none
+    // asked for point-to-point only; more than one host. The world level
+    // (the hosts' leaders) is then one multicast domain; the groups are
+    // made per member set on first use (open_mcast).
+    const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
+    const bool one_machine = std::all_of(
+        g->hello.begin(), g->hello.end(), [&me](const ucg::rt::Hello &h) {
+            return std::strcmp(h.real_host, me.real_host) == 0;
+        });
+    const std::uint32_t need = one_machine ? kHelloMcastLo : kHelloMcastNet;
+    g->mcast =
+        g->host_ranks.size() < static_cast<std::size_t>(g->size) &&
+        std::all_of(g->hello.begin(), g->hello.end(),
+                    [need](const ucg::rt::Hello &h) {
+                        return (h.flags & need) && !(h.flags & kHelloNoO2m);
+                    });
+    if (g->mcast) {
+        g->mcast_tl = g->mcast_cand[one_machine ? 0 : 1];
+        g->mcast_nth = g->mcast_cand_nth[one_machine ? 0 : 1];
+        g->topo->enable_mcast(topology::LevelKind::kWorld);
+    }
     if (!g->one_to_many || g->host_ranks.size() < 2) {
         return UCS_OK;
     }
@@ -387,7 +449,7 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
         return st;
     }
     ucg::rt::Hello mine;
-    st = make_hello(g, p, len, &mine);
+    st = make_hello(g, p, addr, len, &mine);
     if (st == UCS_OK) {
         st = oob.allgather(mine, &g->hello);
     }
@@ -422,6 +484,62 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
                                  : std::getenv("UCG_PLAN_FILES"));
     }
     return st;
+}
+
+// Whether a member of `m` other than this rank may still need our
+// packets: its process lives, or it is on another machine (no probe).
+bool others_may_wait(const ucg_group *g, const McastChannel &m)
+{
+    const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
+    for (int r : m.ch.members) {
+        const auto &h = g->hello[static_cast<std::size_t>(r)];
+        if (r == g->rank) {
+            continue;
+        }
+        if (std::strcmp(h.real_host, me.real_host) != 0 ||
+            uct_mm_common::process_alive({h.pid, 0, h.start_time})) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Before leaving the multicast groups: a bcast completed at its root once
+// the data was in the send window, so a member that lost packets may still
+// need them resent, and the others' last ACKs may still be due. Progress
+// for a few ACK delays, then while this member's own packets are not all
+// acknowledged and a member that may need them is still there (a member
+// gone before acknowledging keeps them unacknowledged), for at most
+// min(5 s, UCG_TIMEOUT).
+void linger_mcast(ucg_group *g)
+{
+    if (g->mcast_chs.empty()) {
+        return;
+    }
+    const auto flush = g->ctx->mcast_api.flush;
+    const double start = now_sec();
+    const double cap = std::min(5.0, g->ctx->timeout_sec);
+    double next_probe = start;
+    bool busy = true;
+    for (unsigned spins = 0;; ++spins) {
+        const double now = now_sec();
+        if (now >= next_probe) { // the others' processes: every ms
+            next_probe = now + 0.001;
+            busy = false;
+            for (const auto &[members, m] : g->mcast_chs) {
+                busy = busy || (flush != nullptr && m->group != nullptr &&
+                                flush(m->group) == UCS_INPROGRESS &&
+                                others_may_wait(g, *m));
+            }
+        }
+        if ((!busy && now - start >= 0.002) || now - start >= cap) {
+            return;
+        }
+        ucp_worker_progress(g->ctx->worker);
+        if (spins > 64) {
+            sched_yield();
+        }
+    }
 }
 
 } // namespace
@@ -474,7 +592,81 @@ void group_destroy(ucg_group_h g)
     if (g->incast_group != nullptr) {
         uct_group_destroy(g->incast_group);
     }
+    linger_mcast(g);
+    for (auto &[members, m] : g->mcast_chs) {
+        if (m->group != nullptr) {
+            uct_group_destroy(m->group);
+        }
+    }
     delete g;
+}
+
+ucs_status_t open_mcast(ucg_group *g, const std::vector<int> &members,
+                        exec::GroupChannel **ch_p)
+{
+    auto it = g->mcast_chs.find(members);
+    if (it != g->mcast_chs.end()) {
+        *ch_p = &it->second->ch;
+        return UCS_OK;
+    }
+    const OneToMany &tl = g->mcast_tl;
+    const auto me = std::find(members.begin(), members.end(), g->rank);
+    if (!g->mcast || me == members.end() || members.size() < 2) {
+        log_error("ucg_collective_init: an mcast group of %zu ranks this "
+                  "group cannot make",
+                  members.size());
+        return UCS_ERR_UNSUPPORTED;
+    }
+    if (members.size() > tl.attr.max_group_size) {
+        log_error("ucg_collective_init: an mcast group of %zu ranks, over "
+                  "ud_mcast's %u",
+                  members.size(), tl.attr.max_group_size);
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
+    auto m = std::make_unique<McastChannel>();
+    std::vector<std::vector<char>> addr(members.size(),
+                                        std::vector<char>(tl.addr_len));
+    std::vector<const uct_iface_addr_t *> ptrs;
+    // FNV-1a of the members: groups of other member sets get other keys.
+    std::uint64_t hash = 0xcbf29ce484222325ULL;
+    for (std::size_t i = 0; i < members.size(); ++i) {
+        const auto r = static_cast<std::size_t>(members[i]);
+        const ucs_status_t st = ucg_ucp_peer_iface_addr(
+            g->ctx->worker, g->addrs[r].data(), tl.tl_csum, g->mcast_nth,
+            addr[i].data(), tl.addr_len);
+        if (st != UCS_OK) {
+            log_error("ucg_collective_init: rank %zu's address has no "
+                      "ud_mcast iface",
+                      r);
+            return UCS_ERR_UNREACHABLE;
+        }
+        ptrs.push_back(
+            reinterpret_cast<const uct_iface_addr_t *>(addr[i].data()));
+        hash = (hash ^ r) * 0x100000001b3ULL;
+    }
+    m->ch.members = members;
+    m->ch.my_index = static_cast<int>(me - members.begin());
+    uct_group_params_t gp{};
+    gp.field_mask =
+        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
+        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
+    gp.group_key =
+        g->hello[0].key ^ (std::uint64_t{g->id} << 8) ^ 3 ^ (hash << 16);
+    gp.member_index = static_cast<unsigned>(m->ch.my_index);
+    gp.group_size = static_cast<unsigned>(members.size());
+    gp.member_addrs = ptrs.data();
+    const ucs_status_t st = g->ctx->mcast_api.create(tl.iface, &gp, &m->group);
+    if (st != UCS_OK) {
+        log_error("ucg_collective_init: ud_mcast group: %s",
+                  ucs_status_string(st));
+        return st;
+    }
+    // Its timers and receives run in every worker progress from now on.
+    uct_iface_progress_enable(tl.iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
+    m->ch.handle = m->group;
+    *ch_p = &m->ch;
+    g->mcast_chs.emplace(members, std::move(m));
+    return UCS_OK;
 }
 
 void close_ep(ucg_context *ctx, ucp_ep_h ep)

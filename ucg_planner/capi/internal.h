@@ -40,6 +40,12 @@ ucs_status_t group_create(ucg_context_h ctx, const ucg_group_params_t *params,
                           ucg_group_h *group_p);
 void group_destroy(ucg_group_h group);
 void close_ep(ucg_context *ctx, ucp_ep_h ep);
+/// The ud_mcast channel over `members` (ranks, ascending, this rank among
+/// them), made on first use: every member makes it at the same collective
+/// init, and it connects during progress. UCS_ERR_UNSUPPORTED where the
+/// group has no multicast; the transport's error where creation fails.
+ucs_status_t open_mcast(ucg_group *g, const std::vector<int> &members,
+                        exec::GroupChannel **ch_p);
 /// Checks every member this process can probe (same real host: pid);
 /// returns the first dead rank, or -1.
 int find_dead_member(ucg_group *group);

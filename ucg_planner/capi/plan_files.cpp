@@ -46,21 +46,27 @@ std::string at(const std::string &path, const std::string &msg)
     return path + ": " + msg;
 }
 
-// Whether every one-to-many op's group is one the runtime opens: all the
-// members of one host, on a group with one-to-many transports, shared
-// memory only. Empty when it is, else why not.
+// Whether every one-to-many op's group is one the runtime opens: shm ops
+// over all the members of one host, on a group with one-to-many
+// transports; mcast ops on a group with multicast. Empty when it is, else
+// why not.
 std::string check_groups(const ucg_group *g, const plan::Plan &p)
 {
-    bool any = false;
+    bool any_shm = false;
     for (const plan::RankProgram &rp : p.ranks) {
         for (const plan::Op &op : rp.ops) {
             if (!plan::is_one_to_many(op.kind)) {
                 continue;
             }
-            any = true;
             if (op.channel == plan::Channel::kMcast) {
-                return "mcast ops: the runtime has no multicast channel";
+                if (!g->mcast) {
+                    return "mcast ops, and this group has no multicast "
+                           "(UCG_MCAST=1, ud_mcast on every member, more "
+                           "than one host)";
+                }
+                continue; // validate() kept them in the multicast domain
             }
+            any_shm = true;
             const auto &members = p.groups[static_cast<std::size_t>(op.group)];
             std::vector<int> host;
             const char *name =
@@ -77,7 +83,7 @@ std::string check_groups(const ucg_group *g, const plan::Plan &p)
             }
         }
     }
-    if (any && !g->one_to_many) {
+    if (any_shm && !g->one_to_many) {
         return "one-to-many ops, and this group has no one-to-many "
                "transports";
     }

@@ -35,6 +35,10 @@ struct OneToMany {
     /// by the sender and out by the receivers; 0: unknown. Its latency is
     /// the host link's (see context.cpp).
     double ns_per_byte = 0;
+    /// One op's latency where the iface's own figure is used (ud_mcast);
+    /// 0: the level link's.
+    double alpha_ns = 0;
+    bool loopback = false; ///< its device is `lo` (ud_mcast: one machine)
 };
 
 /// What every member tells the others at group creation (fixed size).
@@ -52,9 +56,28 @@ struct Hello {
     std::uint64_t cpus[16];   ///< CPUs it may run on (sched_getaffinity)
 };
 enum : std::uint32_t {
-    kHelloBcast = 1,  ///< has an mm_bcast iface
-    kHelloIncast = 2, ///< has an mm_incast iface
-    kHelloNoO2m = 4,  ///< asked for point-to-point only
+    kHelloBcast = 1,     ///< has an mm_bcast iface
+    kHelloIncast = 2,    ///< has an mm_incast iface
+    kHelloNoO2m = 4,     ///< asked for point-to-point only
+    kHelloMcastLo = 8,   ///< has ud_mcast on lo (UCG_MCAST, context.cpp)
+    kHelloMcastNet = 16, ///< has ud_mcast on another device
+};
+
+/// The ud_mcast entry points (uct_ud_mcast.h), looked up when the plugin
+/// was loaded for UCG_MCAST; null without it.
+struct McastApi {
+    ucs_status_t (*query)(uct_iface_h, uct_group_attr_t *) = nullptr;
+    ucs_status_t (*create)(uct_iface_h, const uct_group_params_t *,
+                           uct_group_h *) = nullptr;
+    ucs_status_t (*flush)(uct_group_h) = nullptr; ///< optional
+};
+
+/// One ud_mcast group of a UCG group: its members are the ranks of the
+/// plans' mcast groups (the hosts' leaders, which depend on the root), so
+/// it is created at the first collective init that needs it (coll.cpp).
+struct McastChannel {
+    uct_group_h group = nullptr;
+    exec::GroupChannel ch;
 };
 
 /// A plan file for one collective (UCG_PLAN_FILES), checked at group
@@ -77,6 +100,10 @@ struct ucg_context {
     bool own_ucp = false;
     double timeout_sec = 30;
     OneToMany bcast, incast;
+    /// ud_mcast (UCG_MCAST=1 and UCX_TLS allowing it), between hosts: an
+    /// iface per device UCP opened it on, in UCP's order (lo among them).
+    std::vector<OneToMany> mcast;
+    ucg::rt::McastApi mcast_api;
     std::vector<ucg_group *> groups;
     std::uint32_t next_group_id = 1;
     std::map<std::string, ucp_ep_h> eps; ///< by worker address bytes
@@ -102,11 +129,23 @@ struct ucg_group {
     std::unique_ptr<ucg::topology::Topology> topo;
     ucg::select::RuleSet rules;
     bool one_to_many = false; ///< every host's members share the groups
+    /// Every member has ud_mcast and the group spans hosts: the topology's
+    /// world level has multicast (plans may use the mcast channel).
+    bool mcast = false;
     /// More members on this machine than CPUs this process may run on:
     /// waits yield at once.
     bool oversubscribed = false;
     uct_group_h bcast_group = nullptr, incast_group = nullptr;
     ucg::exec::GroupChannel bcast_ch, incast_ch;
+    /// The ud_mcast iface the group's mcast groups use (`lo` when every
+    /// member shares a machine, else another device) and the index of its
+    /// address among the worker address's ud_mcast entries; [0] on lo,
+    /// [1] elsewhere, until group creation picks one.
+    ucg::rt::OneToMany mcast_tl, mcast_cand[2];
+    unsigned mcast_nth = 0, mcast_cand_nth[2] = {};
+    /// ud_mcast groups by members (ranks, ascending), made on first use.
+    std::map<std::vector<int>, std::unique_ptr<ucg::rt::McastChannel>>
+        mcast_chs;
     std::unique_ptr<ucg::rt::UcpFabric> fabric;
     /// Plans by key, with what to call them (the levels' shapes shown).
     std::map<ucg_plan_key,

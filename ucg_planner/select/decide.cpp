@@ -36,7 +36,7 @@ level_infos(const topology::Topology &topo,
             const std::vector<topology::Partition> &parts,
             const algorithms::ChannelLimits &bcast,
             const algorithms::ChannelLimits &incast, double reduce_ns_per_byte,
-            double copy_ns_per_byte)
+            double copy_ns_per_byte, const algorithms::ChannelLimits &mcast)
 {
     std::vector<LevelInfo> out;
     for (const auto &p : parts) {
@@ -52,7 +52,8 @@ level_infos(const topology::Topology &topo,
                      true,
                      std::max(p.link.overhead_ns, p.link.gap_ns),
                      reduce_ns_per_byte,
-                     copy_ns_per_byte};
+                     copy_ns_per_byte,
+                     channel_cost(mcast, ab)};
         for (const auto &g : p.groups) {
             li.max_group = std::max(li.max_group, int(g.ranks.size()));
             const int m0 = topo.mcast_domain_of(g.ranks[0]);
@@ -125,7 +126,8 @@ struct Pick {
 };
 
 Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
-                bool top_rk, const Rule *forced, const std::string &why)
+                bool top_rk, const Rule *forced, const std::string &why,
+                bool bcast = false)
 {
     // Up the tree every message a combining rank receives is then reduced
     // by that rank (gamma per byte, shape_cost).
@@ -135,8 +137,12 @@ Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
             up ? shape_cost(s, k, li.max_group, b, shm ? li.shm_up : li.ab,
                             true, li.reduce_ns_per_byte)
                : ShapeCost{};
+        const bool mc = s == Shape::kMcast;
         ShapeCost d = down ? shape_cost(s, k, li.max_group, b,
-                                        shm ? li.shm_down : li.ab, false)
+                                        shm  ? li.shm_down
+                                        : mc ? li.mcast_down
+                                             : li.ab,
+                                        false)
                            : ShapeCost{};
         // Where the same ranks send both up and down (chain, binary and
         // k-nomial trees: an inner rank sends its partial result up and
@@ -170,6 +176,9 @@ Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
     }
     if (li.one_host) {
         cands.push_back({{Shape::kShm, 2}, "shm", eval(Shape::kShm, 2)});
+    }
+    if (li.mcast && bcast) { // one-to-many only: no incast across hosts
+        cands.push_back({{Shape::kMcast, 2}, "mcast", eval(Shape::kMcast, 2)});
     }
     if (top_rk) {
         double t = cost::knomial_rounds(li.max_group, 2) * li.ab.message_ns(b);
@@ -421,8 +430,8 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
             const Rule *r = find_rule(user, c, infos[l].kind, d.bytes,
                                       infos[l].max_group, &why);
             bool top = l + 1 == infos.size();
-            picks.push_back(
-                pick_level(infos[l], b, nc, up, down, top && rk_top, r, why));
+            picks.push_back(pick_level(infos[l], b, nc, up, down, top && rk_top,
+                                       r, why, c == Collective::kBcast));
             if (exchange && top) {
                 continue; // the top leaders exchange (exchange_extra_ns)
             }

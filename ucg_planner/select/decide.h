@@ -26,16 +26,20 @@ struct LevelInfo {
     double per_msg_ns; ///< max(o, g): a receiver's cost per extra message
     double reduce_ns_per_byte = 0; ///< gamma: combining one received byte
     double copy_ns_per_byte = 0;   ///< one local copy of a byte
+    /// One mcast op (the mcast channel's cost, else ab); offered by the
+    /// cost model for bcast where `mcast` holds.
+    cost::AlphaBeta mcast_down{};
 };
 
 /// Each level's figures; the shm channels' costs where `bcast`/`incast`
-/// give them.
+/// give them, the mcast channel's where `mcast` does.
 std::vector<LevelInfo>
 level_infos(const topology::Topology &topo,
             const std::vector<topology::Partition> &parts,
             const algorithms::ChannelLimits &bcast = {},
             const algorithms::ChannelLimits &incast = {},
-            double reduce_ns_per_byte = 0, double copy_ns_per_byte = 0);
+            double reduce_ns_per_byte = 0, double copy_ns_per_byte = 0,
+            const algorithms::ChannelLimits &mcast = {});
 
 /// First matching rule of the user's set, then of the built-in set; its
 /// origin and text go to *reason.

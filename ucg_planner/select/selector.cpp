@@ -255,7 +255,7 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     const auto parts = topo_.hierarchy({opts.root, false});
     const auto infos =
         level_infos(topo_, parts, opts.shm_bcast, opts.shm_incast,
-                    opts.reduce_ns_per_byte, opts.copy_ns_per_byte);
+                    opts.reduce_ns_per_byte, opts.copy_ns_per_byte, opts.mcast);
     const cost::AlphaBeta world = cost::alpha_beta(topo_.levels().back().link);
     std::vector<int> per_host(size_t(topo_.num_hosts()), 0);
     int ppn = 1;

@@ -9,9 +9,9 @@
 #include <ucp/wireup/address.h>
 #include <ucs/debug/memtrack_int.h>
 
-int ucg_ucp_find_iface(ucp_worker_h worker, const char *tl_name,
+int ucg_ucp_find_iface(ucp_worker_h worker, const char *tl_name, unsigned nth,
                        uct_iface_h *iface_p, uint16_t *csum_p,
-                       size_t *addr_len_p)
+                       size_t *addr_len_p, const char **dev_name_p)
 {
     ucp_context_h context = worker->context;
     unsigned i;
@@ -27,9 +27,15 @@ int ucg_ucp_find_iface(ucp_worker_h worker, const char *tl_name,
         if (strcmp(rsc->tl_rsc.tl_name, tl_name) != 0) {
             continue;
         }
+        if (nth-- != 0) {
+            continue;
+        }
         *iface_p = wiface->iface;
         *csum_p = rsc->tl_name_csum;
         *addr_len_p = wiface->attr.iface_addr_len;
+        if (dev_name_p != NULL) {
+            *dev_name_p = rsc->tl_rsc.dev_name;
+        }
         return 1;
     }
     return 0;
@@ -37,7 +43,7 @@ int ucg_ucp_find_iface(ucp_worker_h worker, const char *tl_name,
 
 ucs_status_t ucg_ucp_peer_iface_addr(ucp_worker_h worker,
                                      const void *worker_addr, uint16_t csum,
-                                     void *out, size_t len)
+                                     unsigned nth, void *out, size_t len)
 {
     ucp_unpacked_address_t unpacked;
     const ucp_address_entry_t *ae;
@@ -52,7 +58,8 @@ ucs_status_t ucg_ucp_peer_iface_addr(ucp_worker_h worker,
     status = UCS_ERR_NO_ELEM;
     ucp_unpacked_address_for_each(ae, &unpacked)
     {
-        if ((ae->tl_name_csum == csum) && (ae->iface_addr != NULL)) {
+        if ((ae->tl_name_csum == csum) && (ae->iface_addr != NULL) &&
+            (nth-- == 0)) {
             memcpy(out, ae->iface_addr, len);
             status = UCS_OK;
             break;

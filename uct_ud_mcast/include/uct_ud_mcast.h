@@ -48,6 +48,19 @@ ucs_status_t uct_ud_mcast_group_create(uct_iface_h iface,
                                        const uct_group_params_t *params,
                                        uct_group_h *group_p);
 
+/**
+ * Whether this member's own messages on a group reached every member: a
+ * send completes once copied into the send window, and its packets may
+ * still be resent to a member that lost some. A member should keep
+ * progressing (and not destroy the group) until this says UCS_OK when
+ * the others may still be receiving.
+ * @param [in]  group  A ud_mcast group.
+ * @return UCS_OK (every member consumed them), UCS_INPROGRESS (some are
+ *         not yet acknowledged, or queued), the group's error when it
+ *         failed, or UCS_ERR_INVALID_PARAM for another transport's group.
+ */
+ucs_status_t uct_ud_mcast_group_flush(uct_group_h group);
+
 /** Counters of an iface: every session (groups and endpoints) on it. */
 typedef struct uct_ud_mcast_counters {
     uint64_t tx_packets;        /**< packets sent */

@@ -222,6 +222,14 @@ TEST_CASE("ud_mcast groups broadcast from every root with loss",
         for (unsigned i = 0; i < 70; ++i) {
             UCG_CHECK(bcast_one(r, g, me, n, i, sizes[i % 7]) == UCS_OK);
         }
+        // Our packets reach every member (resends included) with progress.
+        ucs_status_t fl;
+        uct_mm_common::Backoff backoff;
+        while ((fl = uct_ud_mcast_group_flush(g)) == UCS_INPROGRESS) {
+            r.progress();
+            backoff.pause();
+        }
+        UCG_CHECK(fl == UCS_OK);
         barrier(board, 1, n, &r); // stay until all are done
         uct_group_destroy(g);
     });
@@ -262,6 +270,11 @@ TEST_CASE("ud_mcast group posts: bad input and flow control", "[ud_mcast][ucx]")
     CHECK(uct_group_recv(g, &msg, nullptr) == UCS_ERR_INVALID_PARAM);
     msg.root = 2;
     CHECK(uct_group_recv(g, &msg, nullptr) == UCS_ERR_INVALID_PARAM);
+    // Nothing posted: flushed; another transport's group is refused.
+    CHECK(uct_ud_mcast_group_flush(g) == UCS_OK);
+    const uct_group_ops_t other_ops{};
+    uct_group other{&other_ops};
+    CHECK(uct_ud_mcast_group_flush(&other) == UCS_ERR_INVALID_PARAM);
     // Member 1 never joins: sends wait for the barrier, up to 4 of them.
     msg.root = 0;
     Completion done[5];
@@ -272,6 +285,7 @@ TEST_CASE("ud_mcast group posts: bad input and flow control", "[ud_mcast][ucx]")
     done[4].comp = {on_done, 1, UCS_OK};
     CHECK(uct_group_send(g, &msg, &done[4].comp) == UCS_ERR_NO_RESOURCE);
     CHECK(uct_group_status(g) == UCS_OK);
+    CHECK(uct_ud_mcast_group_flush(g) == UCS_INPROGRESS); // queued
     uct_group_destroy(g);
 }
 

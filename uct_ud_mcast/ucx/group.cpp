@@ -190,6 +190,19 @@ ucs_status_t query(uct_iface_h tl_iface, uct_group_attr_t *attr)
     return UCS_OK;
 }
 
+ucs_status_t flush(uct_group_h tl_group)
+{
+    if (tl_group == nullptr || tl_group->ops != &g_group_ops) {
+        ucs_error("ud_mcast: group_flush needs a ud_mcast group");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    GroupChannel &ch = *to_group(tl_group)->ch;
+    if (ch.state() != Status::kOk) {
+        return to_ucs_status(ch.state());
+    }
+    return ch.session().unacked() ? UCS_INPROGRESS : UCS_OK;
+}
+
 } // namespace
 
 void group_destroy_all(Iface *iface) noexcept
@@ -214,4 +227,10 @@ uct_ud_mcast_group_create(uct_iface_h iface, const uct_group_params_t *params,
 {
     UCT_MM_GUARD("uct_ud_mcast_group_create",
                  uct_ud_mcast::create(iface, params, group_p));
+}
+
+extern "C" __attribute__((visibility("default"))) ucs_status_t
+uct_ud_mcast_group_flush(uct_group_h group)
+{
+    UCT_MM_GUARD("uct_ud_mcast_group_flush", uct_ud_mcast::flush(group));
 }

@@ -533,6 +533,49 @@ TEST_CASE("shared memory and multicast stay within their reach", "[select]")
     CHECK(plan::validate(*p, cost::placement_of(t)).empty());
 }
 
+TEST_CASE("the cost model offers mcast for bcast where a level has it, "
+          "priced by the channel",
+          "[select]")
+{
+    auto t = synth("nodes=8,ppn=2");
+    t.enable_mcast(LevelKind::kSwitch);
+    t.enable_mcast(LevelKind::kWorld);
+    const auto set =
+        parse_rules("bcast:0-inf:hierarchical;allreduce:0-inf:hierarchical",
+                    "UCG_TUNE")
+            .value();
+    Selector sel(t, set);
+    auto has_mcast = [](const Decision &d) {
+        return std::any_of(d.levels.begin(), d.levels.end(),
+                           [](const LevelDecision &l) {
+                               return l.choice.algorithm == "mcast";
+                           });
+    };
+    SelectOptions cheap{Collective::kBcast, 64, 3};
+    cheap.mcast.alpha_ns = 1; // far below any link's
+    auto d = sel.select(cheap);
+    REQUIRE(d.ok());
+    CHECK(has_mcast(*d));
+    check_plan(t, *d);
+    SelectOptions dear = cheap;
+    dear.mcast.alpha_ns = 1e9; // a second per op
+    d = sel.select(dear);
+    REQUIRE(d.ok());
+    CHECK_FALSE(has_mcast(*d));
+    // Many-to-one has no multicast: reductions never take it.
+    SelectOptions ar = cheap;
+    ar.collective = Collective::kAllreduce;
+    d = sel.select(ar);
+    REQUIRE(d.ok());
+    CHECK_FALSE(has_mcast(*d));
+    // Without multicast in the topology, however cheap the channel.
+    auto plain = synth("nodes=8,ppn=2");
+    Selector none(plain, set);
+    d = none.select(cheap);
+    REQUIRE(d.ok());
+    CHECK_FALSE(has_mcast(*d));
+}
+
 TEST_CASE("the transports' limits reach the plans the selector builds",
           "[select]")
 {
