@@ -5,6 +5,7 @@
 #include "algorithms/costs.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace ucg::algorithms::detail::costs {
 
@@ -178,16 +179,40 @@ double scatter_allgather(const CostInput &in, Variant)
     if (in.nranks <= 1) {
         return 0;
     }
+    // A binomial scatter of the P pieces, then a ring allgather of them
+    // (its steps wait on each other around the ring: ring_step).
     const double p = double(in.nranks), s = in.block_bytes;
-    const double scatter = steps(in) * in.link.alpha_ns +
-                           (p - 1) / p * s * in.link.beta_ns_per_byte;
-    return scatter + (p - 1) * in.link.message_ns(s / p);
+    return cost::binomial_gather_ns(in.nranks, s / p, links(in, in.link)) +
+           (p - 1) * ring_step(in, s / p, 0);
 }
 
 double two_tree(const CostInput &in, Variant v)
 {
-    return cost::two_tree_bcast_ns(in.nranks, in.block_bytes, v.segments,
-                                   shared(in));
+    // Two in-order trees over consecutive ranks: the first chunk crosses
+    // the trees' 2 log2 P levels (the top ones between hosts: the far
+    // link); the others follow at the pace of the links most edges use,
+    // between neighbours (a ring's r -> r+1 links).
+    if (in.nranks <= 1) {
+        return 0;
+    }
+    const int chunks = std::max(v.segments, 1);
+    const double z = in.block_bytes / chunks;
+    const int depth = int(std::bit_width(uint64_t(in.nranks - 1))) - 1;
+    const int near =
+        in.local_ranks > 1
+            ? std::min(depth, int(std::bit_width(uint64_t(in.local_ranks))) - 1)
+            : 0;
+    const double fill = depth < 1
+                            ? in.link.message_ns(z)
+                            : 2 * ((depth - near) * in.link.message_ns(z) +
+                                   near * in.local.message_ns(z));
+    // Per chunk a host's NIC carries the trees' edges into and out of its
+    // block of ranks: about three (simulated on nodes=8,ppn=8: 2.5-3 far
+    // chunks a step); one where each rank is its own host.
+    const int edges = in.local_ranks > 1 ? 3 : 1;
+    return fill + double(chunks - 1) *
+                      std::max(slowest_neighbour(in).stage_ns(z, 1, 0),
+                               edges * in.link.stage_ns(z, 1, 0));
 }
 
 int two_tree_segments(const CostInput &in)
@@ -211,12 +236,20 @@ double ordered_reduce(const CostInput &in, Variant v)
 
 double rabenseifner_reduce(const CostInput &in, Variant)
 {
-    // Halving combines (P-1)/P of a block at each rank.
-    const double p = double(std::max<int64_t>(in.nranks, 1));
-    return nic_queue(in) +
-           cost::rabenseifner_reduce_ns(in.nranks, in.block_bytes,
-                                        links(in, shared(in))) +
-           combine(in, (p - 1) / p * in.block_bytes);
+    // Halving (every rank talks: the shared NIC) combines (P-1)/P of a
+    // block at each rank; the binomial gather of the pieces to the root
+    // runs the same steps back, one talker per pair. The fold's bytes
+    // queue at the receiver's port ahead of the first step's.
+    if (in.nranks <= 1) {
+        return 0;
+    }
+    const int64_t pk = cost::largest_power(in.nranks, 2);
+    const double p = double(pk), s = in.block_bytes;
+    const cost::AlphaBeta far = shared(in);
+    return nic_queue(in) + cost::halving_ns(pk, s, links(in, far)) +
+           cost::halving_ns(pk, s, links(in, in.link)) +
+           (pk < in.nranks ? far.alpha_ns + 2 * s * far.beta_ns_per_byte : 0) +
+           combine(in, (p - 1) / p * s);
 }
 
 double binomial_gather(const CostInput &in, Variant)

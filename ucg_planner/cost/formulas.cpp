@@ -174,6 +174,11 @@ double recursive_k_allreduce_ns(int64_t nranks, int radix, double bytes,
         const AlphaBeta &ab = links.far;
         const double sb = bytes * ab.beta_ns_per_byte;
         const double f = double(folds_per_rank(nranks, pk));
+        if (ab.gap_ns >= 0) {
+            // f blocks fold into a rank one issue apart, and f results go
+            // back out the same way.
+            return t + 2 * ab.fan_ns(f, bytes);
+        }
         // The folded bytes queue at the receiver's port ahead of the
         // first round's.
         t += ab.alpha_ns + (f + (rounds > 0 ? 1 : 0)) * sb +
@@ -200,10 +205,6 @@ double rabenseifner_allreduce_ns(int64_t nranks, double bytes, const Links &ab)
            (pk < nranks ? 2 * ab.far.message_ns(bytes) : 0);
 }
 
-namespace {
-
-// Recursive halving over P' = 2^R ranks of n bytes: step j exchanges
-// n / 2^(j+1) bytes among spans of P' / 2^j ranks (the widest first).
 double halving_ns(int64_t pk, double n, const Links &links)
 {
     double t = 0;
@@ -214,8 +215,6 @@ double halving_ns(int64_t pk, double n, const Links &links)
     }
     return t;
 }
-
-} // namespace
 
 double rabenseifner_reduce_ns(int64_t nranks, double bytes, const Links &ab)
 {

@@ -162,6 +162,11 @@ double recursive_k_allreduce_ns(int64_t nranks, int radix, double bytes,
 double ring_allreduce_ns(int64_t nranks, double bytes, const AlphaBeta &ab);
 double rabenseifner_allreduce_ns(int64_t nranks, double bytes, const Links &ab);
 
+/// Recursive halving over P' = 2^R ranks of n bytes: step j exchanges
+/// n / 2^(j+1) bytes among spans of P' / 2^j ranks (the widest first);
+/// log2 P' alpha + (P'-1)/P' n beta on one link.
+double halving_ns(int64_t pk, double n, const Links &links);
+
 /// Rabenseifner reduce: recursive halving reduce-scatter over P' ranks
 /// (log2 P' alpha + (P'-1)/P' s beta) and a binomial gather of the pieces
 /// (the same again), 2 log2 P' alpha + 2 (P'-1)/P' s beta,

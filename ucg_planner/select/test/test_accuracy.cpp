@@ -27,9 +27,10 @@ namespace {
 
 // The alternatives whose predictions (the cost model's, each forced and
 // simulated) miss 25% of their simulation are bounded per machine, below:
-// mostly hierarchical alltoall (whose staging copies the simulation here
-// leaves out), two-tree and scatter-allgather on nodes=8,ppn=8, and
-// recursive k-ing at k = 3 (docs/decisions/0015).
+// 20 of 585, none of them chosen; mostly on nodes=8,ppn=8, where Bruck,
+// dissemination and recursive k-ing at k = 3 cross hosts in only some of
+// their ranks' steps and the heap-ordered binary tree in most
+// (docs/decisions/0015).
 bool within(double ratio, double lo, double hi)
 {
     return ratio >= lo && ratio <= hi;
@@ -50,13 +51,24 @@ double simulate_ns(const topology::Topology &t, const Decision &d)
     return r->makespan_ns;
 }
 
+// The selector's options for c at `bytes`, with the simulation's costs:
+// copies free (the simulator would also charge the bcast root's
+// input-to-output copy, which the runtime elides for one buffer), gamma
+// the default on both sides.
+SelectOptions options(Collective c, uint64_t bytes)
+{
+    SelectOptions o{c, bytes, 0};
+    o.copy_ns_per_byte = 0;
+    return o;
+}
+
 Result<Decision> forced(const topology::Topology &t, Collective c,
                         uint64_t bytes, const std::string &alg)
 {
     auto set = parse_rules(std::string(plan::to_string(c)) + ":0-inf:" + alg,
                            "UCG_TUNE");
     REQUIRE(set.ok());
-    return Selector(t, std::move(set).value()).select({c, bytes, 0});
+    return Selector(t, std::move(set).value()).select(options(c, bytes));
 }
 
 std::string size_name(uint64_t b)
@@ -89,7 +101,7 @@ void sweep(const std::string &text, const std::vector<uint64_t> &sizes,
                 const std::string key = std::string(plan::to_string(c)) + " " +
                                         size_name(bytes) + " " + text;
                 INFO(key);
-                auto d = Selector(t, {}).select({c, bytes, 0});
+                auto d = Selector(t, {}).select(options(c, bytes));
                 REQUIRE(d.ok());
                 const double chosen = simulate_ns(t, *d);
                 std::string best_name = d->chosen.algorithm;
@@ -151,19 +163,19 @@ void sweep(const std::string &text, const std::vector<uint64_t> &sizes,
 TEST_CASE("chosen within 10% of the best, predicted within 25%: one host of 8",
           "[accuracy]")
 {
-    sweep("nodes=1,ppn=8", {8, 64 << 10, 1 << 20, 16 << 20}, 8);
+    sweep("nodes=1,ppn=8", {8, 64 << 10, 1 << 20, 16 << 20}, 2);
 }
 
 TEST_CASE("chosen within 10% of the best, predicted within 25%: 8 hosts of 1",
           "[accuracy]")
 {
-    sweep("nodes=8,ppn=1", {8, 64 << 10, 1 << 20, 16 << 20}, 5);
+    sweep("nodes=8,ppn=1", {8, 64 << 10, 1 << 20, 16 << 20}, 1);
 }
 
 TEST_CASE("chosen within 10% of the best, predicted within 25%: 8 hosts of 8",
           "[accuracy]")
 {
-    sweep("nodes=8,ppn=8", {8, 64 << 10, 1 << 20}, 25);
+    sweep("nodes=8,ppn=8", {8, 64 << 10, 1 << 20}, 17);
 }
 
 TEST_CASE("default within 10% of the best: one machine by hand", "[.sweep]")

@@ -275,11 +275,12 @@ TEST_CASE("flat costs come from the registry, variant by variant", "[select]")
     }
     CHECK(bcast.size() == listed);
     CHECK(cost_of(bcast, "two_tree", 2) > 0);
-    // Rabenseifner's ranks all talk at once, so a reduce shares the NIC
-    // there and not in the trees.
+    // Rabenseifner's halving has every rank talk at once, so a reduce
+    // shares the NIC there, and not in its gather or in the trees.
     auto reduce = flat_costs(Collective::kReduce, 8, 1000, ab, 4);
     CHECK(cost_of(reduce, "rabenseifner", 2) ==
-          cost::rabenseifner_reduce_ns(8, 1000, cost::AlphaBeta{10, 4}));
+          cost::halving_ns(8, 1000, cost::AlphaBeta{10, 4}) +
+              cost::halving_ns(8, 1000, cost::AlphaBeta{10, 1}));
     CHECK(cost_of(reduce, "knomial", 2) == 3 * 1010);
     // A barrier's cost does not depend on the size.
     CHECK(cost_of(flat_costs(Collective::kBarrier, 8, 1 << 20, ab),
