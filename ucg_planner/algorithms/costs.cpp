@@ -103,6 +103,25 @@ cost::Links fan_in_links(const CostInput &in, double c)
     return l;
 }
 
+// Cyclic shifts (Bruck, dissemination) of radix k: round j talks at
+// distance k^j. On hosts of local_ranks consecutive ranks a round at
+// distance >= local_ranks crosses hosts for every rank; the rounds below
+// cross for a few ranks each, and one rank's chain back through them
+// crosses at most once (the host boundaries are local_ranks apart). The
+// critical path: `far` for the wide rounds and one narrow round, `near`
+// for the other narrow ones.
+double shift_rounds(const CostInput &in, int radix, double far, double near)
+{
+    const int k = std::max(radix, 2);
+    const int rounds = cost::knomial_rounds(in.nranks, k);
+    int narrow = 0;
+    for (int64_t d = 1; narrow < rounds && d < in.local_ranks; d *= k) {
+        ++narrow;
+    }
+    return double(rounds - narrow + (narrow > 0 ? 1 : 0)) * far +
+           double(std::max(narrow - 1, 0)) * near;
+}
+
 } // namespace
 
 double direct_exchange(const CostInput &in, Variant)
@@ -306,10 +325,10 @@ double rabenseifner_allreduce(const CostInput &in, Variant)
 
 double dissemination(const CostInput &in, Variant v)
 {
-    // Every rank sends each round, to ranks r + i k^j: every round
-    // crosses hosts somewhere.
-    return nic_queue(in) +
-           cost::knomial_bcast_ns(in.nranks, v.radix, 0, shared(in));
+    // Every rank sends k-1 messages each round, to ranks r + i k^j.
+    const int fan = std::max(v.radix, 2) - 1;
+    return nic_queue(in) + shift_rounds(in, v.radix, shared(in).fan_ns(fan, 0),
+                                        in.local.fan_ns(fan, 0));
 }
 
 double pairwise_exchange(const CostInput &in, Variant)
@@ -327,8 +346,8 @@ double ring_exchange(const CostInput &in, Variant)
 
 double bruck_allgather(const CostInput &in, Variant)
 {
-    const cost::AlphaBeta ab = shared(in); // cyclic: every step crosses
-    return nic_queue(in) + steps(in) * ab.alpha_ns +
+    const cost::AlphaBeta ab = shared(in);
+    return nic_queue(in) + shift_rounds(in, 2, ab.alpha_ns, in.local.alpha_ns) +
            double(std::max<int64_t>(in.nranks - 1, 0)) * in.block_bytes *
                ab.beta_ns_per_byte;
 }
@@ -342,9 +361,9 @@ double recursive_k_allgather(const CostInput &in, Variant v)
 
 double bruck_alltoall(const CostInput &in, Variant)
 {
-    return nic_queue(in) +
-           steps(in) *
-               shared(in).message_ns(in.block_bytes * double(in.nranks) / 2);
+    const double half = in.block_bytes * double(in.nranks) / 2;
+    return nic_queue(in) + shift_rounds(in, 2, shared(in).message_ns(half),
+                                        in.local.message_ns(half));
 }
 
 double halving_reduce_scatter(const CostInput &in, Variant)
