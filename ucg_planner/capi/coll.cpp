@@ -124,6 +124,7 @@ ucs_status_t plan_for(ucg_group *g, const CollShape &s, int variant,
     o.root = s.root;
     o.shm_bcast = limits(g->ctx->bcast);
     o.shm_incast = limits(g->ctx->incast);
+    o.oversubscribed = g->oversubscribed;
     if (g->mcast) {
         o.mcast = limits(g->mcast_tl);
     }

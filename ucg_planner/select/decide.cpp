@@ -208,7 +208,9 @@ double incast_level_ns(const LevelInfo &li, double held)
     // The leader takes each member's slot: an overhead per further one.
     return li.shm_up.alpha_ns +
            double(li.max_group - 1) * held * li.shm_up.beta_ns_per_byte +
-           double(std::max(li.max_group - 2, 0)) * li.shm_up.overhead_ns;
+           (li.shm_up.gap_ns < 0 ? 0
+                                 : double(std::max(li.max_group - 2, 0)) *
+                                       li.shm_up.overhead_ns);
 }
 
 /// A gather/scatter level's choice: radix (>= n: linear), or shm.
@@ -350,7 +352,10 @@ double exchange_extra_ns(Collective c, const std::vector<LevelInfo> &infos,
     case Collective::kAllgather: {
         const double steps =
             top == "ring" ? n - 1 : std::ceil(std::log2(std::max(n, 1.0)));
-        return edges + steps * ab_top + (n - 1) * g * m * beta;
+        // The rank's own block is copied into place before it is sent
+        // on (a flat exchange sends it from the input beside the copy).
+        return edges + steps * ab_top + (n - 1) * g * m * beta +
+               m * t.copy_ns_per_byte;
     }
     case Collective::kReduceScatter:
         return edges +

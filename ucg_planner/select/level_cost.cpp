@@ -46,8 +46,10 @@ ShapeCost shape_cost(Shape shape, int radix, int64_t n, double chunk_bytes,
         if (reduce) {
             // The senders write their slots at once; the root takes the
             // n-1 slots (o each) and combines them (gamma per byte).
-            const double root = peers * (ab.overhead_ns + b * gamma);
-            const double t = m - ab.overhead_ns + root;
+            // (Without LogGP parts, as oversubscribed: no per-slot cost.)
+            const double slot_o = ab.gap_ns < 0 ? 0 : ab.overhead_ns;
+            const double root = peers * (slot_o + b * gamma);
+            const double t = m - slot_o + root;
             return {t, std::max(ab.stage_ns(b, 1, 0), root)};
         }
         return {m, ab.stage_ns(b, 1, 0)};

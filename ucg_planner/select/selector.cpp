@@ -253,10 +253,23 @@ Result<Decision> Selector::select_with(const RuleSet &user,
                     std::to_string(p - 1));
     }
     const auto parts = topo_.hierarchy({opts.root, false});
-    const auto infos =
+    auto infos =
         level_infos(topo_, parts, opts.shm_bcast, opts.shm_incast,
                     opts.reduce_ns_per_byte, opts.copy_ns_per_byte, opts.mcast);
-    const cost::AlphaBeta world = cost::alpha_beta(topo_.levels().back().link);
+    cost::AlphaBeta world = cost::alpha_beta(topo_.levels().back().link);
+    // Oversubscribed: no LogGP overlap between a rank's messages.
+    auto no_overlap = [&](cost::AlphaBeta &ab) {
+        if (opts.oversubscribed) {
+            ab.gap_ns = -1;
+        }
+    };
+    no_overlap(world);
+    for (detail::LevelInfo &li : infos) {
+        for (cost::AlphaBeta *ab :
+             {&li.ab, &li.shm_up, &li.shm_down, &li.mcast_down}) {
+            no_overlap(*ab);
+        }
+    }
     std::vector<int> per_host(size_t(topo_.num_hosts()), 0);
     int ppn = 1;
     for (int r = 0; r < p; ++r) {
@@ -272,8 +285,9 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     for (int r = 0; blocked && r < p; ++r) {
         blocked = topo_.host_of(r) == topo_.host_of(r - r % ppn);
     }
-    const cost::AlphaBeta local =
+    cost::AlphaBeta local =
         blocked ? cost::alpha_beta(topo_.link(0, ppn - 1)) : world;
+    no_overlap(local);
     // Ring and chain only use the links r -> r+1, shared by the host's
     // ranks whose successor is remote. A ring's steps wait on each other
     // all around the ring: the links' means; a chain's segments follow at
@@ -296,8 +310,9 @@ Result<Decision> Selector::select_with(const RuleSet &user,
         beta_max = std::max(beta_max, l.ns_per_byte * share);
         beta_sum += l.ns_per_byte * share;
     }
-    const cost::AlphaBeta neighbour{alpha_sum / p, beta_sum / p, o_sum / p,
-                                    g_sum / p};
+    cost::AlphaBeta neighbour{alpha_sum / p, beta_sum / p, o_sum / p,
+                              g_sum / p};
+    no_overlap(neighbour);
     for (const FlatCost &f : flat_costs(
              opts.collective, p, double(opts.bytes), world, ppn, &neighbour,
              opts.reduce_ns_per_byte, beta_max, &local, blocked ? ppn : 1)) {

@@ -74,6 +74,12 @@ struct SelectOptions {
     /// here, perftest/reduce/RESULTS.md): what staging through scratch
     /// adds to a plan.
     double copy_ns_per_byte = kDefaultCopyNsPerByte;
+    /// More ranks than CPUs on a host (the runtime knows): a rank's
+    /// back-to-back messages to different peers do not overlap (the
+    /// peers take turns on the CPUs), so the model prices every message
+    /// a whole alpha (the alpha-beta forms, AlphaBeta::gap_ns < 0) and a
+    /// shm root's slots no per-slot overhead.
+    bool oversubscribed = false;
 };
 
 /// Level shape names used in rules: linear, knomial, chain, binary_tree,

@@ -806,3 +806,26 @@ TEST_CASE("plan and checker sizes are estimated from one-rank builds",
         CHECK(est->check == plan::check_bytes(*p));
     }
 }
+
+TEST_CASE("oversubscribed, a rank's messages do not overlap: small "
+          "collectives on one host go hierarchical",
+          "[select]")
+{
+    // With LogGP overlap a root's three sends cost alpha + 2 max(o, g),
+    // less than the shm incast and bcast; with four ranks on two CPUs the
+    // peers take turns, every message costs alpha (measured at np=4:
+    // recursive k-ing barrier 1.56x Open MPI, the shm levels 1.26x).
+    auto t = synth("nodes=1,ppn=4");
+    for (Collective c :
+         {Collective::kBarrier, Collective::kReduce, Collective::kAllreduce}) {
+        INFO(plan::to_string(c));
+        SelectOptions o{c, 8, 0};
+        const auto overlap = Selector(t, {}).select(o);
+        REQUIRE(overlap.ok());
+        CHECK(overlap->chosen.algorithm != "hierarchical");
+        o.oversubscribed = true;
+        const auto turns = Selector(t, {}).select(o);
+        REQUIRE(turns.ok());
+        CHECK(turns->chosen.algorithm == "hierarchical");
+    }
+}
