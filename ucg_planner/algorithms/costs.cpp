@@ -14,16 +14,10 @@ namespace {
 constexpr int kMaxSegments = 256;
 
 // The link with its NIC shared by the host's ranks, for the algorithms
-// whose ranks all talk at once: each message holds the NIC
-// ranks_per_nic times as long (gap and bytes).
+// whose ranks all talk at once.
 cost::AlphaBeta shared(const CostInput &in)
 {
-    const int share = std::max(in.ranks_per_nic, 1);
-    cost::AlphaBeta ab = in.link.with_beta(in.link.beta_ns_per_byte * share);
-    if (ab.gap_ns >= 0) {
-        ab.gap_ns *= share;
-    }
-    return ab;
+    return in.link.shared_by(in.ranks_per_nic);
 }
 
 // Where a host's ranks all send at once, the last waits once behind the
@@ -37,11 +31,11 @@ double nic_queue(const CostInput &in)
 }
 
 // `far` between hosts, and the host's own link for the steps among the
-// consecutive ranks of one host (CostInput::local_ranks).
+// consecutive ranks of one host (CostInput::local_ranks; with 1 every
+// step is far).
 cost::Links links(const CostInput &in, const cost::AlphaBeta &far)
 {
-    return in.local_ranks > 1 ? cost::Links(far, in.local, in.local_ranks)
-                              : cost::Links(far);
+    return cost::Links(far, in.local, in.local_ranks);
 }
 
 double steps(const CostInput &in)
@@ -85,9 +79,8 @@ double ring_step(const CostInput &in, double b, double cpu)
 // A root taking blocks it combines (c ns each): they land one issue
 // apart, or one overhead and combine apart where that is longer; the
 // last one's combine follows it (added by the caller).
-cost::AlphaBeta fan_in(const CostInput &in, double c)
+cost::AlphaBeta fan_in(cost::AlphaBeta ab, double c)
 {
-    cost::AlphaBeta ab = in.link;
     if (ab.gap_ns >= 0) {
         ab.overhead_ns += c;
     }
@@ -96,11 +89,7 @@ cost::AlphaBeta fan_in(const CostInput &in, double c)
 
 cost::Links fan_in_links(const CostInput &in, double c)
 {
-    cost::Links l = links(in, fan_in(in, c));
-    if (l.near.gap_ns >= 0 && in.local_ranks > 1) {
-        l.near.overhead_ns += c;
-    }
-    return l;
+    return cost::Links(fan_in(in.link, c), fan_in(in.local, c), in.local_ranks);
 }
 
 // Cyclic shifts (Bruck, dissemination) of radix k: round j talks at
@@ -144,7 +133,7 @@ double linear(const CostInput &in, Variant)
 {
     // Reduce: the root combines every other rank's block as it lands.
     const double c = combine(in, in.block_bytes);
-    return cost::flat_bcast_ns(in.nranks, in.block_bytes, fan_in(in, c)) +
+    return cost::flat_bcast_ns(in.nranks, in.block_bytes, fan_in(in.link, c)) +
            (in.nranks > 1 ? c : 0);
 }
 

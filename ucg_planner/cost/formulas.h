@@ -50,11 +50,22 @@ struct AlphaBeta {
         return std::max(sends * (gap_ns + beta_ns_per_byte * bytes),
                         (sends + 1) * overhead_ns + cpu_ns);
     }
-    /// The same link with another per-byte cost (a shared NIC).
+    /// The same link with another per-byte cost.
     AlphaBeta with_beta(double beta) const
     {
         AlphaBeta ab = *this;
         ab.beta_ns_per_byte = beta;
+        return ab;
+    }
+    /// The link with its NIC shared by `n` ranks talking at once: each
+    /// message holds it n times as long (gap and bytes).
+    AlphaBeta shared_by(int n) const
+    {
+        const int k = std::max(n, 1);
+        AlphaBeta ab = with_beta(beta_ns_per_byte * k);
+        if (ab.gap_ns >= 0) {
+            ab.gap_ns *= k;
+        }
         return ab;
     }
 };

@@ -77,11 +77,7 @@ algorithms::CostInput cost_input(Collective c, int64_t p, double s,
     in.ranks_per_nic = std::max(ranks_per_nic, 1);
     // Without the r -> r+1 links, a ring's ranks all talk at once over
     // the shared NIC.
-    AlphaBeta shared = link.with_beta(link.beta_ns_per_byte * in.ranks_per_nic);
-    if (shared.gap_ns >= 0) {
-        shared.gap_ns *= in.ranks_per_nic;
-    }
-    in.neighbour = neighbour ? *neighbour : shared;
+    in.neighbour = neighbour ? *neighbour : link.shared_by(in.ranks_per_nic);
     in.neighbour_slowest_ns_per_byte = slowest_neighbour_beta;
     in.local = local ? *local : link;
     in.local_ranks = local ? std::max<int64_t>(local_ranks, 1) : 1;
