@@ -206,6 +206,11 @@ void add_options(CLI::App &app, Options &o)
         ->check(validator(parse_link, "LEVEL=L,o,g,G"))
         ->allow_extra_args(false);
 
+    app.add_flag("--oversubscribed", o.oversubscribed,
+                 "select for ranks that share CPUs (as the runtime does when "
+                 "a host has more ranks than cores): no message overlaps "
+                 "another");
+
     print
         ->add_option_function<int>(
             "--rank", [&o](const int &r) { o.rank = r; }, "one rank's program")

@@ -44,6 +44,7 @@ struct Options {
     std::vector<LinkOverride> links;
     std::string plan_file; ///< check, simulate: a plan file, not built
     bool ordered = false;  ///< check: rank order (non-commutative operator)
+    bool oversubscribed = false; ///< more ranks than CPUs: no overlap
 };
 
 /// "LEVEL=L,o,g,G": a known level and four finite numbers >= 0.

@@ -105,6 +105,7 @@ int run(CLI::App &app, const tools::Options &o)
     so.bytes = o.bytes;
     so.root = o.root;
     so.simulate = o.simulate && o.command == "select";
+    so.oversubscribed = o.oversubscribed;
     auto d = sel.select(so);
     if (!d) {
         return die(d.error().message);
