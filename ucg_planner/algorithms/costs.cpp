@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
+#include <numeric>
 
 namespace ucg::algorithms::detail::costs {
 
@@ -76,13 +78,16 @@ double ring_step(const CostInput &in, double b, double cpu)
                     slowest_neighbour(in).stage_ns(b, 1, cpu));
 }
 
-// A root taking blocks it combines (c ns each): they land one issue
-// apart, or one overhead and combine apart where that is longer; the
-// last one's combine follows it (added by the caller).
+// A root taking blocks from distinct senders and combining them (c ns
+// each): the senders' gaps do not queue at the root, so after the first
+// each further block costs the busier of its port (the bytes) and its
+// CPU (an overhead and the combine); the last one's combine follows it
+// (added by the caller). Without LogGP parts a whole message each.
 cost::AlphaBeta fan_in(cost::AlphaBeta ab, double c)
 {
     if (ab.gap_ns >= 0) {
         ab.overhead_ns += c;
+        ab.gap_ns = 0;
     }
     return ab;
 }
@@ -111,6 +116,125 @@ double shift_rounds(const CostInput &in, int radix, double far, double near)
            double(std::max(narrow - 1, 0)) * near;
 }
 
+// Exact NIC loads where hosts hold local_ranks (> 1) consecutive ranks
+// and the link's LogGP parts are known: the most messages of one round
+// that leave one host. `far_sends(r)` counts rank r's messages to other
+// hosts among ranks [first, last); the pattern repeats every `period`
+// ranks (a multiple of the host size), so hosts are scanned over one
+// period, and at most kScanRanks ranks (beyond that an estimate).
+constexpr int64_t kScanRanks = 1 << 12;
+
+bool exact_hosts(const CostInput &in)
+{
+    return in.local_ranks > 1 && in.link.gap_ns >= 0 && in.local.gap_ns >= 0;
+}
+
+template <typename FarSends>
+int64_t busiest_nic(const CostInput &in, int64_t first, int64_t last,
+                    int64_t period, FarSends &&far_sends)
+{
+    const int64_t b = in.local_ranks;
+    const int64_t end =
+        std::min({last, first / b * b + period + b, first + kScanRanks});
+    int64_t most = 0;
+    for (int64_t h = first / b; h * b < end; ++h) {
+        int64_t n = 0;
+        for (int64_t r = std::max(h * b, first); r < std::min((h + 1) * b, end);
+             ++r) {
+            n += far_sends(r);
+        }
+        most = std::max(most, n);
+    }
+    return most;
+}
+
+// A round in which each rank sends `sends` messages of m bytes, `nic` of
+// its host's leaving it. All near: the host's link. Else the host's NIC
+// sends one message per issue: ranks that reach the round `together`
+// (after a round inside the host, or at the start) wait behind all the
+// others' messages; ranks staggered by an earlier round's queue overlap
+// it, and the round takes the longer of one rank's messages and the
+// NIC's load. (The simulator's critical paths on nodes=8,ppn=8 at 8 B:
+// recursive doubling's first round between hosts waits 7 issues, the
+// next two none; radix 4's first 14 of its 16, the second takes 24
+// issues.)
+double round_ns(const CostInput &in, int sends, int64_t nic, double m,
+                bool together)
+{
+    if (nic == 0) {
+        return in.local.fan_ns(sends, m);
+    }
+    const cost::AlphaBeta &l = in.link;
+    const double own = l.fan_ns(sends, m);
+    return together ? l.message_ns(m) +
+                          double(std::max<int64_t>(sends - 1, nic - 1)) *
+                              l.issue_ns(m)
+                    : std::max(own, double(nic) * l.issue_ns(m));
+}
+
+// Recursive k-ing's rounds and fold on such hosts (exact_hosts): round j
+// exchanges among aligned spans of k^(j+1) of the first P' ranks at
+// distances of multiples of k^j; the others fold into v % P' first and
+// get the result back last.
+// `m` bytes fold in; round j sends messages of `round_bytes(j)` bytes;
+// `back` bytes go back to each extra.
+template <typename RoundBytes>
+double recursive_k_hosts(const CostInput &in, int k, double m,
+                         RoundBytes &&round_bytes, double back)
+{
+    const int64_t p = in.nranks, b = in.local_ranks;
+    const int64_t pk = cost::largest_power(p, k);
+    const int rounds = cost::knomial_rounds(pk, k);
+    const int f = int((p - pk + pk - 1) / pk);
+    double t = 0;
+    bool together = true;
+    if (pk < p) {
+        const int64_t in_nic =
+            busiest_nic(in, pk, p, kScanRanks, [&](int64_t r) {
+                return int64_t((r % pk) / b != r / b);
+            });
+        t += round_ns(in, f, in_nic, m, true);
+        together = in_nic == 0;
+    }
+    int64_t d = 1;
+    for (int j = 0; j < rounds; ++j, d *= k) {
+        int64_t nic = 0;
+        if (d >= b) {
+            // Every peer is on another host.
+            nic = std::min(b, pk) * (k - 1);
+        } else if (b % (d * k) != 0) {
+            const int64_t span = d * k;
+            nic = busiest_nic(in, 0, pk, std::lcm(b, span), [&](int64_t r) {
+                const int64_t base = r - (r / d) % k * d;
+                int64_t n = 0;
+                for (int i = 0; i < k; ++i) {
+                    const int64_t peer = base + i * d;
+                    n += peer != r && peer / b != r / b;
+                }
+                return n;
+            });
+        }
+        t += round_ns(in, k - 1, nic, round_bytes(j), together);
+        together = nic == 0;
+    }
+    if (pk < p) {
+        // The results go back from the core, counted at its hosts: rank c
+        // answers the extras c + w P' (w = 1..f).
+        int64_t out = 0;
+        for (int64_t h = 0; h * b < std::min(pk, kScanRanks); ++h) {
+            int64_t n = 0;
+            for (int64_t c = h * b; c < std::min((h + 1) * b, pk); ++c) {
+                for (int64_t e = c + pk; e < p; e += pk) {
+                    n += e / b != h;
+                }
+            }
+            out = std::max(out, n);
+        }
+        t += round_ns(in, f, out, back, together);
+    }
+    return t;
+}
+
 } // namespace
 
 double direct_exchange(const CostInput &in, Variant)
@@ -131,13 +255,38 @@ double direct_exchange(const CostInput &in, Variant)
 
 double linear(const CostInput &in, Variant)
 {
-    // Reduce: the root combines every other rank's block as it lands.
-    const double c = combine(in, in.block_bytes);
-    return cost::flat_bcast_ns(in.nranks, in.block_bytes, fan_in(in.link, c)) +
-           (in.nranks > 1 ? c : 0);
+    return cost::flat_bcast_ns(in.nranks, in.block_bytes, in.link);
+}
+
+double linear_in(const CostInput &in, Variant)
+{
+    // The root combines every other rank's block as it lands: those of
+    // its own host first (local_ranks - 1 of them), then the others.
+    if (in.nranks <= 1) {
+        return 0;
+    }
+    const double s = in.block_bytes, c = combine(in, s);
+    const int64_t near = in.local_ranks > 1
+                             ? std::min(in.local_ranks, in.nranks) - 1
+                             : 0,
+                  far = in.nranks - 1 - near;
+    const double local =
+        near > 0 ? cost::flat_bcast_ns(near + 1, s, fan_in(in.local, c)) : 0;
+    if (far == 0) {
+        return local + c;
+    }
+    const cost::AlphaBeta f = fan_in(in.link, c);
+    return std::max(local + (near > 0 ? f.issue_ns(s) : 0), f.message_ns(s)) +
+           double(far - 1) * f.issue_ns(s) + c;
 }
 
 double knomial(const CostInput &in, Variant v)
+{
+    return cost::knomial_bcast_ns(in.nranks, v.radix, in.block_bytes,
+                                  links(in, in.link));
+}
+
+double knomial_in(const CostInput &in, Variant v)
 {
     const double c = combine(in, in.block_bytes);
     return cost::knomial_bcast_ns(in.nranks, v.radix, in.block_bytes,
@@ -156,17 +305,119 @@ double chain(const CostInput &in, Variant v)
            double(v.segments - 1) * slowest_neighbour(in).stage_ns(z, 1, cpu);
 }
 
+namespace {
+
+// The heap-ordered binary tree (children 2v+1 and 2v+2) of a bcast
+// (`down`) or reduce (up) in chunks of z bytes, each rank spending `cpu`
+// on one: the first chunk's path (`fill`) and what one more chunk holds
+// each resource once every level forwards at once.
+struct HeapTree {
+    double fill = 0;
+    double port_tx = 0; ///< a rank's own sends
+    double port_rx = 0; ///< a rank's own receives
+    double cpu = 0;     ///< a rank's overheads and combine
+    double nic_tx = 0;  ///< the busiest host NIC's sends
+    double nic_rx = 0;  ///< the busiest host NIC's receives
+
+    double stage() const
+    {
+        return std::max({port_tx, port_rx, cpu, nic_tx, nic_rx});
+    }
+    HeapTree operator+(const HeapTree &o) const
+    {
+        return {fill + o.fill, port_tx + o.port_tx, port_rx + o.port_rx,
+                cpu + o.cpu,   nic_tx + o.nic_tx,   nic_rx + o.nic_rx};
+    }
+};
+
+HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
+{
+    const int64_t p = in.nranks;
+    const int64_t b = std::max<int64_t>(in.local_ranks, 1);
+    const cost::AlphaBeta &far = in.link;
+    auto edge = [&](int64_t child) -> const cost::AlphaBeta & {
+        return child / b == (child - 1) / 2 / b ? in.local : far;
+    };
+    // The edges leaving host h (down: from its ranks to children
+    // elsewhere; up: from its ranks to parents elsewhere). Beyond host 0
+    // every edge into or out of a host crosses: a host h >= 1 holds
+    // [hb, hb + b), its children start at 2hb + 1 >= (h + 1) b and its
+    // parents end below hb.
+    auto children_out = [&](int64_t h) -> int64_t {
+        return h == 0 ? std::max<int64_t>(std::min(2 * b, p - 1) - (b - 1), 0)
+                      : std::clamp<int64_t>(p - (2 * h * b + 1), 0, 2 * b);
+    };
+    auto parents_out = [&](int64_t h) -> int64_t {
+        return h == 0 ? 0 : std::clamp<int64_t>(p - h * b, 0, b);
+    };
+    auto leaving = [&](int64_t h) {
+        return down ? children_out(h) : parents_out(h);
+    };
+    HeapTree t;
+    // Down, a second child (even v) waits for its sibling's send; up, the
+    // sibling's chunk has landed by then (its subtree is no deeper). Where
+    // hosts hold several ranks, an edge between them also queues behind
+    // the sending host's others (round_ns): all of them where the leaves
+    // start a reduce together, else as many as the NIC's load outlasts
+    // the rank's own message.
+    for (int64_t v = p - 1; v > 0; v = (v - 1) / 2) {
+        const int64_t from = (down ? (v - 1) / 2 : v) / b;
+        const int sends = down && v % 2 == 0 ? 2 : 1;
+        t.fill +=
+            (b == 1 || &edge(v) == &in.local || far.gap_ns < 0
+                 ? edge(v).fan_ns(sends, z)
+                 : round_ns(in, sends, leaving(from), z, !down && v == p - 1)) +
+            cpu;
+    }
+    const cost::AlphaBeta &own = b > 1 ? in.local : far;
+    if (far.gap_ns < 0 || (b == 1 && in.ranks_per_nic > 1)) {
+        // Without LogGP parts, or on hosts of ranks that are not
+        // consecutive: every rank forwards at once through its host's
+        // shared NIC.
+        t.port_tx = shared(in).stage_ns(z, 2, cpu);
+        return t;
+    }
+    // A rank sends two chunks and takes one down, the reverse up.
+    const double tx = own.gap_ns + own.beta_ns_per_byte * z;
+    const double rx = own.beta_ns_per_byte * z;
+    t.port_tx = (down ? 2 : 1) * tx;
+    t.port_rx = (down ? 1 : 2) * rx;
+    t.cpu = 3 * own.overhead_ns + cpu;
+    // The busiest NICs: a bcast's sends the edges out of a host (host 0's
+    // or host 1's, the first with a full set of children), takes those
+    // into one (any host but 0, each rank's parent elsewhere); a
+    // reduce's the reverse.
+    const int64_t most_out =
+        std::max(children_out(0), p > b ? children_out(1) : 0);
+    const int64_t most_in = p > b ? parents_out(1) : 0;
+    const double nic_tx = far.gap_ns + far.beta_ns_per_byte * z;
+    const double nic_rx = far.beta_ns_per_byte * z;
+    t.nic_tx = double(down ? most_out : most_in) * nic_tx;
+    t.nic_rx = double(down ? most_in : most_out) * nic_rx;
+    return t;
+}
+
+double pipelined(const HeapTree &t, int chunks)
+{
+    return t.fill + double(std::max(chunks, 1) - 1) * t.stage();
+}
+
+} // namespace
+
 double binary_tree(const CostInput &in, Variant v)
 {
-    // floor(log2 P) hops of two children's segments each.
     const double z = in.block_bytes / v.segments;
-    const double hops = std::max(steps(in) - 1, 1.0);
-    // Once the pipeline is full every rank forwards at once: the host's
-    // ranks share its NIC.
+    return in.nranks <= 1 ? 0
+                          : pipelined(heap_tree(in, z, 0, true), v.segments);
+}
+
+double binary_tree_reduce(const CostInput &in, Variant v)
+{
+    const double z = in.block_bytes / v.segments;
     return in.nranks <= 1
                ? 0
-               : cost::pipelined_ns(hops, 2, v.segments, z, combine(in, 2 * z),
-                                    v.segments > 1 ? shared(in) : in.link);
+               : pipelined(heap_tree(in, z, combine(in, 2 * z), false),
+                           v.segments);
 }
 
 int chain_segments(const CostInput &in)
@@ -233,13 +484,18 @@ int two_tree_segments(const CostInput &in)
 
 double ordered_reduce(const CostInput &in, Variant v)
 {
-    // Two trees of half the ranks at most, side by side, then one message.
-    CostInput half = in;
-    half.nranks = (in.nranks + 1) / 2;
-    return knomial(half, v) + (in.nranks > 1
-                                   ? in.link.message_ns(in.block_bytes) +
-                                         combine(in, in.block_bytes)
-                                   : 0);
+    // Ranks [root, P) reduce over one tree, [0, root) over another beside
+    // it, whose result the root takes in one more message.
+    if (in.nranks <= 1) {
+        return 0;
+    }
+    const int64_t root = std::clamp<int64_t>(in.root, 0, in.nranks - 1);
+    CostInput bigger = in;
+    bigger.nranks = std::max(root, in.nranks - root);
+    return knomial_in(bigger, v) + (root > 0
+                                        ? in.link.message_ns(in.block_bytes) +
+                                              combine(in, in.block_bytes)
+                                        : 0);
 }
 
 double rabenseifner_reduce(const CostInput &in, Variant)
@@ -268,12 +524,12 @@ double binomial_gather(const CostInput &in, Variant)
 
 double twice_linear(const CostInput &in, Variant v)
 {
-    return linear(in, v) + linear(no_combine(in), v);
+    return linear_in(in, v) + linear(no_combine(in), v);
 }
 
 double twice_knomial(const CostInput &in, Variant v)
 {
-    return knomial(in, v) + knomial(no_combine(in), v);
+    return knomial_in(in, v) + knomial(no_combine(in), v);
 }
 
 double twice_chain(const CostInput &in, Variant v)
@@ -283,16 +539,30 @@ double twice_chain(const CostInput &in, Variant v)
 
 double twice_binary_tree(const CostInput &in, Variant v)
 {
-    return binary_tree(in, v) + binary_tree(no_combine(in), v);
+    // The root passes each chunk down as soon as it is reduced: the two
+    // trees' fills add, and their stages share each rank's resources
+    // (the reduce mostly takes, the bcast mostly sends).
+    const double z = in.block_bytes / v.segments;
+    return in.nranks <= 1
+               ? 0
+               : pipelined(heap_tree(in, z, combine(in, 2 * z), false) +
+                               heap_tree(in, z, 0, true),
+                           v.segments);
 }
 
 double recursive_k(const CostInput &in, Variant v)
 {
     // k-1 blocks per round, and the fold's one.
     const double rounds = cost::knomial_rounds(in.nranks, v.radix);
-    return nic_queue(in) +
-           cost::recursive_k_allreduce_ns(in.nranks, v.radix, in.block_bytes,
-                                          links(in, shared(in))) +
+    const double exchange =
+        exact_hosts(in)
+            ? recursive_k_hosts(
+                  in, std::max(v.radix, 2), in.block_bytes,
+                  [&](int) { return in.block_bytes; }, in.block_bytes)
+            : nic_queue(in) + cost::recursive_k_allreduce_ns(
+                                  in.nranks, v.radix, in.block_bytes,
+                                  links(in, shared(in)));
+    return exchange +
            combine(in, (rounds * (v.radix - 1) + 1) * in.block_bytes);
 }
 
@@ -343,6 +613,19 @@ double bruck_allgather(const CostInput &in, Variant)
 
 double recursive_k_allgather(const CostInput &in, Variant v)
 {
+    if (exact_hosts(in) && in.nranks > 1) {
+        // Round j sends k^j of the P' ranks' shares of the P-1 other
+        // blocks; each extra gets every other block back.
+        const int k = std::max(v.radix, 2);
+        const int64_t pk = cost::largest_power(in.nranks, k);
+        const double share =
+            pk > 1 ? double(in.nranks - 1) / double(pk - 1) * in.block_bytes
+                   : 0;
+        return recursive_k_hosts(
+            in, k, in.block_bytes,
+            [&](int j) { return share * std::pow(double(k), j); },
+            double(in.nranks - 1) * in.block_bytes);
+    }
     return nic_queue(in) +
            cost::recursive_k_allgather_ns(in.nranks, v.radix, in.block_bytes,
                                           links(in, shared(in)));

@@ -11,11 +11,15 @@ using Fn = double (*)(const CostInput &, Variant);
 
 // Bcast and reduce trees (reduce runs the same tree backwards).
 double linear(const CostInput &in, Variant v);
+// The same trees into the root (reduce, gather): no sender's gap queues.
+double linear_in(const CostInput &in, Variant v);
+double knomial_in(const CostInput &in, Variant v);
 double direct_exchange(const CostInput &in, Variant v);
 double pairwise_exchange(const CostInput &in, Variant v);
 double knomial(const CostInput &in, Variant v);
 double chain(const CostInput &in, Variant v);
 double binary_tree(const CostInput &in, Variant v);
+double binary_tree_reduce(const CostInput &in, Variant v);
 int chain_segments(const CostInput &in);
 int binary_segments(const CostInput &in);
 double scatter_allgather(const CostInput &in, Variant v);

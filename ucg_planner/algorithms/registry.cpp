@@ -108,17 +108,17 @@ void add_rooted(Table &t)
     t.costed(k::two_tree, {2}, k::two_tree_segments);
     t.add(r, "linear", "every rank sends to the root", always,
           tree(build_tree_reduce, Shape::kLinear));
-    t.costed(k::linear);
+    t.costed(k::linear_in);
     t.add(r, "knomial", "k-nomial tree of radix k", always,
           tree(build_tree_reduce, Shape::kKnomial));
-    t.costed(k::knomial, {2, 4, 8});
+    t.costed(k::knomial_in, {2, 4, 8});
     t.takes_radix();
     t.add(r, "chain", "pipelined chain, one chunk per segment", always,
           tree(build_tree_reduce, Shape::kChain));
     t.costed(k::chain, {2}, k::chain_segments);
     t.add(r, "binary_tree", "pipelined binary tree", always,
           tree(build_tree_reduce, Shape::kBinary));
-    t.costed(k::binary_tree, {2}, k::binary_segments);
+    t.costed(k::binary_tree_reduce, {2}, k::binary_segments);
     t.add(r, "shm", "one shm many-to-one op per chunk (one node)", always,
           tree(build_tree_reduce, Shape::kShm));
     t.add(r, "rabenseifner",
@@ -145,7 +145,7 @@ void add_rooted(Table &t)
           [g](const Request &q, std::string_view n) {
               return g(q.nranks + 1)(q, n);
           });
-    t.costed(k::linear);
+    t.costed(k::linear_in);
     t.add(Collective::kGather, "knomial", "k-nomial tree of radix k", always,
           g(0));
     t.costed(k::binomial_gather);

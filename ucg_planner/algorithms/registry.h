@@ -130,6 +130,9 @@ struct CostInput {
     // Gamma: ns to combine one received byte (0 where the collective has
     // no operator). A function charges what its busiest rank combines.
     double reduce_ns_per_byte = 0;
+    // The root, for the algorithms whose shape depends on it (the
+    // order-preserving reduce); the others rotate ranks.
+    int64_t root = 0;
 };
 
 /* One variant of an algorithm: the parameters the selector passes on. */

@@ -181,8 +181,24 @@ Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
         cands.push_back({{Shape::kMcast, 2}, "mcast", eval(Shape::kMcast, 2)});
     }
     if (top_rk) {
-        double t = cost::knomial_rounds(li.max_group, 2) * li.ab.message_ns(b);
-        cands.push_back({{Shape::kKnomial, 2}, "recursive_doubling", {t, t}});
+        // Each round combines what it took (the fold's one more where the
+        // group is not a power of two).
+        const int64_t n = li.max_group;
+        const int combines =
+            cost::knomial_rounds(cost::largest_power(n, 2), 2) +
+            (cost::largest_power(n, 2) < n ? 1 : 0);
+        const double combine = b * li.reduce_ns_per_byte;
+        const double t =
+            cost::recursive_k_allreduce_ns(n, 2, b, li.ab) + combines * combine;
+        // The next segment's rounds follow one message's port time (or
+        // its overheads and combine) behind.
+        const double stage =
+            li.ab.gap_ns < 0
+                ? t
+                : combines * std::max(li.ab.gap_ns + li.ab.beta_ns_per_byte * b,
+                                      2 * li.ab.overhead_ns + combine);
+        cands.push_back(
+            {{Shape::kKnomial, 2}, "recursive_doubling", {t, stage}});
     }
     return *std::min_element(cands.begin(), cands.end(),
                              [&](const Pick &a, const Pick &z) {
@@ -358,8 +374,9 @@ double exchange_extra_ns(Collective c, const std::vector<LevelInfo> &infos,
                m * t.copy_ns_per_byte;
     }
     case Collective::kReduceScatter:
-        return edges +
-               (n - 1) * (ab_top + g * m * (beta + t.reduce_ns_per_byte));
+        // The leaders' ring, (n-1)(alpha + g m (beta + gamma)), runs
+        // beside the reduction below it: decide_hierarchical overlaps it.
+        return edges;
     case Collective::kAlltoall:
         // Every rank also stages its P blocks through scratch, in and out
         // (hier_exchange.cpp), which a flat exchange does not.
@@ -373,6 +390,28 @@ double exchange_extra_ns(Collective c, const std::vector<LevelInfo> &infos,
     default:
         return 0;
     }
+}
+
+/// A hierarchical reduce_scatter's leaders reduce-scatter in a ring,
+/// (n-1)(alpha + g m (beta + gamma)) with g = P/n blocks of m bytes per
+/// piece, while the levels below still reduce the later segments (the
+/// simulator's critical path: the ring's first steps wait on the first
+/// reduced chunks only): the longer of the two, and a segment of the
+/// shorter to fill. Other collectives: the levels' time as it is.
+double reduction_beside_ring(Collective c, const std::vector<LevelInfo> &infos,
+                             double m, double levels_ns, int segments)
+{
+    if (c != Collective::kReduceScatter || infos.empty()) {
+        return levels_ns;
+    }
+    const LevelInfo &t = infos.back();
+    const double n = double(std::max(t.max_group, 1));
+    const double g = double(infos[0].participants) / n;
+    const double ring =
+        (n - 1) * (t.ab.alpha_ns +
+                   g * m * (t.ab.beta_ns_per_byte + t.reduce_ns_per_byte));
+    return std::max(levels_ns, ring) +
+           std::min(levels_ns, ring) / double(std::max(segments, 1));
 }
 
 /// The hierarchical plan: per-level shapes and a segment count for
@@ -467,7 +506,8 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
     d.chosen.segments = d.request.segments;
     d.request.top = exchange_top(c, infos, d.request.top);
     d.chosen.predicted_ns =
-        best + exchange_extra_ns(c, infos, s, d.request.top);
+        reduction_beside_ring(c, infos, s, best, d.request.segments) +
+        exchange_extra_ns(c, infos, s, d.request.top);
     return {};
 }
 

@@ -62,14 +62,14 @@ ShapeCost shape_cost(Shape shape, int radix, int64_t n, double chunk_bytes,
     return {t, t};
 }
 
-algorithms::CostInput cost_input(Collective c, int64_t p, double s,
-                                 const AlphaBeta &link, int ranks_per_nic,
-                                 const AlphaBeta *neighbour,
-                                 double reduce_ns_per_byte,
-                                 double slowest_neighbour_beta,
-                                 const AlphaBeta *local, int64_t local_ranks)
+algorithms::CostInput
+cost_input(Collective c, int64_t p, double s, const AlphaBeta &link,
+           int ranks_per_nic, const AlphaBeta *neighbour,
+           double reduce_ns_per_byte, double slowest_neighbour_beta,
+           const AlphaBeta *local, int64_t local_ranks, int root)
 {
     algorithms::CostInput in;
+    in.root = root;
     in.nranks = p;
     // A barrier moves no data, whatever the request's size.
     in.block_bytes = c == Collective::kBarrier ? 0 : s;
@@ -85,16 +85,15 @@ algorithms::CostInput cost_input(Collective c, int64_t p, double s,
     return in;
 }
 
-std::vector<FlatCost> flat_costs(Collective c, int64_t p, double s,
-                                 const AlphaBeta &link, int ranks_per_nic,
-                                 const AlphaBeta *neighbour,
-                                 double reduce_ns_per_byte,
-                                 double slowest_neighbour_beta,
-                                 const AlphaBeta *local, int64_t local_ranks)
+std::vector<FlatCost>
+flat_costs(Collective c, int64_t p, double s, const AlphaBeta &link,
+           int ranks_per_nic, const AlphaBeta *neighbour,
+           double reduce_ns_per_byte, double slowest_neighbour_beta,
+           const AlphaBeta *local, int64_t local_ranks, int root)
 {
     const algorithms::CostInput in =
         cost_input(c, p, s, link, ranks_per_nic, neighbour, reduce_ns_per_byte,
-                   slowest_neighbour_beta, local, local_ranks);
+                   slowest_neighbour_beta, local, local_ranks, root);
     std::vector<FlatCost> out;
     for (const algorithms::Algorithm &a : algorithms::registry()) {
         if (a.collective != c || !a.cost) {

@@ -313,9 +313,10 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     cost::AlphaBeta neighbour{alpha_sum / p, beta_sum / p, o_sum / p,
                               g_sum / p};
     no_overlap(neighbour);
-    for (const FlatCost &f : flat_costs(
-             opts.collective, p, double(opts.bytes), world, ppn, &neighbour,
-             opts.reduce_ns_per_byte, beta_max, &local, blocked ? ppn : 1)) {
+    for (const FlatCost &f :
+         flat_costs(opts.collective, p, double(opts.bytes), world, ppn,
+                    &neighbour, opts.reduce_ns_per_byte, beta_max, &local,
+                    blocked ? ppn : 1, opts.root)) {
         d.flat.push_back({f.algorithm, f.radix, f.segments, f.ns, "flat"});
     }
     std::stable_sort(d.flat.begin(), d.flat.end(),
@@ -390,7 +391,7 @@ Result<Decision> Selector::select_with(const RuleSet &user,
             d.chosen.predicted_ns = a->cost(
                 cost_input(opts.collective, p, double(opts.bytes), world, ppn,
                            &neighbour, opts.reduce_ns_per_byte, beta_max,
-                           &local, blocked ? ppn : 1),
+                           &local, blocked ? ppn : 1, opts.root),
                 {d.chosen.radix, d.chosen.segments});
         }
     }
