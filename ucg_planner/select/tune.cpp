@@ -185,18 +185,22 @@ Result<void> check_applies(const Rule &rule)
         }
         return {};
     }
-    bool exists = false, radix = false;
+    // Pipelines: the algorithms whose cost counts segments, and those the
+    // hierarchical path prices (null cost: hierarchical, shm, mcast).
+    bool exists = false, radix = false, pipelines = false;
     for (const algorithms::Algorithm &alg : algorithms::registry()) {
         if ((!rule.collective || alg.collective == *rule.collective) &&
             alg.name == a) {
             exists = true;
             radix = radix || alg.takes_radix;
+            pipelines = pipelines || alg.segments || !alg.cost;
         }
     }
     if (a == "hierarchical" && rule.collective &&
         has_hierarchical(*rule.collective)) {
         exists = true;
         radix = true;
+        pipelines = true;
     }
     if (!exists) {
         return fail("no algorithm '" + a + "' for " +
@@ -207,6 +211,13 @@ Result<void> check_applies(const Rule &rule)
     if (rule.radix > 2 && !radix) {
         return fail("radix=" + std::to_string(rule.radix) + ": '" + a +
                     "' takes no radix");
+    }
+    // segments=1 is what a decision reports for every algorithm.
+    if ((rule.segments > 1 || rule.segment_bytes > 0) && !pipelines) {
+        return fail((rule.segments > 1
+                         ? "segments=" + std::to_string(rule.segments)
+                         : "seg=" + std::to_string(rule.segment_bytes)) +
+                    ": '" + a + "' does not pipeline");
     }
     return {};
 }

@@ -98,6 +98,11 @@ TEST_CASE("rules that can never apply are refused, naming the rule",
         {"allgather:0-inf:ring:radix=4", "radix=4: 'ring' takes no radix"},
         {"*:0-inf:bruck:radix=3", "'bruck' takes no radix"},
         {"bcast:0-inf:auto:radix=4", "the cost model picks the radix"},
+        // Segments for an algorithm that does not pipeline (segments=1 is
+        // neutral).
+        {"allgather:0-inf:ring:segments=4",
+         "segments=4: 'ring' does not pipeline"},
+        {"bcast:0-inf:knomial:seg=16k", "seg=16384: 'knomial' does not"},
         // Level rules: a shape that does not exist or does not fit.
         {"bcast@host:0-inf:ring", "unknown level shape 'ring'"},
         {"scatter@host:0-inf:shm", "does not apply to a scatter level"},
@@ -121,7 +126,10 @@ TEST_CASE("rules that can never apply are refused, naming the rule",
          {"allgather:0-inf:ring:radix=2", "*:0-inf:ring:radix=2",
           "*:0-inf:knomial:radix=4", "bcast:0-inf:hierarchical:radix=4",
           "gather@host:0-inf:shm", "gather:0-inf:hierarchical",
-          "bcast@host:0-inf:knomial:radix=4", "*@host:0-inf:chain"}) {
+          "bcast@host:0-inf:knomial:radix=4", "*@host:0-inf:chain",
+          "allgather:0-inf:ring:segments=1", "bcast:0-inf:chain:segments=8",
+          "allreduce:0-inf:hierarchical:seg=64k", "bcast:0-inf:shm:segments=4",
+          "bcast:0-inf:two_tree:segments=16"}) {
         INFO(text);
         CHECK(parse_rules(text, "UCG_TUNE").ok());
     }
