@@ -247,7 +247,7 @@ double direct_exchange(const CostInput &in, Variant)
     }
     // The combine holds the CPU while the port could send: it adds.
     const double s = in.block_bytes;
-    const cost::AlphaBeta ab = shared(in);
+    const cost::AlphaBeta ab = in.all_pairs ? *in.all_pairs : shared(in);
     return nic_queue(in) + ab.message_ns(s) + combine(in, s) +
            std::max(peers(in) - 1, 0.0) *
                (ab.stage_ns(s, 1, 0) + combine(in, s));
@@ -593,7 +593,8 @@ double dissemination(const CostInput &in, Variant v)
 double pairwise_exchange(const CostInput &in, Variant)
 {
     // P-1 steps, each waiting for the previous step's exchange.
-    return nic_queue(in) + peers(in) * shared(in).message_ns(in.block_bytes);
+    const cost::AlphaBeta ab = in.all_pairs ? *in.all_pairs : shared(in);
+    return nic_queue(in) + peers(in) * ab.message_ns(in.block_bytes);
 }
 
 double ring_exchange(const CostInput &in, Variant)

@@ -133,6 +133,11 @@ struct CostInput {
     // The root, for the algorithms whose shape depends on it (the
     // order-preserving reduce); the others rotate ranks.
     int64_t root = 0;
+    // Where known, the mean of one rank's links to every other, a remote
+    // peer's gap and bytes shared by the ranks per NIC: the link of the
+    // exchanges that talk to every peer (direct, pairwise); else
+    // link.shared_by(ranks_per_nic).
+    std::optional<cost::AlphaBeta> all_pairs;
 };
 
 /* One variant of an algorithm: the parameters the selector passes on. */

@@ -468,7 +468,11 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
          nc *= 2) {
         const double b = level_bytes / nc;
         std::vector<Pick> picks;
-        double lat = 0, stage = 0;
+        // A leader of several levels between hosts sends each chunk on at
+        // every one of them through its host's one NIC: their stages add
+        // there (the simulator's root of a bcast across racks sends a
+        // chunk every chain + linear stage, not every slower one).
+        double lat = 0, stage = 0, nic = 0;
         for (size_t l = 0; l < infos.size(); ++l) {
             std::string why;
             const Rule *r = find_rule(user, c, infos[l].kind, d.bytes,
@@ -481,8 +485,19 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
             }
             lat += picks.back().cost.latency_ns;
             stage = std::max(stage, picks.back().cost.stage_ns);
+            if (!infos[l].one_host) {
+                // The level's root takes on the way up and sends on the
+                // way down, on the NIC's two directions: where the
+                // level's stage adds both (pick_level), one of them. (A
+                // recursive doubling's stage is one exchange already.)
+                const Pick &pk = picks.back();
+                const bool both = up && down &&
+                                  pk.how.shape != Shape::kLinear &&
+                                  pk.name != "recursive_doubling";
+                nic += both ? pk.cost.stage_ns / 2 : pk.cost.stage_ns;
+            }
         }
-        double t = lat + (nc - 1) * stage;
+        double t = lat + (nc - 1) * std::max(stage, nic);
         if (t < best) {
             best = t;
             d.levels.clear();

@@ -62,14 +62,19 @@ ShapeCost shape_cost(Shape shape, int radix, int64_t n, double chunk_bytes,
     return {t, t};
 }
 
-algorithms::CostInput
-cost_input(Collective c, int64_t p, double s, const AlphaBeta &link,
-           int ranks_per_nic, const AlphaBeta *neighbour,
-           double reduce_ns_per_byte, double slowest_neighbour_beta,
-           const AlphaBeta *local, int64_t local_ranks, int root)
+algorithms::CostInput cost_input(Collective c, int64_t p, double s,
+                                 const AlphaBeta &link, int ranks_per_nic,
+                                 const AlphaBeta *neighbour,
+                                 double reduce_ns_per_byte,
+                                 double slowest_neighbour_beta,
+                                 const AlphaBeta *local, int64_t local_ranks,
+                                 int root, const AlphaBeta *all_pairs)
 {
     algorithms::CostInput in;
     in.root = root;
+    if (all_pairs != nullptr) {
+        in.all_pairs = *all_pairs;
+    }
     in.nranks = p;
     // A barrier moves no data, whatever the request's size.
     in.block_bytes = c == Collective::kBarrier ? 0 : s;
@@ -85,15 +90,17 @@ cost_input(Collective c, int64_t p, double s, const AlphaBeta &link,
     return in;
 }
 
-std::vector<FlatCost>
-flat_costs(Collective c, int64_t p, double s, const AlphaBeta &link,
-           int ranks_per_nic, const AlphaBeta *neighbour,
-           double reduce_ns_per_byte, double slowest_neighbour_beta,
-           const AlphaBeta *local, int64_t local_ranks, int root)
+std::vector<FlatCost> flat_costs(Collective c, int64_t p, double s,
+                                 const AlphaBeta &link, int ranks_per_nic,
+                                 const AlphaBeta *neighbour,
+                                 double reduce_ns_per_byte,
+                                 double slowest_neighbour_beta,
+                                 const AlphaBeta *local, int64_t local_ranks,
+                                 int root, const AlphaBeta *all_pairs)
 {
     const algorithms::CostInput in =
         cost_input(c, p, s, link, ranks_per_nic, neighbour, reduce_ns_per_byte,
-                   slowest_neighbour_beta, local, local_ranks, root);
+                   slowest_neighbour_beta, local, local_ranks, root, all_pairs);
     std::vector<FlatCost> out;
     for (const algorithms::Algorithm &a : algorithms::registry()) {
         if (a.collective != c || !a.cost) {

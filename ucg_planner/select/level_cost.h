@@ -34,14 +34,13 @@ struct FlatCost {
 
 /// What the registry's cost functions get for `c` over P ranks of `bytes`
 /// each (see flat_costs()).
-algorithms::CostInput cost_input(plan::Collective c, int64_t nranks,
-                                 double bytes, const cost::AlphaBeta &ab,
-                                 int ranks_per_nic,
-                                 const cost::AlphaBeta *neighbour,
-                                 double reduce_ns_per_byte = 0,
-                                 double slowest_neighbour_beta = 0,
-                                 const cost::AlphaBeta *local = nullptr,
-                                 int64_t local_ranks = 1, int root = 0);
+algorithms::CostInput
+cost_input(plan::Collective c, int64_t nranks, double bytes,
+           const cost::AlphaBeta &ab, int ranks_per_nic,
+           const cost::AlphaBeta *neighbour, double reduce_ns_per_byte = 0,
+           double slowest_neighbour_beta = 0,
+           const cost::AlphaBeta *local = nullptr, int64_t local_ranks = 1,
+           int root = 0, const cost::AlphaBeta *all_pairs = nullptr);
 
 /// The registry's flat algorithms for `c` over P ranks: each entry with a
 /// cost function (Algorithm::cost), at each radix it lists, costed with
@@ -53,14 +52,14 @@ algorithms::CostInput cost_input(plan::Collective c, int64_t nranks,
 /// `reduce_ns_per_byte` (gamma) prices what the collectives with an
 /// operator combine. `local`, when given, is the link inside a host of
 /// `local_ranks` consecutive ranks (CostInput::local); `root` the
-/// collective's root (CostInput::root).
-std::vector<FlatCost> flat_costs(plan::Collective c, int64_t nranks,
-                                 double bytes, const cost::AlphaBeta &ab,
-                                 int ranks_per_nic = 1,
-                                 const cost::AlphaBeta *neighbour = nullptr,
-                                 double reduce_ns_per_byte = 0,
-                                 double slowest_neighbour_beta = 0,
-                                 const cost::AlphaBeta *local = nullptr,
-                                 int64_t local_ranks = 1, int root = 0);
+/// collective's root (CostInput::root); `all_pairs` one rank's mean link
+/// to all the others (CostInput::all_pairs).
+std::vector<FlatCost>
+flat_costs(plan::Collective c, int64_t nranks, double bytes,
+           const cost::AlphaBeta &ab, int ranks_per_nic = 1,
+           const cost::AlphaBeta *neighbour = nullptr,
+           double reduce_ns_per_byte = 0, double slowest_neighbour_beta = 0,
+           const cost::AlphaBeta *local = nullptr, int64_t local_ranks = 1,
+           int root = 0, const cost::AlphaBeta *all_pairs = nullptr);
 
 } // namespace ucg::select

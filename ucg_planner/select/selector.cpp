@@ -313,10 +313,24 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     cost::AlphaBeta neighbour{alpha_sum / p, beta_sum / p, o_sum / p,
                               g_sum / p};
     no_overlap(neighbour);
+    // The exchanges that talk to every peer: rank 0's links to all the
+    // others, a remote one's gap and bytes shared by its host's ranks.
+    cost::AlphaBeta all_pairs{0, 0, 0, 0};
+    for (int q = 1; q < p; ++q) {
+        const cost::AlphaBeta l = cost::alpha_beta(topo_.link(0, q));
+        const double share =
+            topo_.host_of(0) != topo_.host_of(q) ? double(ppn) : 1.0;
+        all_pairs.alpha_ns += l.alpha_ns / (p - 1);
+        all_pairs.beta_ns_per_byte += l.beta_ns_per_byte * share / (p - 1);
+        all_pairs.overhead_ns += l.overhead_ns / (p - 1);
+        all_pairs.gap_ns += l.gap_ns * share / (p - 1);
+    }
+    no_overlap(all_pairs);
+    const cost::AlphaBeta *pairs = p > 1 ? &all_pairs : nullptr;
     for (const FlatCost &f :
          flat_costs(opts.collective, p, double(opts.bytes), world, ppn,
                     &neighbour, opts.reduce_ns_per_byte, beta_max, &local,
-                    blocked ? ppn : 1, opts.root)) {
+                    blocked ? ppn : 1, opts.root, pairs)) {
         d.flat.push_back({f.algorithm, f.radix, f.segments, f.ns, "flat"});
     }
     std::stable_sort(d.flat.begin(), d.flat.end(),
@@ -391,7 +405,7 @@ Result<Decision> Selector::select_with(const RuleSet &user,
             d.chosen.predicted_ns = a->cost(
                 cost_input(opts.collective, p, double(opts.bytes), world, ppn,
                            &neighbour, opts.reduce_ns_per_byte, beta_max,
-                           &local, blocked ? ppn : 1, opts.root),
+                           &local, blocked ? ppn : 1, opts.root, pairs),
                 {d.chosen.radix, d.chosen.segments});
         }
     }
