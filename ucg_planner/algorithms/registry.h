@@ -50,6 +50,7 @@ struct ChannelLimits {
     std::size_t max_bytes = 0; // largest message; 0: any
     std::size_t seg_bytes = 0; // preferred message size; 0: no preference
     double alpha_ns = 0;       // one op's latency; 0: the level link's
+    double alpha_scale = 1;    // with alpha_ns 0: the level link's times this
     double ns_per_byte = 0;    // each byte, end to end; 0: the level link's
 };
 

@@ -85,6 +85,7 @@ algorithms::ChannelLimits limits(const ucg::rt::OneToMany &tl)
         l.seg_bytes = tl.attr.seg_length;
         l.ns_per_byte = tl.ns_per_byte;
         l.alpha_ns = tl.alpha_ns;
+        l.alpha_scale = tl.alpha_scale;
     }
     return l;
 }

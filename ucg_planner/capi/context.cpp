@@ -18,6 +18,10 @@ namespace ucg::rt {
 
 namespace {
 
+// One one-to-many op's fixed cost against one point-to-point message's
+// (see find_one_to_many below).
+constexpr double kOneToManyAlphaScale = 1.3;
+
 ucs_status_t open_ucp(ucg_context *ctx)
 {
     ucp_config_t *config;
@@ -66,9 +70,14 @@ void find_one_to_many(ucg_context *ctx)
             // Each byte is copied twice (into the ring, out of it) at the
             // iface's bandwidth, by different processes: chunk after chunk
             // the copies overlap, so a pipeline stage costs one copy. The
-            // ifaces' latency figures are not calibrated: measured at np=2
-            // (perftest/RESULTS.md) one op costs about one point-to-point
-            // message, the link's alpha.
+            // ifaces' latency figures are not calibrated: one op costs a
+            // little more than one point-to-point message, 1.3 times the
+            // link's alpha (measured at np=2, 8-64 B: bcast 0.21-0.22 us
+            // through mm_bcast against 0.17-0.19 over UCP, reduce
+            // 0.24-0.26 through mm_incast against 0.19; perftest/
+            // RESULTS.md), so two ranks use UCP for small messages and
+            // more ranks the one op that replaces several messages.
+            o.alpha_scale = kOneToManyAlphaScale;
             uct_iface_attr_t ia{};
             if (uct_iface_query(o.iface, &ia) == UCS_OK) {
                 const double bw = ia.bandwidth.dedicated + ia.bandwidth.shared;

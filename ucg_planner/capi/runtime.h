@@ -36,8 +36,9 @@ struct OneToMany {
     /// the host link's (see context.cpp).
     double ns_per_byte = 0;
     /// One op's latency where the iface's own figure is used (ud_mcast);
-    /// 0: the level link's.
+    /// 0: the level link's times alpha_scale.
     double alpha_ns = 0;
+    double alpha_scale = 1;
     bool loopback = false; ///< its device is `lo` (ud_mcast: one machine)
 };
 

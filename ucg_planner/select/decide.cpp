@@ -25,7 +25,8 @@ cost::AlphaBeta channel_cost(const algorithms::ChannelLimits &ch,
                              const cost::AlphaBeta &link)
 {
     cost::AlphaBeta ab = link;
-    ab.alpha_ns = ch.alpha_ns > 0 ? ch.alpha_ns : link.alpha_ns;
+    ab.alpha_ns =
+        ch.alpha_ns > 0 ? ch.alpha_ns : link.alpha_ns * ch.alpha_scale;
     ab.beta_ns_per_byte =
         ch.ns_per_byte > 0 ? ch.ns_per_byte : link.beta_ns_per_byte;
     return ab;
