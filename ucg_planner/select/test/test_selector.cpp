@@ -849,3 +849,35 @@ TEST_CASE("oversubscribed, a rank's messages do not overlap: small "
         CHECK(shm(*turns));
     }
 }
+
+TEST_CASE("a one-to-many op's fixed cost scales the link's alpha, except "
+          "oversubscribed",
+          "[select]")
+{
+    // The runtime prices one mm_bcast/mm_incast op at 1.3 messages
+    // (capi/context.cpp): a bcast through the host's shm group costs that
+    // much more. Oversubscribed, the op wakes the whole group at once and
+    // costs one message: the barrier keeps its shm levels (two ops, where
+    // recursive doubling would take two whole messages).
+    auto t = synth("nodes=1,ppn=4");
+    auto select = [&](Collective c, double scale, bool over) {
+        SelectOptions o{c, 8, 0};
+        o.shm_bcast.alpha_scale = o.shm_incast.alpha_scale = scale;
+        o.oversubscribed = over;
+        auto d = Selector(t, {}).select(o);
+        REQUIRE(d.ok());
+        return *d;
+    };
+    const Decision one = select(Collective::kBcast, 1, false);
+    const Decision more = select(Collective::kBcast, 1.3, false);
+    REQUIRE(one.levels.size() == 1);
+    REQUIRE(more.levels.size() == 1);
+    CHECK(one.levels[0].choice.algorithm == "shm");
+    CHECK(more.levels[0].choice.algorithm == "shm");
+    const double alpha = cost::alpha_beta(t.levels().back().link).alpha_ns;
+    CHECK(more.chosen.predicted_ns - one.chosen.predicted_ns ==
+          Approx(0.3 * alpha).epsilon(0.01));
+    const Decision barrier = select(Collective::kBarrier, 1.3, true);
+    REQUIRE(barrier.levels.size() == 1);
+    CHECK(barrier.levels[0].choice.algorithm == "shm");
+}
