@@ -253,31 +253,32 @@ double direct_exchange(const CostInput &in, Variant)
                (ab.stage_ns(s, 1, 0) + combine(in, s));
 }
 
+// A root's fan to or from its host's other ranks (over `local`, its own
+// port) beside the others (over `link`, its host's NIC): the longer.
+double root_fan(const CostInput &in, const cost::AlphaBeta &near,
+                const cost::AlphaBeta &far, double c)
+{
+    if (in.nranks <= 1) {
+        return 0;
+    }
+    const double s = in.block_bytes;
+    const int64_t n = std::clamp<int64_t>(in.host_peers, 0, in.nranks - 1),
+                  f = in.nranks - 1 - n;
+    const double local = n > 0 ? near.fan_ns(double(n), s) : 0;
+    return std::max(local, f > 0 ? far.fan_ns(double(f), s) : 0) + c;
+}
+
 double linear(const CostInput &in, Variant)
 {
-    return cost::flat_bcast_ns(in.nranks, in.block_bytes, in.link);
+    return root_fan(in, in.local, in.link, 0);
 }
 
 double linear_in(const CostInput &in, Variant)
 {
-    // The root combines every other rank's block as it lands: those of
-    // its own host first (local_ranks - 1 of them), then the others.
-    if (in.nranks <= 1) {
-        return 0;
-    }
-    const double s = in.block_bytes, c = combine(in, s);
-    const int64_t near = in.local_ranks > 1
-                             ? std::min(in.local_ranks, in.nranks) - 1
-                             : 0,
-                  far = in.nranks - 1 - near;
-    const double local =
-        near > 0 ? cost::flat_bcast_ns(near + 1, s, fan_in(in.local, c)) : 0;
-    if (far == 0) {
-        return local + c;
-    }
-    const cost::AlphaBeta f = fan_in(in.link, c);
-    return std::max(local + (near > 0 ? f.issue_ns(s) : 0), f.message_ns(s)) +
-           double(far - 1) * f.issue_ns(s) + c;
+    // The root combines every other rank's block as it lands.
+    const double c = combine(in, in.block_bytes);
+    return root_fan(in, fan_in(in.local, c), fan_in(in.link, c),
+                    in.nranks > 1 ? c : 0);
 }
 
 double knomial(const CostInput &in, Variant v)

@@ -139,6 +139,9 @@ struct CostInput {
     // exchanges that talk to every peer (direct, pairwise); else
     // link.shared_by(ranks_per_nic).
     std::optional<cost::AlphaBeta> all_pairs;
+    // The root's host's other ranks, whatever the placement: a linear
+    // tree's root reaches them over `local`, beside its NIC.
+    int64_t host_peers = 0;
 };
 
 /* One variant of an algorithm: the parameters the selector passes on. */

@@ -62,16 +62,16 @@ ShapeCost shape_cost(Shape shape, int radix, int64_t n, double chunk_bytes,
     return {t, t};
 }
 
-algorithms::CostInput cost_input(Collective c, int64_t p, double s,
-                                 const AlphaBeta &link, int ranks_per_nic,
-                                 const AlphaBeta *neighbour,
-                                 double reduce_ns_per_byte,
-                                 double slowest_neighbour_beta,
-                                 const AlphaBeta *local, int64_t local_ranks,
-                                 int root, const AlphaBeta *all_pairs)
+algorithms::CostInput
+cost_input(Collective c, int64_t p, double s, const AlphaBeta &link,
+           int ranks_per_nic, const AlphaBeta *neighbour,
+           double reduce_ns_per_byte, double slowest_neighbour_beta,
+           const AlphaBeta *local, int64_t local_ranks, int root,
+           const AlphaBeta *all_pairs, int64_t host_peers)
 {
     algorithms::CostInput in;
     in.root = root;
+    in.host_peers = host_peers;
     if (all_pairs != nullptr) {
         in.all_pairs = *all_pairs;
     }
@@ -90,17 +90,17 @@ algorithms::CostInput cost_input(Collective c, int64_t p, double s,
     return in;
 }
 
-std::vector<FlatCost> flat_costs(Collective c, int64_t p, double s,
-                                 const AlphaBeta &link, int ranks_per_nic,
-                                 const AlphaBeta *neighbour,
-                                 double reduce_ns_per_byte,
-                                 double slowest_neighbour_beta,
-                                 const AlphaBeta *local, int64_t local_ranks,
-                                 int root, const AlphaBeta *all_pairs)
+std::vector<FlatCost>
+flat_costs(Collective c, int64_t p, double s, const AlphaBeta &link,
+           int ranks_per_nic, const AlphaBeta *neighbour,
+           double reduce_ns_per_byte, double slowest_neighbour_beta,
+           const AlphaBeta *local, int64_t local_ranks, int root,
+           const AlphaBeta *all_pairs, int64_t host_peers)
 {
     const algorithms::CostInput in =
         cost_input(c, p, s, link, ranks_per_nic, neighbour, reduce_ns_per_byte,
-                   slowest_neighbour_beta, local, local_ranks, root, all_pairs);
+                   slowest_neighbour_beta, local, local_ranks, root, all_pairs,
+                   host_peers);
     std::vector<FlatCost> out;
     for (const algorithms::Algorithm &a : algorithms::registry()) {
         if (a.collective != c || !a.cost) {

@@ -40,7 +40,8 @@ cost_input(plan::Collective c, int64_t nranks, double bytes,
            const cost::AlphaBeta *neighbour, double reduce_ns_per_byte = 0,
            double slowest_neighbour_beta = 0,
            const cost::AlphaBeta *local = nullptr, int64_t local_ranks = 1,
-           int root = 0, const cost::AlphaBeta *all_pairs = nullptr);
+           int root = 0, const cost::AlphaBeta *all_pairs = nullptr,
+           int64_t host_peers = 0);
 
 /// The registry's flat algorithms for `c` over P ranks: each entry with a
 /// cost function (Algorithm::cost), at each radix it lists, costed with
@@ -53,13 +54,15 @@ cost_input(plan::Collective c, int64_t nranks, double bytes,
 /// operator combine. `local`, when given, is the link inside a host of
 /// `local_ranks` consecutive ranks (CostInput::local); `root` the
 /// collective's root (CostInput::root); `all_pairs` one rank's mean link
-/// to all the others (CostInput::all_pairs).
+/// to all the others (CostInput::all_pairs); `host_peers` the root's
+/// host's other ranks (CostInput::host_peers).
 std::vector<FlatCost>
 flat_costs(plan::Collective c, int64_t nranks, double bytes,
            const cost::AlphaBeta &ab, int ranks_per_nic = 1,
            const cost::AlphaBeta *neighbour = nullptr,
            double reduce_ns_per_byte = 0, double slowest_neighbour_beta = 0,
            const cost::AlphaBeta *local = nullptr, int64_t local_ranks = 1,
-           int root = 0, const cost::AlphaBeta *all_pairs = nullptr);
+           int root = 0, const cost::AlphaBeta *all_pairs = nullptr,
+           int64_t host_peers = 0);
 
 } // namespace ucg::select

@@ -294,8 +294,18 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     for (int r = 0; blocked && r < p; ++r) {
         blocked = topo_.host_of(r) == topo_.host_of(r - r % ppn);
     }
+    // The root's host: its other ranks, over the host's link.
+    int64_t host_peers = 0;
+    cost::AlphaBeta host_link = world;
+    for (int q = 0; topo_.num_hosts() > 1 && q < p; ++q) {
+        if (q != opts.root && topo_.host_of(q) == topo_.host_of(opts.root)) {
+            if (host_peers++ == 0) {
+                host_link = cost::alpha_beta(topo_.link(opts.root, q));
+            }
+        }
+    }
     cost::AlphaBeta local =
-        blocked ? cost::alpha_beta(topo_.link(0, ppn - 1)) : world;
+        blocked ? cost::alpha_beta(topo_.link(0, ppn - 1)) : host_link;
     no_overlap(local);
     // Ring and chain only use the links r -> r+1, shared by the host's
     // ranks whose successor is remote. A ring's steps wait on each other
@@ -339,7 +349,7 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     for (const FlatCost &f :
          flat_costs(opts.collective, p, double(opts.bytes), world, ppn,
                     &neighbour, opts.reduce_ns_per_byte, beta_max, &local,
-                    blocked ? ppn : 1, opts.root, pairs)) {
+                    blocked ? ppn : 1, opts.root, pairs, host_peers)) {
         d.flat.push_back({f.algorithm, f.radix, f.segments, f.ns, "flat"});
     }
     std::stable_sort(d.flat.begin(), d.flat.end(),
@@ -414,7 +424,8 @@ Result<Decision> Selector::select_with(const RuleSet &user,
             d.chosen.predicted_ns = a->cost(
                 cost_input(opts.collective, p, double(opts.bytes), world, ppn,
                            &neighbour, opts.reduce_ns_per_byte, beta_max,
-                           &local, blocked ? ppn : 1, opts.root, pairs),
+                           &local, blocked ? ppn : 1, opts.root, pairs,
+                           host_peers),
                 {d.chosen.radix, d.chosen.segments});
         }
     }
