@@ -116,26 +116,48 @@ double shift_rounds(const CostInput &in, int radix, double far, double near)
            double(std::max(narrow - 1, 0)) * near;
 }
 
-// Exact NIC loads where hosts hold local_ranks (> 1) consecutive ranks
-// and the link's LogGP parts are known: the most messages of one round
-// that leave one host. `far_sends(r)` counts rank r's messages to other
-// hosts among ranks [first, last); the pattern repeats every `period`
+// Exact NIC loads where the placement is known (hosts of local_ranks
+// (> 1) consecutive ranks, or CostInput::hosts) and the links' LogGP
+// parts too: the most messages of one round that leave one host.
+// `far_sends(r)` counts rank r's messages to other hosts among ranks
+// [first, last). On consecutive hosts the pattern repeats every `period`
 // ranks (a multiple of the host size), so hosts are scanned over one
-// period, and at most kScanRanks ranks (beyond that an estimate).
+// period; at most kScanHosts hosts or kScanRanks ranks are scanned
+// (beyond that an estimate: the first hosts stand for the others).
 constexpr int64_t kScanRanks = 1 << 12;
+constexpr int64_t kScanHosts = 16;
 
-bool exact_hosts(const CostInput &in)
+bool placed(const CostInput &in)
 {
-    return in.local_ranks > 1 && in.link.gap_ns >= 0 && in.local.gap_ns >= 0;
+    return (in.local_ranks > 1 || in.hosts != nullptr) && in.link.gap_ns >= 0 &&
+           in.local.gap_ns >= 0;
+}
+
+// Rank v's host (v in the algorithm's order, rotated by the root).
+int64_t host_of(const CostInput &in, int64_t v)
+{
+    if (in.hosts == nullptr) {
+        return v / std::max<int64_t>(in.local_ranks, 1);
+    }
+    const int64_t p = std::max<int64_t>(in.nranks, 1);
+    return (*in.hosts)[size_t((v + in.root) % p)];
 }
 
 template <typename FarSends>
 int64_t busiest_nic(const CostInput &in, int64_t first, int64_t last,
                     int64_t period, FarSends &&far_sends)
 {
+    if (in.hosts != nullptr) {
+        std::vector<int64_t> n(size_t(std::max<int64_t>(in.num_hosts, 1)), 0);
+        for (int64_t r = first; r < std::min(last, first + kScanRanks); ++r) {
+            n[size_t(host_of(in, r))] += far_sends(r);
+        }
+        return *std::max_element(n.begin(), n.end());
+    }
     const int64_t b = in.local_ranks;
     const int64_t end =
-        std::min({last, first / b * b + period + b, first + kScanRanks});
+        std::min({last, first / b * b + std::min(period, kScanHosts * b) + b,
+                  first + kScanRanks});
     int64_t most = 0;
     for (int64_t h = first / b; h * b < end; ++h) {
         int64_t n = 0;
@@ -172,8 +194,8 @@ double round_ns(const CostInput &in, int sends, int64_t nic, double m,
                     : std::max(own, double(nic) * l.issue_ns(m));
 }
 
-// Recursive k-ing's rounds and fold on such hosts (exact_hosts): round j
-// exchanges among aligned spans of k^(j+1) of the first P' ranks at
+// Recursive k-ing's rounds and fold where the placement is known (placed):
+// round j exchanges among aligned spans of k^(j+1) of the first P' ranks at
 // distances of multiples of k^j; the others fold into v % P' first and
 // get the result back last.
 // `m` bytes fold in; round j sends messages of `round_bytes(j)` bytes;
@@ -183,54 +205,107 @@ double recursive_k_hosts(const CostInput &in, int k, double m,
                          RoundBytes &&round_bytes, double back)
 {
     const int64_t p = in.nranks, b = in.local_ranks;
+    const bool blocks = in.hosts == nullptr;
+    auto far = [&](int64_t u, int64_t v) {
+        return host_of(in, u) != host_of(in, v);
+    };
     const int64_t pk = cost::largest_power(p, k);
     const int rounds = cost::knomial_rounds(pk, k);
     const int f = int((p - pk + pk - 1) / pk);
+    // The fold's pattern repeats only every lcm(P', host) ranks: its
+    // first hosts stand for the others (host 0's core takes the most).
+    const int64_t fold_scan = kScanHosts * std::max<int64_t>(b, 1);
     double t = 0;
     bool together = true;
     if (pk < p) {
         const int64_t in_nic =
-            busiest_nic(in, pk, p, kScanRanks, [&](int64_t r) {
-                return int64_t((r % pk) / b != r / b);
-            });
+            busiest_nic(in, pk, p, fold_scan,
+                        [&](int64_t r) { return int64_t(far(r % pk, r)); });
         t += round_ns(in, f, in_nic, m, true);
         together = in_nic == 0;
     }
     int64_t d = 1;
     for (int j = 0; j < rounds; ++j, d *= k) {
         int64_t nic = 0;
-        if (d >= b) {
+        if (blocks && d >= b) {
             // Every peer is on another host.
             nic = std::min(b, pk) * (k - 1);
-        } else if (b % (d * k) != 0) {
+        } else if (!blocks || b % (d * k) != 0) {
             const int64_t span = d * k;
-            nic = busiest_nic(in, 0, pk, std::lcm(b, span), [&](int64_t r) {
-                const int64_t base = r - (r / d) % k * d;
-                int64_t n = 0;
-                for (int i = 0; i < k; ++i) {
-                    const int64_t peer = base + i * d;
-                    n += peer != r && peer / b != r / b;
-                }
-                return n;
-            });
+            nic = busiest_nic(in, 0, pk, blocks ? std::lcm(b, span) : pk,
+                              [&](int64_t r) {
+                                  const int64_t base = r - (r / d) % k * d;
+                                  int64_t n = 0;
+                                  for (int i = 0; i < k; ++i) {
+                                      const int64_t peer = base + i * d;
+                                      n += peer != r && far(peer, r);
+                                  }
+                                  return n;
+                              });
         }
         t += round_ns(in, k - 1, nic, round_bytes(j), together);
         together = nic == 0;
     }
     if (pk < p) {
-        // The results go back from the core, counted at its hosts: rank c
-        // answers the extras c + w P' (w = 1..f).
-        int64_t out = 0;
-        for (int64_t h = 0; h * b < std::min(pk, kScanRanks); ++h) {
+        // The results go back from the core: rank c answers the extras
+        // c + w P' (w = 1..f), counted at c's host.
+        const int64_t out = busiest_nic(in, 0, pk, fold_scan, [&](int64_t c) {
             int64_t n = 0;
-            for (int64_t c = h * b; c < std::min((h + 1) * b, pk); ++c) {
-                for (int64_t e = c + pk; e < p; e += pk) {
-                    n += e / b != h;
-                }
+            for (int64_t e = c + pk; e < p; e += pk) {
+                n += far(e, c);
             }
-            out = std::max(out, n);
-        }
+            return n;
+        });
         t += round_ns(in, f, out, back, together);
+    }
+    return t;
+}
+
+// `far` between hosts and the host's link inside one, as links() gives
+// them; where hosts do not hold consecutive ranks (CostInput::hosts),
+// each power-of-two span of the halving and doubling rounds its own:
+// the host's link where every pair at distance span/2 shares a host,
+// else `far` with the NIC shared by the busiest host's pairs that cross.
+cost::Links span_links(const CostInput &in, const cost::AlphaBeta &far)
+{
+    cost::Links l = links(in, far);
+    if (in.hosts == nullptr || !placed(in)) {
+        return l;
+    }
+    const int64_t pk = cost::largest_power(in.nranks, 2);
+    for (int64_t span = 2; span <= pk; span *= 2) {
+        const int64_t nic = busiest_nic(in, 0, pk, pk, [&](int64_t r) {
+            return int64_t(host_of(in, r) != host_of(in, r ^ (span / 2)));
+        });
+        l.spans.emplace_back(span,
+                             nic == 0 ? in.local : in.link.shared_by(int(nic)));
+    }
+    return l;
+}
+
+// Cyclic shifts (Bruck, dissemination) where hosts do not hold
+// consecutive ranks (CostInput::hosts): round j sends `sends` messages
+// of round_bytes(j) to r + i k^j; inside hosts the host's link, else the
+// far one behind the busiest host's NIC's queue (round_ns).
+template <typename RoundBytes>
+double shift_placed(const CostInput &in, int radix, int sends,
+                    RoundBytes &&round_bytes)
+{
+    const int64_t p = in.nranks, k = std::max(radix, 2);
+    const int rounds = cost::knomial_rounds(p, int(k));
+    double t = 0;
+    int64_t d = 1;
+    bool together = true;
+    for (int j = 0; j < rounds; ++j, d *= k) {
+        const int64_t nic = busiest_nic(in, 0, p, p, [&](int64_t r) {
+            int64_t n = 0;
+            for (int64_t i = 1; i <= sends; ++i) {
+                n += host_of(in, r) != host_of(in, (r + i * d) % p);
+            }
+            return n;
+        });
+        t += round_ns(in, sends, nic, round_bytes(j), together);
+        together = nic == 0;
     }
     return t;
 }
@@ -281,8 +356,52 @@ double linear_in(const CostInput &in, Variant)
                     in.nranks > 1 ? c : 0);
 }
 
+namespace {
+
+// A k-nomial tree's rounds where hosts do not hold consecutive ranks
+// (CostInput::hosts): at distance d the ranks v = 0 mod kd pass to
+// v + i d. A round whose edges all stay inside hosts runs over the
+// host's link; else over `far`, and no faster than the busiest host's
+// NIC carries its edges between hosts (counted at the parent's host,
+// which sends them down or takes them up).
+double knomial_placed(const CostInput &in, int radix,
+                      const cost::AlphaBeta &far, const cost::AlphaBeta &near,
+                      bool up)
+{
+    const int64_t p = in.nranks, k = std::max(radix, 2);
+    const double s = in.block_bytes;
+    double t = 0;
+    for (int64_t d = cost::largest_power(std::max<int64_t>(p - 1, 1), int(k));
+         p > 1 && d >= 1; d /= k) {
+        const int64_t children = std::min(k - 1, (p + d - 1) / d - 1);
+        const int64_t nic = busiest_nic(in, 0, p, p, [&](int64_t v) {
+            int64_t n = 0;
+            for (int64_t i = 1; v % (k * d) == 0 && i < k && v + i * d < p;
+                 ++i) {
+                n += host_of(in, v) != host_of(in, v + i * d);
+            }
+            return n;
+        });
+        // A reduce's leaves (distance 1) all send at once: the last
+        // waits behind its host's others at their NIC.
+        const bool together = up && d == 1;
+        t += nic == 0 ? near.fan_ns(double(children), s)
+             : together
+                 ? far.message_ns(s) +
+                       double(std::max(children, nic) - 1) * in.link.issue_ns(s)
+                 : std::max(far.fan_ns(double(children), s),
+                            double(nic) * far.issue_ns(s));
+    }
+    return t;
+}
+
+} // namespace
+
 double knomial(const CostInput &in, Variant v)
 {
+    if (in.hosts != nullptr && placed(in)) {
+        return knomial_placed(in, v.radix, in.link, in.local, false);
+    }
     return cost::knomial_bcast_ns(in.nranks, v.radix, in.block_bytes,
                                   links(in, in.link));
 }
@@ -290,9 +409,15 @@ double knomial(const CostInput &in, Variant v)
 double knomial_in(const CostInput &in, Variant v)
 {
     const double c = combine(in, in.block_bytes);
+    const double rounds = cost::knomial_rounds(in.nranks, v.radix) * c;
+    if (in.hosts != nullptr && placed(in)) {
+        return knomial_placed(in, v.radix, fan_in(in.link, c),
+                              fan_in(in.local, c), true) +
+               rounds;
+    }
     return cost::knomial_bcast_ns(in.nranks, v.radix, in.block_bytes,
                                   fan_in_links(in, c)) +
-           cost::knomial_rounds(in.nranks, v.radix) * c;
+           rounds;
 }
 
 double chain(const CostInput &in, Variant v)
@@ -335,25 +460,45 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
 {
     const int64_t p = in.nranks;
     const int64_t b = std::max<int64_t>(in.local_ranks, 1);
+    const bool known = in.hosts != nullptr;
     const cost::AlphaBeta &far = in.link;
     auto edge = [&](int64_t child) -> const cost::AlphaBeta & {
-        return child / b == (child - 1) / 2 / b ? in.local : far;
+        return host_of(in, child) == host_of(in, (child - 1) / 2) ? in.local
+                                                                  : far;
     };
     // The edges leaving host h (down: from its ranks to children
-    // elsewhere; up: from its ranks to parents elsewhere). Beyond host 0
-    // every edge into or out of a host crosses: a host h >= 1 holds
-    // [hb, hb + b), its children start at 2hb + 1 >= (h + 1) b and its
-    // parents end below hb.
+    // elsewhere; up: from its ranks to parents elsewhere). On hosts of
+    // consecutive ranks, beyond host 0 every edge into or out of a host
+    // crosses: a host h >= 1 holds [hb, hb + b), its children start at
+    // 2hb + 1 >= (h + 1) b and its parents end below hb. Else counted.
+    std::vector<int64_t> outs, ups;
+    if (known) {
+        outs.assign(size_t(std::max<int64_t>(in.num_hosts, 1)), 0);
+        ups = outs;
+        for (int64_t v = 1; v < p; ++v) {
+            if (&edge(v) == &far) {
+                ++outs[size_t(host_of(in, (v - 1) / 2))];
+                ++ups[size_t(host_of(in, v))];
+            }
+        }
+    }
     auto children_out = [&](int64_t h) -> int64_t {
+        if (known) {
+            return outs[size_t(h)];
+        }
         return h == 0 ? std::max<int64_t>(std::min(2 * b, p - 1) - (b - 1), 0)
                       : std::clamp<int64_t>(p - (2 * h * b + 1), 0, 2 * b);
     };
     auto parents_out = [&](int64_t h) -> int64_t {
+        if (known) {
+            return ups[size_t(h)];
+        }
         return h == 0 ? 0 : std::clamp<int64_t>(p - h * b, 0, b);
     };
     auto leaving = [&](int64_t h) {
         return down ? children_out(h) : parents_out(h);
     };
+    const bool queues = (b > 1 || known) && far.gap_ns >= 0;
     HeapTree t;
     // Down, a second child (even v) waits for its sibling's send; up, the
     // sibling's chunk has landed by then (its subtree is no deeper). Where
@@ -362,19 +507,18 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
     // start a reduce together, else as many as the NIC's load outlasts
     // the rank's own message.
     for (int64_t v = p - 1; v > 0; v = (v - 1) / 2) {
-        const int64_t from = (down ? (v - 1) / 2 : v) / b;
+        const int64_t from = host_of(in, down ? (v - 1) / 2 : v);
         const int sends = down && v % 2 == 0 ? 2 : 1;
         t.fill +=
-            (b == 1 || &edge(v) == &in.local || far.gap_ns < 0
+            (!queues || &edge(v) == &in.local
                  ? edge(v).fan_ns(sends, z)
                  : round_ns(in, sends, leaving(from), z, !down && v == p - 1)) +
             cpu;
     }
-    const cost::AlphaBeta &own = b > 1 ? in.local : far;
-    if (far.gap_ns < 0 || (b == 1 && in.ranks_per_nic > 1)) {
-        // Without LogGP parts, or on hosts of ranks that are not
-        // consecutive: every rank forwards at once through its host's
-        // shared NIC.
+    const cost::AlphaBeta &own = b > 1 || known ? in.local : far;
+    if (far.gap_ns < 0 || (!queues && in.ranks_per_nic > 1)) {
+        // Without LogGP parts, or where the placement is unknown: every
+        // rank forwards at once through its host's shared NIC.
         t.port_tx = shared(in).stage_ns(z, 2, cpu);
         return t;
     }
@@ -384,13 +528,16 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
     t.port_tx = (down ? 2 : 1) * tx;
     t.port_rx = (down ? 1 : 2) * rx;
     t.cpu = 3 * own.overhead_ns + cpu;
-    // The busiest NICs: a bcast's sends the edges out of a host (host 0's
-    // or host 1's, the first with a full set of children), takes those
-    // into one (any host but 0, each rank's parent elsewhere); a
-    // reduce's the reverse.
+    // The busiest NICs: a bcast's sends the edges out of a host (on
+    // consecutive hosts host 0's or host 1's, the first with a full set
+    // of children), takes those into one (any host but 0, each rank's
+    // parent elsewhere); a reduce's the reverse.
     const int64_t most_out =
-        std::max(children_out(0), p > b ? children_out(1) : 0);
-    const int64_t most_in = p > b ? parents_out(1) : 0;
+        known ? *std::max_element(outs.begin(), outs.end())
+              : std::max(children_out(0), p > b ? children_out(1) : 0);
+    const int64_t most_in = known   ? *std::max_element(ups.begin(), ups.end())
+                            : p > b ? parents_out(1)
+                                    : 0;
     const double nic_tx = far.gap_ns + far.beta_ns_per_byte * z;
     const double nic_rx = far.beta_ns_per_byte * z;
     t.nic_tx = double(down ? most_out : most_in) * nic_tx;
@@ -511,7 +658,7 @@ double rabenseifner_reduce(const CostInput &in, Variant)
     const int64_t pk = cost::largest_power(in.nranks, 2);
     const double p = double(pk), s = in.block_bytes;
     const cost::AlphaBeta far = shared(in);
-    return nic_queue(in) + cost::halving_ns(pk, s, links(in, far)) +
+    return nic_queue(in) + cost::halving_ns(pk, s, span_links(in, far)) +
            cost::halving_ns(pk, s, links(in, in.link)) +
            (pk < in.nranks ? far.alpha_ns + 2 * s * far.beta_ns_per_byte : 0) +
            combine(in, (p - 1) / p * s);
@@ -556,13 +703,12 @@ double recursive_k(const CostInput &in, Variant v)
     // k-1 blocks per round, and the fold's one.
     const double rounds = cost::knomial_rounds(in.nranks, v.radix);
     const double exchange =
-        exact_hosts(in)
-            ? recursive_k_hosts(
-                  in, std::max(v.radix, 2), in.block_bytes,
-                  [&](int) { return in.block_bytes; }, in.block_bytes)
-            : nic_queue(in) + cost::recursive_k_allreduce_ns(
-                                  in.nranks, v.radix, in.block_bytes,
-                                  links(in, shared(in)));
+        placed(in) ? recursive_k_hosts(
+                         in, std::max(v.radix, 2), in.block_bytes,
+                         [&](int) { return in.block_bytes; }, in.block_bytes)
+                   : nic_queue(in) + cost::recursive_k_allreduce_ns(
+                                         in.nranks, v.radix, in.block_bytes,
+                                         links(in, shared(in)));
     return exchange +
            combine(in, (rounds * (v.radix - 1) + 1) * in.block_bytes);
 }
@@ -579,7 +725,7 @@ double rabenseifner_allreduce(const CostInput &in, Variant)
     const double p = double(std::max<int64_t>(in.nranks, 1));
     return nic_queue(in) +
            cost::rabenseifner_allreduce_ns(in.nranks, in.block_bytes,
-                                           links(in, shared(in))) +
+                                           span_links(in, shared(in))) +
            combine(in, (p - 1) / p * in.block_bytes);
 }
 
@@ -587,6 +733,9 @@ double dissemination(const CostInput &in, Variant v)
 {
     // Every rank sends k-1 messages each round, to ranks r + i k^j.
     const int fan = std::max(v.radix, 2) - 1;
+    if (in.hosts != nullptr && placed(in)) {
+        return shift_placed(in, v.radix, fan, [](int) { return 0.0; });
+    }
     return nic_queue(in) + shift_rounds(in, v.radix, shared(in).fan_ns(fan, 0),
                                         in.local.fan_ns(fan, 0));
 }
@@ -607,6 +756,13 @@ double ring_exchange(const CostInput &in, Variant)
 
 double bruck_allgather(const CostInput &in, Variant)
 {
+    if (in.hosts != nullptr && placed(in)) {
+        // Round j sends 2^j blocks, the last what is left.
+        return shift_placed(in, 2, 1, [&](int j) {
+            const double have = std::pow(2.0, j);
+            return std::min(have, double(in.nranks) - have) * in.block_bytes;
+        });
+    }
     const cost::AlphaBeta ab = shared(in);
     return nic_queue(in) + shift_rounds(in, 2, ab.alpha_ns, in.local.alpha_ns) +
            double(std::max<int64_t>(in.nranks - 1, 0)) * in.block_bytes *
@@ -615,7 +771,7 @@ double bruck_allgather(const CostInput &in, Variant)
 
 double recursive_k_allgather(const CostInput &in, Variant v)
 {
-    if (exact_hosts(in) && in.nranks > 1) {
+    if (placed(in) && in.nranks > 1) {
         // Round j sends k^j of the P' ranks' shares of the P-1 other
         // blocks; each extra gets every other block back.
         const int k = std::max(v.radix, 2);
@@ -636,6 +792,9 @@ double recursive_k_allgather(const CostInput &in, Variant v)
 double bruck_alltoall(const CostInput &in, Variant)
 {
     const double half = in.block_bytes * double(in.nranks) / 2;
+    if (in.hosts != nullptr && placed(in)) {
+        return shift_placed(in, 2, 1, [&](int) { return half; });
+    }
     return nic_queue(in) + shift_rounds(in, 2, shared(in).message_ns(half),
                                         in.local.message_ns(half));
 }
@@ -644,7 +803,7 @@ double halving_reduce_scatter(const CostInput &in, Variant)
 {
     return nic_queue(in) +
            cost::halving_reduce_scatter_ns(in.nranks, in.block_bytes,
-                                           links(in, shared(in))) +
+                                           span_links(in, shared(in))) +
            combine(in, peers(in) * in.block_bytes);
 }
 

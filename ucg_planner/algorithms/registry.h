@@ -142,6 +142,12 @@ struct CostInput {
     // The root's host's other ranks, whatever the placement: a linear
     // tree's root reaches them over `local`, beside its NIC.
     int64_t host_peers = 0;
+    // Where hosts do not hold consecutive ranks (local_ranks 1), each
+    // rank's host (0 .. hosts-1), in the algorithms' rank order from
+    // rank 0 (a rooted tree's rank v is rank (v + root) % P): the
+    // algorithms that count what leaves a host use it. Null: unknown.
+    const std::vector<int> *hosts = nullptr;
+    int64_t num_hosts = 1;
 };
 
 /* One variant of an algorithm: the parameters the selector passes on. */

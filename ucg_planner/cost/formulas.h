@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace ucg::cost {
@@ -74,10 +75,13 @@ struct AlphaBeta {
 /// a step among the ranks of an aligned span of `span` consecutive ranks
 /// stays inside a host (`near`) when the span divides the block; else it
 /// crosses hosts (`far`). An AlphaBeta converts to one link everywhere.
+/// `spans`, where given, names the link of each span itself (a placement
+/// that is not in blocks: algorithms/costs.cpp).
 struct Links {
     AlphaBeta far;
     AlphaBeta near;
     std::int64_t block = 1;
+    std::vector<std::pair<std::int64_t, AlphaBeta>> spans;
 
     Links(const AlphaBeta &one) : far(one), near(one) {} // NOLINT: implicit
     Links(const AlphaBeta &f, const AlphaBeta &n, std::int64_t b)
@@ -86,6 +90,11 @@ struct Links {
     }
     const AlphaBeta &at(std::int64_t span) const
     {
+        for (const auto &[s, ab] : spans) {
+            if (s == span) {
+                return ab;
+            }
+        }
         return span <= block && block % span == 0 ? near : far;
     }
 };

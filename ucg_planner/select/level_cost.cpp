@@ -67,11 +67,17 @@ cost_input(Collective c, int64_t p, double s, const AlphaBeta &link,
            int ranks_per_nic, const AlphaBeta *neighbour,
            double reduce_ns_per_byte, double slowest_neighbour_beta,
            const AlphaBeta *local, int64_t local_ranks, int root,
-           const AlphaBeta *all_pairs, int64_t host_peers)
+           const AlphaBeta *all_pairs, int64_t host_peers,
+           const std::vector<int> *hosts)
 {
     algorithms::CostInput in;
     in.root = root;
     in.host_peers = host_peers;
+    if (hosts != nullptr && !hosts->empty() &&
+        hosts->size() == static_cast<size_t>(p)) {
+        in.hosts = hosts;
+        in.num_hosts = *std::max_element(hosts->begin(), hosts->end()) + 1;
+    }
     if (all_pairs != nullptr) {
         in.all_pairs = *all_pairs;
     }
@@ -95,12 +101,13 @@ flat_costs(Collective c, int64_t p, double s, const AlphaBeta &link,
            int ranks_per_nic, const AlphaBeta *neighbour,
            double reduce_ns_per_byte, double slowest_neighbour_beta,
            const AlphaBeta *local, int64_t local_ranks, int root,
-           const AlphaBeta *all_pairs, int64_t host_peers)
+           const AlphaBeta *all_pairs, int64_t host_peers,
+           const std::vector<int> *hosts)
 {
     const algorithms::CostInput in =
         cost_input(c, p, s, link, ranks_per_nic, neighbour, reduce_ns_per_byte,
                    slowest_neighbour_beta, local, local_ranks, root, all_pairs,
-                   host_peers);
+                   host_peers, hosts);
     std::vector<FlatCost> out;
     for (const algorithms::Algorithm &a : algorithms::registry()) {
         if (a.collective != c || !a.cost) {

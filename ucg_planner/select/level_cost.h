@@ -41,7 +41,7 @@ cost_input(plan::Collective c, int64_t nranks, double bytes,
            double slowest_neighbour_beta = 0,
            const cost::AlphaBeta *local = nullptr, int64_t local_ranks = 1,
            int root = 0, const cost::AlphaBeta *all_pairs = nullptr,
-           int64_t host_peers = 0);
+           int64_t host_peers = 0, const std::vector<int> *hosts = nullptr);
 
 /// The registry's flat algorithms for `c` over P ranks: each entry with a
 /// cost function (Algorithm::cost), at each radix it lists, costed with
@@ -55,7 +55,8 @@ cost_input(plan::Collective c, int64_t nranks, double bytes,
 /// `local_ranks` consecutive ranks (CostInput::local); `root` the
 /// collective's root (CostInput::root); `all_pairs` one rank's mean link
 /// to all the others (CostInput::all_pairs); `host_peers` the root's
-/// host's other ranks (CostInput::host_peers).
+/// host's other ranks (CostInput::host_peers); `hosts` each rank's host
+/// where they do not hold consecutive ranks (CostInput::hosts).
 std::vector<FlatCost>
 flat_costs(plan::Collective c, int64_t nranks, double bytes,
            const cost::AlphaBeta &ab, int ranks_per_nic = 1,
@@ -63,6 +64,6 @@ flat_costs(plan::Collective c, int64_t nranks, double bytes,
            double reduce_ns_per_byte = 0, double slowest_neighbour_beta = 0,
            const cost::AlphaBeta *local = nullptr, int64_t local_ranks = 1,
            int root = 0, const cost::AlphaBeta *all_pairs = nullptr,
-           int64_t host_peers = 0);
+           int64_t host_peers = 0, const std::vector<int> *hosts = nullptr);
 
 } // namespace ucg::select

@@ -306,6 +306,14 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     }
     cost::AlphaBeta local =
         blocked ? cost::alpha_beta(topo_.link(0, ppn - 1)) : host_link;
+    // Hosts that do not hold consecutive ranks: each rank's host.
+    std::vector<int> hosts;
+    if (!blocked && ppn > 1) {
+        for (int r = 0; r < p; ++r) {
+            hosts.push_back(topo_.host_of(r));
+        }
+    }
+    const std::vector<int> *placement = hosts.empty() ? nullptr : &hosts;
     no_overlap(local);
     // Ring and chain only use the links r -> r+1, shared by the host's
     // ranks whose successor is remote. A ring's steps wait on each other
@@ -346,10 +354,10 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     }
     no_overlap(all_pairs);
     const cost::AlphaBeta *pairs = p > 1 ? &all_pairs : nullptr;
-    for (const FlatCost &f :
-         flat_costs(opts.collective, p, double(opts.bytes), world, ppn,
-                    &neighbour, opts.reduce_ns_per_byte, beta_max, &local,
-                    blocked ? ppn : 1, opts.root, pairs, host_peers)) {
+    for (const FlatCost &f : flat_costs(
+             opts.collective, p, double(opts.bytes), world, ppn, &neighbour,
+             opts.reduce_ns_per_byte, beta_max, &local, blocked ? ppn : 1,
+             opts.root, pairs, host_peers, placement)) {
         d.flat.push_back({f.algorithm, f.radix, f.segments, f.ns, "flat"});
     }
     std::stable_sort(d.flat.begin(), d.flat.end(),
@@ -425,7 +433,7 @@ Result<Decision> Selector::select_with(const RuleSet &user,
                 cost_input(opts.collective, p, double(opts.bytes), world, ppn,
                            &neighbour, opts.reduce_ns_per_byte, beta_max,
                            &local, blocked ? ppn : 1, opts.root, pairs,
-                           host_peers),
+                           host_peers, placement),
                 {d.chosen.radix, d.chosen.segments});
         }
     }
