@@ -62,25 +62,14 @@ ShapeCost shape_cost(Shape shape, int radix, int64_t n, double chunk_bytes,
     return {t, t};
 }
 
-algorithms::CostInput
-cost_input(Collective c, int64_t p, double s, const AlphaBeta &link,
-           int ranks_per_nic, const AlphaBeta *neighbour,
-           double reduce_ns_per_byte, double slowest_neighbour_beta,
-           const AlphaBeta *local, int64_t local_ranks, int root,
-           const AlphaBeta *all_pairs, int64_t host_peers,
-           const std::vector<int> *hosts)
+algorithms::CostInput cost_input(Collective c, int64_t p, double s,
+                                 const AlphaBeta &link, int ranks_per_nic,
+                                 const AlphaBeta *neighbour,
+                                 double reduce_ns_per_byte,
+                                 double slowest_neighbour_beta,
+                                 const AlphaBeta *local, int64_t local_ranks)
 {
     algorithms::CostInput in;
-    in.root = root;
-    in.host_peers = host_peers;
-    if (hosts != nullptr && !hosts->empty() &&
-        hosts->size() == static_cast<size_t>(p)) {
-        in.hosts = hosts;
-        in.num_hosts = *std::max_element(hosts->begin(), hosts->end()) + 1;
-    }
-    if (all_pairs != nullptr) {
-        in.all_pairs = *all_pairs;
-    }
     in.nranks = p;
     // A barrier moves no data, whatever the request's size.
     in.block_bytes = c == Collective::kBarrier ? 0 : s;
@@ -96,18 +85,20 @@ cost_input(Collective c, int64_t p, double s, const AlphaBeta &link,
     return in;
 }
 
-std::vector<FlatCost>
-flat_costs(Collective c, int64_t p, double s, const AlphaBeta &link,
-           int ranks_per_nic, const AlphaBeta *neighbour,
-           double reduce_ns_per_byte, double slowest_neighbour_beta,
-           const AlphaBeta *local, int64_t local_ranks, int root,
-           const AlphaBeta *all_pairs, int64_t host_peers,
-           const std::vector<int> *hosts)
+std::vector<FlatCost> flat_costs(Collective c, int64_t p, double s,
+                                 const AlphaBeta &link, int ranks_per_nic,
+                                 const AlphaBeta *neighbour,
+                                 double reduce_ns_per_byte,
+                                 double slowest_neighbour_beta,
+                                 const AlphaBeta *local, int64_t local_ranks)
 {
-    const algorithms::CostInput in =
-        cost_input(c, p, s, link, ranks_per_nic, neighbour, reduce_ns_per_byte,
-                   slowest_neighbour_beta, local, local_ranks, root, all_pairs,
-                   host_peers, hosts);
+    return flat_costs(c, cost_input(c, p, s, link, ranks_per_nic, neighbour,
+                                    reduce_ns_per_byte, slowest_neighbour_beta,
+                                    local, local_ranks));
+}
+
+std::vector<FlatCost> flat_costs(Collective c, const algorithms::CostInput &in)
+{
     std::vector<FlatCost> out;
     for (const algorithms::Algorithm &a : algorithms::registry()) {
         if (a.collective != c || !a.cost) {

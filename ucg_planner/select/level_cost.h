@@ -39,9 +39,7 @@ cost_input(plan::Collective c, int64_t nranks, double bytes,
            const cost::AlphaBeta &ab, int ranks_per_nic,
            const cost::AlphaBeta *neighbour, double reduce_ns_per_byte = 0,
            double slowest_neighbour_beta = 0,
-           const cost::AlphaBeta *local = nullptr, int64_t local_ranks = 1,
-           int root = 0, const cost::AlphaBeta *all_pairs = nullptr,
-           int64_t host_peers = 0, const std::vector<int> *hosts = nullptr);
+           const cost::AlphaBeta *local = nullptr, int64_t local_ranks = 1);
 
 /// The registry's flat algorithms for `c` over P ranks: each entry with a
 /// cost function (Algorithm::cost), at each radix it lists, costed with
@@ -52,18 +50,17 @@ cost_input(plan::Collective c, int64_t nranks, double bytes,
 /// `slowest_neighbour_beta` the slowest one's beta (a chain's pace).
 /// `reduce_ns_per_byte` (gamma) prices what the collectives with an
 /// operator combine. `local`, when given, is the link inside a host of
-/// `local_ranks` consecutive ranks (CostInput::local); `root` the
-/// collective's root (CostInput::root); `all_pairs` one rank's mean link
-/// to all the others (CostInput::all_pairs); `host_peers` the root's
-/// host's other ranks (CostInput::host_peers); `hosts` each rank's host
-/// where they do not hold consecutive ranks (CostInput::hosts).
+/// `local_ranks` consecutive ranks (CostInput::local).
 std::vector<FlatCost>
 flat_costs(plan::Collective c, int64_t nranks, double bytes,
            const cost::AlphaBeta &ab, int ranks_per_nic = 1,
            const cost::AlphaBeta *neighbour = nullptr,
            double reduce_ns_per_byte = 0, double slowest_neighbour_beta = 0,
-           const cost::AlphaBeta *local = nullptr, int64_t local_ranks = 1,
-           int root = 0, const cost::AlphaBeta *all_pairs = nullptr,
-           int64_t host_peers = 0, const std::vector<int> *hosts = nullptr);
+           const cost::AlphaBeta *local = nullptr, int64_t local_ranks = 1);
+
+/// The same for a cost input the caller completed (its root, placement,
+/// all-pairs link: CostInput).
+std::vector<FlatCost> flat_costs(plan::Collective c,
+                                 const algorithms::CostInput &in);
 
 } // namespace ucg::select

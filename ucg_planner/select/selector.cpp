@@ -306,14 +306,6 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     }
     cost::AlphaBeta local =
         blocked ? cost::alpha_beta(topo_.link(0, ppn - 1)) : host_link;
-    // Hosts that do not hold consecutive ranks: each rank's host.
-    std::vector<int> hosts;
-    if (!blocked && ppn > 1) {
-        for (int r = 0; r < p; ++r) {
-            hosts.push_back(topo_.host_of(r));
-        }
-    }
-    const std::vector<int> *placement = hosts.empty() ? nullptr : &hosts;
     no_overlap(local);
     // Ring and chain only use the links r -> r+1, shared by the host's
     // ranks whose successor is remote. A ring's steps wait on each other
@@ -353,11 +345,24 @@ Result<Decision> Selector::select_with(const RuleSet &user,
         all_pairs.gap_ns += l.gap_ns * share / (p - 1);
     }
     no_overlap(all_pairs);
-    const cost::AlphaBeta *pairs = p > 1 ? &all_pairs : nullptr;
-    for (const FlatCost &f : flat_costs(
-             opts.collective, p, double(opts.bytes), world, ppn, &neighbour,
-             opts.reduce_ns_per_byte, beta_max, &local, blocked ? ppn : 1,
-             opts.root, pairs, host_peers, placement)) {
+    algorithms::CostInput in = cost_input(
+        opts.collective, p, double(opts.bytes), world, ppn, &neighbour,
+        opts.reduce_ns_per_byte, beta_max, &local, blocked ? ppn : 1);
+    in.root = opts.root;
+    in.host_peers = host_peers;
+    if (p > 1) {
+        in.all_pairs = all_pairs;
+    }
+    // Hosts that do not hold consecutive ranks: each rank's host.
+    std::vector<int> hosts;
+    if (!blocked && ppn > 1) {
+        for (int r = 0; r < p; ++r) {
+            hosts.push_back(topo_.host_of(r));
+        }
+        in.hosts = &hosts;
+        in.num_hosts = topo_.num_hosts();
+    }
+    for (const FlatCost &f : flat_costs(opts.collective, in)) {
         d.flat.push_back({f.algorithm, f.radix, f.segments, f.ns, "flat"});
     }
     std::stable_sort(d.flat.begin(), d.flat.end(),
@@ -429,12 +434,8 @@ Result<Decision> Selector::select_with(const RuleSet &user,
             algorithms::find_algorithm(opts.collective, alg);
         if (a->cost && (rule->radix > 0 || rule->segments > 0 ||
                         rule->segment_bytes > 0)) {
-            d.chosen.predicted_ns = a->cost(
-                cost_input(opts.collective, p, double(opts.bytes), world, ppn,
-                           &neighbour, opts.reduce_ns_per_byte, beta_max,
-                           &local, blocked ? ppn : 1, opts.root, pairs,
-                           host_peers, placement),
-                {d.chosen.radix, d.chosen.segments});
+            d.chosen.predicted_ns =
+                a->cost(in, {d.chosen.radix, d.chosen.segments});
         }
     }
     d.request.radix = d.chosen.radix;
