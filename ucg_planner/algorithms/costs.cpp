@@ -34,10 +34,29 @@ double nic_queue(const CostInput &in)
 
 // `far` between hosts, and the host's own link for the steps among the
 // consecutive ranks of one host (CostInput::local_ranks; with 1 every
-// step is far).
+// step is far); in racks of consecutive ranks (CostInput::mid_ranks),
+// the rack's link for the steps inside one, its NIC shared as `far`'s.
 cost::Links links(const CostInput &in, const cost::AlphaBeta &far)
 {
-    return cost::Links(far, in.local, in.local_ranks);
+    cost::Links l(far, in.local, in.local_ranks);
+    if (in.mid_ranks > 0) {
+        const bool shared_nic = far.beta_ns_per_byte > in.link.beta_ns_per_byte;
+        l.mid = shared_nic ? in.mid.shared_by(in.ranks_per_nic) : in.mid;
+        l.mid_block = in.mid_ranks;
+    }
+    return l;
+}
+
+// The link between ranks u and v: their host's, their rack's (racks of
+// consecutive ranks) or `link`.
+const cost::AlphaBeta &pair_link(const CostInput &in, int64_t host_u,
+                                 int64_t host_v, int64_t u, int64_t v)
+{
+    if (host_u == host_v) {
+        return in.local;
+    }
+    return in.mid_ranks > 0 && u / in.mid_ranks == v / in.mid_ranks ? in.mid
+                                                                    : in.link;
 }
 
 double steps(const CostInput &in)
@@ -94,7 +113,12 @@ cost::AlphaBeta fan_in(cost::AlphaBeta ab, double c)
 
 cost::Links fan_in_links(const CostInput &in, double c)
 {
-    return cost::Links(fan_in(in.link, c), fan_in(in.local, c), in.local_ranks);
+    cost::Links l(fan_in(in.link, c), fan_in(in.local, c), in.local_ranks);
+    if (in.mid_ranks > 0) {
+        l.mid = fan_in(in.mid, c);
+        l.mid_block = in.mid_ranks;
+    }
+    return l;
 }
 
 // Cyclic shifts (Bruck, dissemination) of radix k: round j talks at
@@ -181,12 +205,12 @@ int64_t busiest_nic(const CostInput &in, int64_t first, int64_t last,
 // next two none; radix 4's first 14 of its 16, the second takes 24
 // issues.)
 double round_ns(const CostInput &in, int sends, int64_t nic, double m,
-                bool together)
+                bool together, const cost::AlphaBeta *far = nullptr)
 {
     if (nic == 0) {
         return in.local.fan_ns(sends, m);
     }
-    const cost::AlphaBeta &l = in.link;
+    const cost::AlphaBeta &l = far != nullptr ? *far : in.link;
     const double own = l.fan_ns(sends, m);
     return together ? l.message_ns(m) +
                           double(std::max<int64_t>(sends - 1, nic - 1)) *
@@ -243,7 +267,12 @@ double recursive_k_hosts(const CostInput &in, int k, double m,
                                   return n;
                               });
         }
-        t += round_ns(in, k - 1, nic, round_bytes(j), together);
+        // A round whose spans fit racks of consecutive ranks crosses only
+        // their switches.
+        const bool rack = blocks && in.mid_ranks > 0 && d * k <= in.mid_ranks &&
+                          in.mid_ranks % (d * k) == 0;
+        t += round_ns(in, k - 1, nic, round_bytes(j), together,
+                      rack ? &in.mid : nullptr);
         together = nic == 0;
     }
     if (pk < p) {
@@ -463,8 +492,9 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
     const bool known = in.hosts != nullptr;
     const cost::AlphaBeta &far = in.link;
     auto edge = [&](int64_t child) -> const cost::AlphaBeta & {
-        return host_of(in, child) == host_of(in, (child - 1) / 2) ? in.local
-                                                                  : far;
+        const int64_t parent = (child - 1) / 2;
+        return pair_link(in, host_of(in, child), host_of(in, parent), child,
+                         parent);
     };
     // The edges leaving host h (down: from its ranks to children
     // elsewhere; up: from its ranks to parents elsewhere). On hosts of
@@ -476,7 +506,7 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
         outs.assign(size_t(std::max<int64_t>(in.num_hosts, 1)), 0);
         ups = outs;
         for (int64_t v = 1; v < p; ++v) {
-            if (&edge(v) == &far) {
+            if (&edge(v) != &in.local) {
                 ++outs[size_t(host_of(in, (v - 1) / 2))];
                 ++ups[size_t(host_of(in, v))];
             }
@@ -509,11 +539,11 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
     for (int64_t v = p - 1; v > 0; v = (v - 1) / 2) {
         const int64_t from = host_of(in, down ? (v - 1) / 2 : v);
         const int sends = down && v % 2 == 0 ? 2 : 1;
-        t.fill +=
-            (!queues || &edge(v) == &in.local
-                 ? edge(v).fan_ns(sends, z)
-                 : round_ns(in, sends, leaving(from), z, !down && v == p - 1)) +
-            cpu;
+        t.fill += (!queues || &edge(v) == &in.local
+                       ? edge(v).fan_ns(sends, z)
+                       : round_ns(in, sends, leaving(from), z,
+                                  !down && v == p - 1, &edge(v))) +
+                  cpu;
     }
     const cost::AlphaBeta &own = b > 1 || known ? in.local : far;
     if (far.gap_ns < 0 || (!queues && in.ranks_per_nic > 1)) {

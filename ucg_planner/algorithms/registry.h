@@ -148,6 +148,11 @@ struct CostInput {
     // algorithms that count what leaves a host use it. Null: unknown.
     const std::vector<int> *hosts = nullptr;
     int64_t num_hosts = 1;
+    // Where hosts of consecutive ranks sit in racks of `mid_ranks`
+    // consecutive ranks (> 0): the link between two hosts of one rack
+    // (`link` is the one between racks).
+    cost::AlphaBeta mid;
+    int64_t mid_ranks = 0;
 };
 
 /* One variant of an algorithm: the parameters the selector passes on. */

@@ -81,6 +81,10 @@ struct Links {
     AlphaBeta far;
     AlphaBeta near;
     std::int64_t block = 1;
+    /// Where hosts sit in racks of `mid_block` consecutive ranks (> 0),
+    /// a span that divides the rack crosses only its switch: `mid`.
+    AlphaBeta mid;
+    std::int64_t mid_block = 0;
     std::vector<std::pair<std::int64_t, AlphaBeta>> spans;
 
     Links(const AlphaBeta &one) : far(one), near(one) {} // NOLINT: implicit
@@ -95,7 +99,12 @@ struct Links {
                 return ab;
             }
         }
-        return span <= block && block % span == 0 ? near : far;
+        if (span <= block && block % span == 0) {
+            return near;
+        }
+        return mid_block > 0 && span <= mid_block && mid_block % span == 0
+                   ? mid
+                   : far;
     }
 };
 

@@ -362,6 +362,29 @@ Result<Decision> Selector::select_with(const RuleSet &user,
         in.hosts = &hosts;
         in.num_hosts = topo_.num_hosts();
     }
+    // Hosts of consecutive ranks in racks of consecutive ranks (the level
+    // above hosts, with more than one domain): the link between two
+    // hosts of one rack.
+    const auto &levels = topo_.levels();
+    for (size_t i = 0; blocked && i + 1 < levels.size(); ++i) {
+        const topology::Level &up = levels[i + 1];
+        if (levels[i].kind != topology::LevelKind::kHost ||
+            up.domains.size() < 2) {
+            continue;
+        }
+        const int rack = p / int(up.domains.size());
+        bool racks = rack > ppn && p % rack == 0;
+        for (int r = 0; racks && r < p; ++r) {
+            racks = up.domain_of_rank[size_t(r)] ==
+                    up.domain_of_rank[size_t(r - r % rack)];
+        }
+        if (racks) {
+            in.mid = cost::alpha_beta(topo_.link(0, ppn));
+            no_overlap(in.mid);
+            in.mid_ranks = rack;
+        }
+        break;
+    }
     for (const FlatCost &f : flat_costs(opts.collective, in)) {
         d.flat.push_back({f.algorithm, f.radix, f.segments, f.ns, "flat"});
     }

@@ -82,8 +82,10 @@ TEST_CASE("the cost model goes hierarchical on a multi-level machine",
 TEST_CASE("user rules override the cost model", "[select]")
 {
     auto t = synth("racks=2,nodes=4,ppn=4");
+    // (A host level of chain makes the hierarchical bcast of 4 KiB dearer
+    // than a flat k-nomial one: the last rule keeps it hierarchical.)
     const char *rules = "allreduce:64k-inf:ring;bcast@host:0-inf:chain;"
-                        "bcast:0-1k:knomial:radix=4";
+                        "bcast:0-1k:knomial:radix=4;bcast:1k-inf:hierarchical";
     CHECK(pick(t, rules, Collective::kAllreduce, 1 << 20).chosen.algorithm ==
           "ring");
     CHECK(pick(t, rules, Collective::kAllreduce, 1024).chosen.algorithm !=
