@@ -171,6 +171,22 @@ std::vector<int> sampled_ranks(int n, int root)
     return others;
 }
 
+// Whether every aligned span of `block` consecutive ranks lies in one
+// domain (`domain_of`: rank -> domain).
+bool in_blocks(const std::vector<int> &domain_of, int block)
+{
+    const size_t p = domain_of.size();
+    if (block < 1 || p % size_t(block) != 0) {
+        return false;
+    }
+    for (size_t r = 0; r < p; ++r) {
+        if (domain_of[r] != domain_of[r - r % size_t(block)]) {
+            return false;
+        }
+    }
+    return true;
+}
+
 std::int64_t saturate(double bytes)
 {
     return bytes > 0x1p62 ? std::int64_t{1} << 62 : std::int64_t(bytes);
@@ -290,18 +306,17 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     }
     // Hosts of ppn consecutive ranks each: the algorithms' first rounds
     // (among aligned spans of ranks that divide ppn) stay inside a host.
-    bool blocked = topo_.num_hosts() > 1 && p % ppn == 0;
-    for (int r = 0; blocked && r < p; ++r) {
-        blocked = topo_.host_of(r) == topo_.host_of(r - r % ppn);
-    }
+    const bool blocked =
+        topo_.num_hosts() > 1 && in_blocks(topo_.host_of_rank(), ppn);
     // The root's host: its other ranks, over the host's link.
-    int64_t host_peers = 0;
+    const int root_host = topo_.host_of(opts.root);
+    const int64_t host_peers =
+        topo_.num_hosts() > 1 ? per_host[size_t(root_host)] - 1 : 0;
     cost::AlphaBeta host_link = world;
-    for (int q = 0; topo_.num_hosts() > 1 && q < p; ++q) {
-        if (q != opts.root && topo_.host_of(q) == topo_.host_of(opts.root)) {
-            if (host_peers++ == 0) {
-                host_link = cost::alpha_beta(topo_.link(opts.root, q));
-            }
+    for (int q = 0; host_peers > 0 && q < p; ++q) {
+        if (q != opts.root && topo_.host_of(q) == root_host) {
+            host_link = cost::alpha_beta(topo_.link(opts.root, q));
+            break;
         }
     }
     cost::AlphaBeta local =
@@ -354,12 +369,8 @@ Result<Decision> Selector::select_with(const RuleSet &user,
         in.all_pairs = all_pairs;
     }
     // Hosts that do not hold consecutive ranks: each rank's host.
-    std::vector<int> hosts;
     if (!blocked && ppn > 1) {
-        for (int r = 0; r < p; ++r) {
-            hosts.push_back(topo_.host_of(r));
-        }
-        in.hosts = &hosts;
+        in.hosts = &topo_.host_of_rank();
         in.num_hosts = topo_.num_hosts();
     }
     // Hosts of consecutive ranks in racks of consecutive ranks (the level
@@ -373,12 +384,7 @@ Result<Decision> Selector::select_with(const RuleSet &user,
             continue;
         }
         const int rack = p / int(up.domains.size());
-        bool racks = rack > ppn && p % rack == 0;
-        for (int r = 0; racks && r < p; ++r) {
-            racks = up.domain_of_rank[size_t(r)] ==
-                    up.domain_of_rank[size_t(r - r % rack)];
-        }
-        if (racks) {
+        if (rack > ppn && in_blocks(up.domain_of_rank, rack)) {
             in.mid = cost::alpha_beta(topo_.link(0, ppn));
             no_overlap(in.mid);
             in.mid_ranks = rack;

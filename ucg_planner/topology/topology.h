@@ -99,6 +99,7 @@ class Topology {
     /// Physical host and leaf switch of each rank (dense ids), whatever
     /// levels were merged: the simulator's NICs and uplinks.
     int host_of(int rank) const { return host_of_rank_[size_t(rank)]; }
+    const std::vector<int> &host_of_rank() const { return host_of_rank_; }
     int switch_of(int rank) const { return switch_of_rank_[size_t(rank)]; }
     int num_hosts() const { return nhosts_; }
     int num_switches() const { return nswitches_; }
