@@ -36,27 +36,14 @@ double nic_queue(const CostInput &in)
 // consecutive ranks of one host (CostInput::local_ranks; with 1 every
 // step is far); in racks of consecutive ranks (CostInput::mid_ranks),
 // the rack's link for the steps inside one, its NIC shared as `far`'s.
-cost::Links links(const CostInput &in, const cost::AlphaBeta &far)
+cost::Links links(const CostInput &in, bool shared_nic)
 {
-    cost::Links l(far, in.local, in.local_ranks);
+    cost::Links l(shared_nic ? shared(in) : in.link, in.local, in.local_ranks);
     if (in.mid_ranks > 0) {
-        const bool shared_nic = far.beta_ns_per_byte > in.link.beta_ns_per_byte;
         l.mid = shared_nic ? in.mid.shared_by(in.ranks_per_nic) : in.mid;
         l.mid_block = in.mid_ranks;
     }
     return l;
-}
-
-// The link between ranks u and v: their host's, their rack's (racks of
-// consecutive ranks) or `link`.
-const cost::AlphaBeta &pair_link(const CostInput &in, int64_t host_u,
-                                 int64_t host_v, int64_t u, int64_t v)
-{
-    if (host_u == host_v) {
-        return in.local;
-    }
-    return in.mid_ranks > 0 && u / in.mid_ranks == v / in.mid_ranks ? in.mid
-                                                                    : in.link;
 }
 
 double steps(const CostInput &in)
@@ -165,6 +152,24 @@ int64_t host_of(const CostInput &in, int64_t v)
     }
     const int64_t p = std::max<int64_t>(in.nranks, 1);
     return (*in.hosts)[size_t((v + in.root) % p)];
+}
+
+// Hosts that do not hold consecutive ranks (CostInput::hosts), with the
+// links' LogGP parts known: the counts run on the placement itself.
+bool scattered(const CostInput &in)
+{
+    return in.hosts != nullptr && placed(in);
+}
+
+// The link between ranks u and v: their host's, their rack's (racks of
+// consecutive ranks) or `link`.
+const cost::AlphaBeta &pair_link(const CostInput &in, int64_t u, int64_t v)
+{
+    if (host_of(in, u) == host_of(in, v)) {
+        return in.local;
+    }
+    return in.mid_ranks > 0 && u / in.mid_ranks == v / in.mid_ranks ? in.mid
+                                                                    : in.link;
 }
 
 template <typename FarSends>
@@ -295,10 +300,10 @@ double recursive_k_hosts(const CostInput &in, int k, double m,
 // each power-of-two span of the halving and doubling rounds its own:
 // the host's link where every pair at distance span/2 shares a host,
 // else `far` with the NIC shared by the busiest host's pairs that cross.
-cost::Links span_links(const CostInput &in, const cost::AlphaBeta &far)
+cost::Links span_links(const CostInput &in, bool shared_nic)
 {
-    cost::Links l = links(in, far);
-    if (in.hosts == nullptr || !placed(in)) {
+    cost::Links l = links(in, shared_nic);
+    if (!scattered(in)) {
         return l;
     }
     const int64_t pk = cost::largest_power(in.nranks, 2);
@@ -428,18 +433,18 @@ double knomial_placed(const CostInput &in, int radix,
 
 double knomial(const CostInput &in, Variant v)
 {
-    if (in.hosts != nullptr && placed(in)) {
+    if (scattered(in)) {
         return knomial_placed(in, v.radix, in.link, in.local, false);
     }
     return cost::knomial_bcast_ns(in.nranks, v.radix, in.block_bytes,
-                                  links(in, in.link));
+                                  links(in, false));
 }
 
 double knomial_in(const CostInput &in, Variant v)
 {
     const double c = combine(in, in.block_bytes);
     const double rounds = cost::knomial_rounds(in.nranks, v.radix) * c;
-    if (in.hosts != nullptr && placed(in)) {
+    if (scattered(in)) {
         return knomial_placed(in, v.radix, fan_in(in.link, c),
                               fan_in(in.local, c), true) +
                rounds;
@@ -492,9 +497,7 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
     const bool known = in.hosts != nullptr;
     const cost::AlphaBeta &far = in.link;
     auto edge = [&](int64_t child) -> const cost::AlphaBeta & {
-        const int64_t parent = (child - 1) / 2;
-        return pair_link(in, host_of(in, child), host_of(in, parent), child,
-                         parent);
+        return pair_link(in, child, (child - 1) / 2);
     };
     // The edges leaving host h (down: from its ranks to children
     // elsewhere; up: from its ranks to parents elsewhere). On hosts of
@@ -619,7 +622,7 @@ double scatter_allgather(const CostInput &in, Variant)
     // A binomial scatter of the P pieces, then a ring allgather of them
     // (its steps wait on each other around the ring: ring_step).
     const double p = double(in.nranks), s = in.block_bytes;
-    return cost::binomial_gather_ns(in.nranks, s / p, links(in, in.link)) +
+    return cost::binomial_gather_ns(in.nranks, s / p, links(in, false)) +
            (p - 1) * ring_step(in, s / p, 0);
 }
 
@@ -688,8 +691,8 @@ double rabenseifner_reduce(const CostInput &in, Variant)
     const int64_t pk = cost::largest_power(in.nranks, 2);
     const double p = double(pk), s = in.block_bytes;
     const cost::AlphaBeta far = shared(in);
-    return nic_queue(in) + cost::halving_ns(pk, s, span_links(in, far)) +
-           cost::halving_ns(pk, s, links(in, in.link)) +
+    return nic_queue(in) + cost::halving_ns(pk, s, span_links(in, true)) +
+           cost::halving_ns(pk, s, links(in, false)) +
            (pk < in.nranks ? far.alpha_ns + 2 * s * far.beta_ns_per_byte : 0) +
            combine(in, (p - 1) / p * s);
 }
@@ -697,7 +700,7 @@ double rabenseifner_reduce(const CostInput &in, Variant)
 double binomial_gather(const CostInput &in, Variant)
 {
     return cost::binomial_gather_ns(in.nranks, in.block_bytes,
-                                    links(in, in.link));
+                                    links(in, false));
 }
 
 double twice_linear(const CostInput &in, Variant v)
@@ -733,12 +736,13 @@ double recursive_k(const CostInput &in, Variant v)
     // k-1 blocks per round, and the fold's one.
     const double rounds = cost::knomial_rounds(in.nranks, v.radix);
     const double exchange =
-        placed(in) ? recursive_k_hosts(
-                         in, std::max(v.radix, 2), in.block_bytes,
-                         [&](int) { return in.block_bytes; }, in.block_bytes)
-                   : nic_queue(in) + cost::recursive_k_allreduce_ns(
-                                         in.nranks, v.radix, in.block_bytes,
-                                         links(in, shared(in)));
+        placed(in)
+            ? recursive_k_hosts(
+                  in, std::max(v.radix, 2), in.block_bytes,
+                  [&](int) { return in.block_bytes; }, in.block_bytes)
+            : nic_queue(in) + cost::recursive_k_allreduce_ns(in.nranks, v.radix,
+                                                             in.block_bytes,
+                                                             links(in, true));
     return exchange +
            combine(in, (rounds * (v.radix - 1) + 1) * in.block_bytes);
 }
@@ -755,7 +759,7 @@ double rabenseifner_allreduce(const CostInput &in, Variant)
     const double p = double(std::max<int64_t>(in.nranks, 1));
     return nic_queue(in) +
            cost::rabenseifner_allreduce_ns(in.nranks, in.block_bytes,
-                                           span_links(in, shared(in))) +
+                                           span_links(in, true)) +
            combine(in, (p - 1) / p * in.block_bytes);
 }
 
@@ -763,7 +767,7 @@ double dissemination(const CostInput &in, Variant v)
 {
     // Every rank sends k-1 messages each round, to ranks r + i k^j.
     const int fan = std::max(v.radix, 2) - 1;
-    if (in.hosts != nullptr && placed(in)) {
+    if (scattered(in)) {
         return shift_placed(in, v.radix, fan, [](int) { return 0.0; });
     }
     return nic_queue(in) + shift_rounds(in, v.radix, shared(in).fan_ns(fan, 0),
@@ -786,7 +790,7 @@ double ring_exchange(const CostInput &in, Variant)
 
 double bruck_allgather(const CostInput &in, Variant)
 {
-    if (in.hosts != nullptr && placed(in)) {
+    if (scattered(in)) {
         // Round j sends 2^j blocks, the last what is left.
         return shift_placed(in, 2, 1, [&](int j) {
             const double have = std::pow(2.0, j);
@@ -814,15 +818,15 @@ double recursive_k_allgather(const CostInput &in, Variant v)
             [&](int j) { return share * std::pow(double(k), j); },
             double(in.nranks - 1) * in.block_bytes);
     }
-    return nic_queue(in) +
-           cost::recursive_k_allgather_ns(in.nranks, v.radix, in.block_bytes,
-                                          links(in, shared(in)));
+    return nic_queue(in) + cost::recursive_k_allgather_ns(in.nranks, v.radix,
+                                                          in.block_bytes,
+                                                          links(in, true));
 }
 
 double bruck_alltoall(const CostInput &in, Variant)
 {
     const double half = in.block_bytes * double(in.nranks) / 2;
-    if (in.hosts != nullptr && placed(in)) {
+    if (scattered(in)) {
         return shift_placed(in, 2, 1, [&](int) { return half; });
     }
     return nic_queue(in) + shift_rounds(in, 2, shared(in).message_ns(half),
@@ -833,7 +837,7 @@ double halving_reduce_scatter(const CostInput &in, Variant)
 {
     return nic_queue(in) +
            cost::halving_reduce_scatter_ns(in.nranks, in.block_bytes,
-                                           span_links(in, shared(in))) +
+                                           span_links(in, true)) +
            combine(in, peers(in) * in.block_bytes);
 }
 
