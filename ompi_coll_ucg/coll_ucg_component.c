@@ -249,11 +249,24 @@ static ucs_status_t coll_ucg_oob_allgather(void *arg, const void *sendbuf,
     return rc == OMPI_SUCCESS ? UCS_OK : UCS_ERR_IO_ERROR;
 }
 
+/* UCG's waits run Open MPI's progress too: a peer may need this rank's
+ * pending point-to-point (or a previous module's nonblocking collective)
+ * before it joins. */
+static void coll_ucg_idle(void *arg)
+{
+    (void)arg;
+    opal_progress();
+}
+
 static ucg_context_h coll_ucg_context(void)
 {
     mca_coll_ucg_component_t *c = &mca_coll_ucg_component;
     if (c->ucg == NULL && !c->ucg_failed) {
-        ucs_status_t st = ucg_context_create(NULL, &c->ucg);
+        ucg_context_params_t p;
+        memset(&p, 0, sizeof(p));
+        p.field_mask = UCG_CONTEXT_PARAM_FIELD_IDLE;
+        p.idle = coll_ucg_idle;
+        ucs_status_t st = ucg_context_create(&p, &c->ucg);
         if (st != UCS_OK) {
             c->ucg = NULL;
             c->ucg_failed = 1;

@@ -13,7 +13,6 @@
 
 #include "opal/runtime/opal_progress.h"
 
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,26 +72,6 @@ static coll_ucg_cached_t *coll_ucg_cache_find(mca_coll_ucg_module_t *m,
     return victim;
 }
 
-/* Waits for a blocking collective while Open MPI's own progress runs too:
- * a peer may need this rank's pending point-to-point (or a previous
- * module's nonblocking collective) before it joins. Backs off with
- * sched_yield after a bounded spin. */
-static ucs_status_t coll_ucg_wait(ucg_coll_h h)
-{
-    for (unsigned i = 0;; ++i) {
-        ucs_status_t st = ucg_collective_test(h);
-        if (st != UCS_INPROGRESS) {
-            return st;
-        }
-        if ((i & 15) == 15) {
-            opal_progress();
-        }
-        if (i >= 1024) {
-            sched_yield();
-        }
-    }
-}
-
 static int coll_ucg_run_ex(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
                            int staged)
 {
@@ -137,7 +116,7 @@ static int coll_ucg_run_ex(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
     }
     st = ucg_collective_start(h);
     if (st == UCS_OK) {
-        st = coll_ucg_wait(h);
+        st = ucg_collective_wait(h);
     }
     if (!keep || st != UCS_OK) {
         ucg_collective_free(h);

@@ -416,19 +416,26 @@ ucs_status_t coll_test(ucg_coll_h c)
 ucs_status_t coll_wait(ucg_coll_h c)
 {
     // With more ranks than cores the peer we wait for may need this very
-    // core: yield on every round after a few. With a core each, spin (a
+    // core: yield after every poll that moved nothing (as Open MPI's
+    // progress does when oversubscribed), never after one that did (the
+    // next step's message may be there already). Spinning first lost on
+    // four ranks on two cores (decision 0018). With a core each, spin (a
     // message is often a few hundred ns away) and yield only now and then:
     // every yield hands a loaded core to another process for a whole time
     // slice, and a peer waiting on us then yields too.
+    ucg_context *ctx = c->group->ctx;
     const bool over = c->group->oversubscribed;
-    const unsigned spin = over ? 4 : 1024;
-    const unsigned every = over ? 1 : 64;
     for (unsigned spins = 0;; ++spins) {
+        const std::uint64_t before = c->inst->events();
         const ucs_status_t st = coll_test(c);
         if (st != UCS_INPROGRESS) {
             return st;
         }
-        if (spins >= spin && spins % every == 0) {
+        if (ctx->idle != nullptr && spins % 16 == 15) {
+            ctx->idle(ctx->idle_arg);
+        }
+        if (over ? c->inst->events() == before
+                 : spins >= 1024 && spins % 64 == 0) {
             sched_yield();
         }
     }

@@ -193,6 +193,10 @@ ucs_status_t context_create(const ucg_context_params_t *params,
         }
         ctx->timeout_sec = params->timeout_sec;
     }
+    if (mask & UCG_CONTEXT_PARAM_FIELD_IDLE) {
+        ctx->idle = params->idle;
+        ctx->idle_arg = params->idle_arg;
+    }
     if (mcast_wanted()) {
         ctx->mcast_api = load_mcast();
     }

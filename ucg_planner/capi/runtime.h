@@ -100,6 +100,8 @@ struct ucg_context {
     ucp_worker_h worker = nullptr;
     bool own_ucp = false;
     double timeout_sec = 30;
+    void (*idle)(void *) = nullptr; ///< the caller's progress, in waits
+    void *idle_arg = nullptr;
     OneToMany bcast, incast;
     /// ud_mcast (UCG_MCAST=1 and UCX_TLS allowing it), between hosts: an
     /// iface per device UCP opened it on, in UCP's order (lo among them).

@@ -38,7 +38,8 @@ ucs_status_t second_group(ucg_group_h, int, int, ucg_group_h *out)
 void run_ranks(int size, int hosts,
                const std::function<void(ucg_group_h, int)> &body,
                double timeout_sec, const char *tune,
-               const std::vector<int> &may_be_killed)
+               const std::vector<int> &may_be_killed,
+               const ucg_context_params_t *context_params)
 {
     std::unique_ptr<launch::Board> board(launch::Board::create(size, 4096));
     REQUIRE(board != nullptr);
@@ -48,7 +49,7 @@ void run_ranks(int size, int hosts,
     opts.may_be_killed = may_be_killed;
     const auto result = ucg_test::run_fork_ranks(opts, [&](int rank) {
         ucg_context_h ctx;
-        UCG_CHECK(ucg_context_create(nullptr, &ctx) == UCS_OK);
+        UCG_CHECK(ucg_context_create(context_params, &ctx) == UCS_OK);
         launch::BoardOob oob{board.get(), rank};
         const std::string host = "host" + std::to_string(rank % hosts);
         ucg_group_params_t p{};

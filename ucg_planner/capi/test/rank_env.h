@@ -16,7 +16,8 @@ namespace ucg::test {
 void run_ranks(int size, int hosts,
                const std::function<void(ucg_group_h, int)> &body,
                double timeout_sec = 120, const char *tune = nullptr,
-               const std::vector<int> &may_be_killed = {});
+               const std::vector<int> &may_be_killed = {},
+               const ucg_context_params_t *context_params = nullptr);
 
 /// Creates a group on `size` forked ranks of one host; true when every
 /// rank's creation returned `expect` (a group made is destroyed).

@@ -196,6 +196,41 @@ TEST_CASE("a collective in flight is busy", "[ucg][fork]")
     });
 }
 
+namespace {
+int g_idle_calls = 0; // per forked rank
+} // namespace
+
+TEST_CASE("ucg_collective_wait runs the context's idle callback while it "
+          "waits",
+          "[ucg][fork]")
+{
+    // An MPI library passes its own progress: a peer may need this rank's
+    // other traffic before it joins.
+    ucg_context_params_t cp{};
+    cp.field_mask = UCG_CONTEXT_PARAM_FIELD_IDLE;
+    cp.idle = [](void *arg) { ++*static_cast<int *>(arg); };
+    cp.idle_arg = &g_idle_calls;
+    run_ranks(
+        2, 1,
+        [](ucg_group_h g, int rank) {
+            int in[4] = {rank + 1, 2, 3, 4}, out[4] = {};
+            ucg_coll_args_t a = allreduce(in, out, 4);
+            ucg_coll_h h;
+            UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+            oob_barrier();
+            g_idle_calls = 0;
+            if (rank == 1) {
+                ::usleep(20000); // rank 0 waits for it
+            }
+            UCG_CHECK(ucg_collective_start(h) == UCS_OK);
+            UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
+            UCG_CHECK(out[0] == 3 && out[3] == 8);
+            UCG_CHECK(rank == 1 || g_idle_calls > 0);
+            ucg_collective_free(h);
+        },
+        120, nullptr, {}, &cp);
+}
+
 TEST_CASE("a member killed mid-collective fails the others in bounded time",
           "[ucg][fork]")
 {

@@ -51,7 +51,8 @@ typedef struct ucg_coll *ucg_coll_h;       /**< An initialized collective */
 enum ucg_context_params_field {
     UCG_CONTEXT_PARAM_FIELD_UCP_CONTEXT = UCS_BIT(0), /**< ucp_context */
     UCG_CONTEXT_PARAM_FIELD_UCP_WORKER = UCS_BIT(1),  /**< ucp_worker */
-    UCG_CONTEXT_PARAM_FIELD_TIMEOUT = UCS_BIT(2)      /**< timeout_sec */
+    UCG_CONTEXT_PARAM_FIELD_TIMEOUT = UCS_BIT(2),     /**< timeout_sec */
+    UCG_CONTEXT_PARAM_FIELD_IDLE = UCS_BIT(3)         /**< idle, idle_arg */
 };
 
 /** Context parameters; all optional. */
@@ -68,6 +69,12 @@ typedef struct ucg_context_params {
     /** Seconds a collective may make no progress before its members are
      *  checked and it fails (default: UCG_TIMEOUT, else 30). */
     double timeout_sec;
+    /** Called by ucg_collective_wait every 16 polls that found the
+     *  collective unfinished: the caller's own progress (an MPI library's,
+     *  so a peer that waits for this rank's other traffic gets it). It may
+     *  yield the CPU, progress UCG and test collectives, not wait for one. */
+    void (*idle)(void *idle_arg);
+    void *idle_arg; /**< Passed to idle */
 } ucg_context_params_t;
 
 /**
@@ -293,8 +300,10 @@ UCG_API ucs_status_t ucg_collective_start(ucg_coll_h coll) UCG_NOEXCEPT;
  */
 UCG_API ucs_status_t ucg_collective_test(ucg_coll_h coll) UCG_NOEXCEPT;
 
-/** Progresses until the collective is complete or failed (backing off
- *  after a bounded spin); returns as ucg_collective_test. */
+/** Progresses until the collective is complete or failed, backing off
+ *  after a bounded spin (where the group's ranks outnumber the cores,
+ *  after every poll that moved nothing), and calls the context's idle
+ *  callback every 16 polls; returns as ucg_collective_test. */
 UCG_API ucs_status_t ucg_collective_wait(ucg_coll_h coll) UCG_NOEXCEPT;
 
 /** Frees a collective that is not in flight (a failed one may be freed). */
