@@ -269,10 +269,13 @@ Result<Decision> Selector::select_with(const RuleSet &user,
                     std::to_string(p - 1));
     }
     const auto parts = topo_.hierarchy({opts.root, false});
-    // Oversubscribed, every point-to-point message waits for its peer to
-    // be scheduled, and one one-to-many op wakes the whole group at once:
-    // its fixed cost is one message's, not more (np=4 on 2 cores: barrier
-    // 6.4 us through shm, 10.2 by recursive doubling).
+    // Oversubscribed (decision 0018), a rank that waits yields its core:
+    // each dependent step waits for the peers' turns on the cores (a
+    // scheduling turn more per alpha), while the messages of one step
+    // still overlap; two or more ranks share each core's copies (twice
+    // the time per byte). One one-to-many op wakes the whole group at
+    // once: one message's fixed cost, and its root reads every member's
+    // slot in the one turn (no overhead per slot).
     algorithms::ChannelLimits shm_bcast = opts.shm_bcast;
     algorithms::ChannelLimits shm_incast = opts.shm_incast;
     if (opts.oversubscribed) {
@@ -282,17 +285,20 @@ Result<Decision> Selector::select_with(const RuleSet &user,
         level_infos(topo_, parts, shm_bcast, shm_incast,
                     opts.reduce_ns_per_byte, opts.copy_ns_per_byte, opts.mcast);
     cost::AlphaBeta world = cost::alpha_beta(topo_.levels().back().link);
-    // Oversubscribed: no LogGP overlap between a rank's messages.
-    auto no_overlap = [&](cost::AlphaBeta &ab) {
+    auto take_turns = [&](cost::AlphaBeta &ab) {
         if (opts.oversubscribed) {
-            ab.gap_ns = -1;
+            ab.alpha_ns += kSchedulingTurnNs;
+            ab.beta_ns_per_byte *= 2;
         }
     };
-    no_overlap(world);
+    take_turns(world);
     for (detail::LevelInfo &li : infos) {
         for (cost::AlphaBeta *ab :
              {&li.ab, &li.shm_up, &li.shm_down, &li.mcast_down}) {
-            no_overlap(*ab);
+            take_turns(*ab);
+        }
+        if (opts.oversubscribed) {
+            li.shm_up.overhead_ns = 0;
         }
     }
     std::vector<int> per_host(size_t(topo_.num_hosts()), 0);
@@ -321,7 +327,7 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     }
     cost::AlphaBeta local =
         blocked ? cost::alpha_beta(topo_.link(0, ppn - 1)) : host_link;
-    no_overlap(local);
+    take_turns(local);
     // Ring and chain only use the links r -> r+1, shared by the host's
     // ranks whose successor is remote. A ring's steps wait on each other
     // all around the ring: the links' means; a chain's segments follow at
@@ -346,7 +352,7 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     }
     cost::AlphaBeta neighbour{alpha_sum / p, beta_sum / p, o_sum / p,
                               g_sum / p};
-    no_overlap(neighbour);
+    take_turns(neighbour);
     // The exchanges that talk to every peer: rank 0's links to all the
     // others, a remote one's gap and bytes shared by its host's ranks.
     cost::AlphaBeta all_pairs{0, 0, 0, 0};
@@ -359,7 +365,7 @@ Result<Decision> Selector::select_with(const RuleSet &user,
         all_pairs.overhead_ns += l.overhead_ns / (p - 1);
         all_pairs.gap_ns += l.gap_ns * share / (p - 1);
     }
-    no_overlap(all_pairs);
+    take_turns(all_pairs);
     algorithms::CostInput in = cost_input(
         opts.collective, p, double(opts.bytes), world, ppn, &neighbour,
         opts.reduce_ns_per_byte, beta_max, &local, blocked ? ppn : 1);
@@ -386,7 +392,7 @@ Result<Decision> Selector::select_with(const RuleSet &user,
         const int rack = p / int(up.domains.size());
         if (rack > ppn && in_blocks(up.domain_of_rank, rack)) {
             in.mid = cost::alpha_beta(topo_.link(0, ppn));
-            no_overlap(in.mid);
+            take_turns(in.mid);
             in.mid_ranks = rack;
         }
         break;

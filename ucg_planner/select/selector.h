@@ -49,6 +49,10 @@ struct Decision {
 
 inline constexpr double kDefaultReduceNsPerByte = 0.03;
 inline constexpr double kDefaultCopyNsPerByte = 0.03;
+/// What a dependent step adds where ranks outnumber the cores: the wait
+/// for the peers' turns (four ranks on two cores here: one step of three
+/// messages 4.4-5.3 us, two steps 5.6-5.7, perftest/RESULTS.md).
+inline constexpr double kSchedulingTurnNs = 1000;
 
 struct SelectOptions {
     plan::Collective collective = plan::Collective::kBcast;
@@ -74,11 +78,10 @@ struct SelectOptions {
     /// here, perftest/reduce/RESULTS.md): what staging through scratch
     /// adds to a plan.
     double copy_ns_per_byte = kDefaultCopyNsPerByte;
-    /// More ranks than CPUs on a host (the runtime knows): a rank's
-    /// back-to-back messages to different peers do not overlap (the
-    /// peers take turns on the CPUs), so the model prices every message
-    /// a whole alpha (the alpha-beta forms, AlphaBeta::gap_ns < 0) and a
-    /// shm root's slots no per-slot overhead.
+    /// More ranks than CPUs on a host (the runtime knows): a rank that
+    /// waits yields its core, so every dependent step also waits for its
+    /// peers' turns on the cores (kSchedulingTurnNs more per alpha);
+    /// the messages of one step still overlap.
     bool oversubscribed = false;
 };
 
