@@ -208,8 +208,8 @@ void add_options(CLI::App &app, Options &o)
 
     app.add_flag("--oversubscribed", o.oversubscribed,
                  "select for ranks that share CPUs (as the runtime does when "
-                 "a host has more ranks than cores): no message overlaps "
-                 "another");
+                 "a host has more ranks than cores): each step waits a "
+                 "scheduling turn, bytes cost twice");
 
     print
         ->add_option_function<int>(
