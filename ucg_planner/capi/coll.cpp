@@ -426,7 +426,8 @@ ucs_status_t coll_wait(ucg_coll_h c)
     ucg_context *ctx = c->group->ctx;
     const bool over = c->group->oversubscribed;
     for (unsigned spins = 0;; ++spins) {
-        const std::uint64_t before = c->inst->events();
+        // (A trivial collective has no instance: it completes at once.)
+        const std::uint64_t before = c->inst ? c->inst->events() : 0;
         const ucs_status_t st = coll_test(c);
         if (st != UCS_INPROGRESS) {
             return st;
