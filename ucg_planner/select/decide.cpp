@@ -348,6 +348,7 @@ std::string exchange_top(Collective c, const std::vector<LevelInfo> &infos,
 /// rank's P blocks up, the leaders send each other g^2 m, and scatter P
 /// blocks down to every rank.
 double exchange_extra_ns(Collective c, const std::vector<LevelInfo> &infos,
+                         const std::vector<algorithms::LevelChoice> &per_level,
                          double m, const std::string &top)
 {
     if (infos.empty()) {
@@ -360,8 +361,21 @@ double exchange_extra_ns(Collective c, const std::vector<LevelInfo> &infos,
     double edges = 0; // one pass of the gather edges below the top
     for (size_t l = 0; l + 1 < infos.size(); ++l) {
         const double held = p / infos[l].participants * m;
-        edges += gather_level_ns(infos[l], 2,
-                                 c == Collective::kAlltoall ? held * p : held);
+        const double moved = c == Collective::kAlltoall ? held * p : held;
+        // The edges follow the level's shape (algorithms/hier_gather.cpp):
+        // a star where linear, a k-nomial tree, else radix 2; allgather's
+        // shm levels gather by incast.
+        const algorithms::LevelChoice how =
+            per_level.empty() ? algorithms::LevelChoice{Shape::kKnomial, 2}
+                              : per_level[std::min(l, per_level.size() - 1)];
+        if (how.shape == Shape::kShm && c == Collective::kAllgather) {
+            edges += incast_level_ns(infos[l], moved);
+            continue;
+        }
+        const int k = how.shape == Shape::kLinear    ? infos[l].max_group
+                      : how.shape == Shape::kKnomial ? how.radix
+                                                     : 2;
+        edges += gather_level_ns(infos[l], std::max(k, 2), moved);
     }
     const double ab_top = t.ab.alpha_ns;
     const double beta = t.ab.beta_ns_per_byte;
@@ -523,7 +537,7 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
     d.request.top = exchange_top(c, infos, d.request.top);
     d.chosen.predicted_ns =
         reduction_beside_ring(c, infos, s, best, d.request.segments) +
-        exchange_extra_ns(c, infos, s, d.request.top);
+        exchange_extra_ns(c, infos, d.request.per_level, s, d.request.top);
     return {};
 }
 

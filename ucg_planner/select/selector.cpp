@@ -314,6 +314,29 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     // (among aligned spans of ranks that divide ppn) stay inside a host.
     const bool blocked =
         topo_.num_hosts() > 1 && in_blocks(topo_.host_of_rank(), ppn);
+    // Hosts that are not blocks of ranks, under racks: a message between
+    // two hosts crosses only their rack's switch or the top one as the
+    // placement has it. Price it at the mean over the other hosts' links
+    // from host 0 (the rack link for as many as share host 0's rack).
+    if (!blocked && topo_.num_hosts() > 1 && topo_.levels().size() > 2) {
+        std::vector<int> first(size_t(topo_.num_hosts()), -1);
+        for (int r = 0; r < p; ++r) {
+            int &f = first[size_t(topo_.host_of(r))];
+            f = f < 0 ? r : f;
+        }
+        cost::AlphaBeta mean{0, 0, 0, 0};
+        const double others = double(topo_.num_hosts() - 1);
+        for (size_t h = 1; h < first.size(); ++h) {
+            const cost::AlphaBeta l =
+                cost::alpha_beta(topo_.link(first[0], first[h]));
+            mean.alpha_ns += l.alpha_ns / others;
+            mean.beta_ns_per_byte += l.beta_ns_per_byte / others;
+            mean.overhead_ns += l.overhead_ns / others;
+            mean.gap_ns += l.gap_ns / others;
+        }
+        take_turns(mean);
+        world = mean;
+    }
     // The root's host: its other ranks, over the host's link.
     const int root_host = topo_.host_of(opts.root);
     const int64_t host_peers =
