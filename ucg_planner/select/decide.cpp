@@ -412,9 +412,13 @@ double exchange_extra_ns(Collective c, const std::vector<LevelInfo> &infos,
 /// piece, while the levels below still reduce the later segments (the
 /// simulator's critical path: the ring's first steps wait on the first
 /// reduced chunks only): the longer of the two, and a segment of the
-/// shorter to fill. Other collectives: the levels' time as it is.
+/// shorter to fill. Where levels below the top cross hosts too (racks),
+/// a top leader takes their chunks and the ring's pieces through one NIC
+/// (`nic_ns`: those levels' NIC time): the two add there. Other
+/// collectives: the levels' time as it is.
 double reduction_beside_ring(Collective c, const std::vector<LevelInfo> &infos,
-                             double m, double levels_ns, int segments)
+                             double m, double levels_ns, int segments,
+                             double nic_ns)
 {
     if (c != Collective::kReduceScatter || infos.empty()) {
         return levels_ns;
@@ -425,8 +429,12 @@ double reduction_beside_ring(Collective c, const std::vector<LevelInfo> &infos,
     const double ring =
         (n - 1) * (t.ab.alpha_ns +
                    g * m * (t.ab.beta_ns_per_byte + t.reduce_ns_per_byte));
-    return std::max(levels_ns, ring) +
-           std::min(levels_ns, ring) / double(std::max(segments, 1));
+    const double ring_nic =
+        t.one_host ? 0 : (n - 1) * g * m * t.ab.beta_ns_per_byte;
+    return std::max(std::max(levels_ns, ring) +
+                        std::min(levels_ns, ring) /
+                            double(std::max(segments, 1)),
+                    nic_ns + ring_nic + t.ab.alpha_ns);
 }
 
 /// The hierarchical plan: per-level shapes and a segment count for
@@ -479,6 +487,7 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
             int(std::max(1.0, std::ceil(s / double(whole->segment_bytes))));
     }
     double best = std::numeric_limits<double>::infinity();
+    double best_nic = 0; // the levels' NIC time below the top, at best
     for (int nc = fixed_c ? fixed_c : 1; nc <= (fixed_c ? fixed_c : max_c);
          nc *= 2) {
         const double b = level_bytes / nc;
@@ -515,6 +524,7 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
         double t = lat + (nc - 1) * std::max(stage, nic);
         if (t < best) {
             best = t;
+            best_nic = nc * nic;
             d.levels.clear();
             d.request.per_level.clear();
             d.request.top = "knomial";
@@ -536,7 +546,7 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
     d.chosen.segments = d.request.segments;
     d.request.top = exchange_top(c, infos, d.request.top);
     d.chosen.predicted_ns =
-        reduction_beside_ring(c, infos, s, best, d.request.segments) +
+        reduction_beside_ring(c, infos, s, best, d.request.segments, best_nic) +
         exchange_extra_ns(c, infos, d.request.per_level, s, d.request.top);
     return {};
 }
