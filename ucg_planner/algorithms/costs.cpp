@@ -365,7 +365,8 @@ double direct_exchange(const CostInput &in, Variant)
 // A root's fan to or from its host's other ranks (over `local`, its own
 // port) beside the others (over `link`, its host's NIC): the longer.
 double root_fan(const CostInput &in, const cost::AlphaBeta &near,
-                const cost::AlphaBeta &far, double c)
+                const cost::AlphaBeta &far, double c,
+                const cost::AlphaBeta &mid)
 {
     if (in.nranks <= 1) {
         return 0;
@@ -374,12 +375,25 @@ double root_fan(const CostInput &in, const cost::AlphaBeta &near,
     const int64_t n = std::clamp<int64_t>(in.host_peers, 0, in.nranks - 1),
                   f = in.nranks - 1 - n;
     const double local = n > 0 ? near.fan_ns(double(n), s) : 0;
-    return std::max(local, f > 0 ? far.fan_ns(double(f), s) : 0) + c;
+    // Racks of consecutive ranks: the root's rack-mates on other hosts
+    // cross only the rack's switch, through the same NIC port as the
+    // rest (its issues are the mean of the two links').
+    const int64_t fm =
+        in.mid_ranks > 0 ? std::clamp<int64_t>(in.mid_ranks - 1 - n, 0, f) : 0;
+    double remote = 0;
+    if (f > 0) {
+        const double issue =
+            (double(fm) * mid.issue_ns(s) + double(f - fm) * far.issue_ns(s)) /
+            double(f);
+        remote = (f > fm ? far.message_ns(s) : mid.message_ns(s)) +
+                 double(f - 1) * issue;
+    }
+    return std::max(local, remote) + c;
 }
 
 double linear(const CostInput &in, Variant)
 {
-    return root_fan(in, in.local, in.link, 0);
+    return root_fan(in, in.local, in.link, 0, in.mid);
 }
 
 double linear_in(const CostInput &in, Variant)
@@ -387,7 +401,7 @@ double linear_in(const CostInput &in, Variant)
     // The root combines every other rank's block as it lands.
     const double c = combine(in, in.block_bytes);
     return root_fan(in, fan_in(in.local, c), fan_in(in.link, c),
-                    in.nranks > 1 ? c : 0);
+                    in.nranks > 1 ? c : 0, fan_in(in.mid, c));
 }
 
 namespace {
