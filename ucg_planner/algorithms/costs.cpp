@@ -22,6 +22,12 @@ cost::AlphaBeta shared(const CostInput &in)
     return in.link.shared_by(in.ranks_per_nic);
 }
 
+// The rack's switch link (racks of consecutive ranks), shared as shared().
+cost::AlphaBeta shared_mid(const CostInput &in)
+{
+    return in.mid.shared_by(in.ranks_per_nic);
+}
+
 // Where a host's ranks all send at once, the last waits once behind the
 // others' gaps at the NIC; after that they stay staggered (the bytes of
 // every round still queue: shared()).
@@ -114,16 +120,28 @@ cost::Links fan_in_links(const CostInput &in, double c)
 // cross for a few ranks each, and one rank's chain back through them
 // crosses at most once (the host boundaries are local_ranks apart). The
 // critical path: `far` for the wide rounds and one narrow round, `near`
-// for the other narrow ones.
-double shift_rounds(const CostInput &in, int radix, double far, double near)
+// for the other narrow ones. In racks of mid_ranks consecutive ranks
+// (`mid`: a round's cost over the rack's switch) the rounds at distances
+// from a host up to a rack cross hosts inside racks, and the chain back
+// through them and the narrow ones crosses a rack boundary at most once:
+// one of them `far`, the others `mid`.
+double shift_rounds(const CostInput &in, int radix, double far, double near,
+                    double mid)
 {
     const int k = std::max(radix, 2);
     const int rounds = cost::knomial_rounds(in.nranks, k);
-    int narrow = 0;
-    for (int64_t d = 1; narrow < rounds && d < in.local_ranks; d *= k) {
+    int narrow = 0, middle = 0;
+    int64_t d = 1;
+    for (; narrow < rounds && d < in.local_ranks; d *= k) {
         ++narrow;
     }
-    return double(rounds - narrow + (narrow > 0 ? 1 : 0)) * far +
+    for (; in.mid_ranks > 0 && narrow + middle < rounds && d < in.mid_ranks;
+         d *= k) {
+        ++middle;
+    }
+    const int between = middle + (narrow > 0 ? 1 : 0); // cross hosts
+    return double(rounds - narrow - middle) * far +
+           (between > 0 ? far + double(between - 1) * mid : 0) +
            double(std::max(narrow - 1, 0)) * near;
 }
 
@@ -810,7 +828,8 @@ double dissemination(const CostInput &in, Variant v)
         return shift_placed(in, v.radix, fan, [](int) { return 0.0; });
     }
     return nic_queue(in) + shift_rounds(in, v.radix, shared(in).fan_ns(fan, 0),
-                                        in.local.fan_ns(fan, 0));
+                                        in.local.fan_ns(fan, 0),
+                                        shared_mid(in).fan_ns(fan, 0));
 }
 
 double pairwise_exchange(const CostInput &in, Variant)
@@ -837,7 +856,9 @@ double bruck_allgather(const CostInput &in, Variant)
         });
     }
     const cost::AlphaBeta ab = shared(in);
-    return nic_queue(in) + shift_rounds(in, 2, ab.alpha_ns, in.local.alpha_ns) +
+    return nic_queue(in) +
+           shift_rounds(in, 2, ab.alpha_ns, in.local.alpha_ns,
+                        shared_mid(in).alpha_ns) +
            double(std::max<int64_t>(in.nranks - 1, 0)) * in.block_bytes *
                ab.beta_ns_per_byte;
 }
@@ -869,7 +890,8 @@ double bruck_alltoall(const CostInput &in, Variant)
         return shift_placed(in, 2, 1, [&](int) { return half; });
     }
     return nic_queue(in) + shift_rounds(in, 2, shared(in).message_ns(half),
-                                        in.local.message_ns(half));
+                                        in.local.message_ns(half),
+                                        shared_mid(in).message_ns(half));
 }
 
 double halving_reduce_scatter(const CostInput &in, Variant)

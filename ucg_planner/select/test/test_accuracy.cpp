@@ -259,6 +259,30 @@ TEST_CASE("racks of hosts in any order: forced algorithms are priced within "
     }
 }
 
+TEST_CASE("racks of consecutive hosts: Bruck's rounds inside racks cross "
+          "their switches",
+          "[accuracy]")
+{
+    // Along one rank's chain back through the rounds at distances inside
+    // a rack, the rack boundary is crossed once: those rounds are priced
+    // on the rack's switch but one. Before, every round between hosts
+    // was priced at the top link, and the default alltoall of 8 B took
+    // the hierarchical plan (12.0 us simulated) over Bruck (10.9).
+    auto made = topology::make_synthetic("racks=2,nodes=4,ppn=8");
+    REQUIRE(made.ok());
+    auto chosen = Selector(*made, {}).select(options(Collective::kAlltoall, 8));
+    REQUIRE(chosen.ok());
+    auto set = parse_rules("alltoall:0-inf:bruck", "UCG_TUNE");
+    REQUIRE(set.ok());
+    auto bruck = Selector(*made, std::move(set).value())
+                     .select(options(Collective::kAlltoall, 8));
+    REQUIRE(bruck.ok());
+    const double best = simulate_ns(*made, *bruck);
+    INFO("chosen " << chosen->chosen.algorithm);
+    CHECK(simulate_ns(*made, *chosen) <= 1.10 * best);
+    CHECK(within(bruck->chosen.predicted_ns / best, 0.9, 1.1));
+}
+
 TEST_CASE("default within 10% of the best: one machine by hand", "[.sweep]")
 {
     const char *one = std::getenv("UCG_SWEEP_TOPO");
