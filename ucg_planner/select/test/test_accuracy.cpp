@@ -147,6 +147,26 @@ void sweep(const std::string &text, const std::vector<uint64_t> &sizes,
     }
 }
 
+// The decision a tune rule forces on a machine.
+Decision forced(const topology::Topology &t, const char *rule,
+                const SelectOptions &o)
+{
+    auto set = parse_rules(rule, "UCG_TUNE");
+    REQUIRE(set.ok());
+    auto d = Selector(t, std::move(set).value()).select(o);
+    REQUIRE(d.ok());
+    return *d;
+}
+
+// A forced decision's prediction is within 25% of its simulation.
+void check_forced(const topology::Topology &t, const char *rule,
+                  const SelectOptions &o)
+{
+    const Decision d = forced(t, rule, o);
+    const double pred = d.chosen.predicted_ns / simulate_ns(t, d);
+    INFO("predicted / simulated " << pred);
+    CHECK(within(pred, 0.75, 1.25));
+}
 } // namespace
 
 // The 100- and 256-rank machines take minutes to simulate every variant
@@ -191,16 +211,9 @@ TEST_CASE("the order-preserving reduce is priced for its root", "[accuracy]")
     for (int root : {0, 5, 32, 63}) {
         for (uint64_t bytes : {uint64_t{8}, uint64_t{64} << 10}) {
             INFO("root " << root << ", " << bytes << " B");
-            auto set =
-                parse_rules("reduce:0-inf:ordered_knomial:radix=4", "UCG_TUNE");
-            REQUIRE(set.ok());
             SelectOptions o = options(Collective::kReduce, bytes);
             o.root = root;
-            auto d = Selector(*made, std::move(set).value()).select(o);
-            REQUIRE(d.ok());
-            const double pred = d->chosen.predicted_ns / simulate_ns(*made, *d);
-            INFO("predicted / simulated " << pred);
-            CHECK(within(pred, 0.75, 1.25));
+            check_forced(*made, "reduce:0-inf:ordered_knomial:radix=4", o);
         }
     }
 }
@@ -248,14 +261,7 @@ TEST_CASE("racks of hosts in any order: forced algorithms are priced within "
         INFO(k.topo << ": " << k.rule << " at " << k.bytes << " B");
         auto made = topology::make_synthetic(k.topo);
         REQUIRE(made.ok());
-        auto set = parse_rules(k.rule, "UCG_TUNE");
-        REQUIRE(set.ok());
-        auto d = Selector(*made, std::move(set).value())
-                     .select(options(k.c, k.bytes));
-        REQUIRE(d.ok());
-        const double pred = d->chosen.predicted_ns / simulate_ns(*made, *d);
-        INFO("predicted / simulated " << pred);
-        CHECK(within(pred, 0.75, 1.25));
+        check_forced(*made, k.rule, options(k.c, k.bytes));
     }
 }
 
@@ -272,15 +278,12 @@ TEST_CASE("racks of consecutive hosts: Bruck's rounds inside racks cross "
     REQUIRE(made.ok());
     auto chosen = Selector(*made, {}).select(options(Collective::kAlltoall, 8));
     REQUIRE(chosen.ok());
-    auto set = parse_rules("alltoall:0-inf:bruck", "UCG_TUNE");
-    REQUIRE(set.ok());
-    auto bruck = Selector(*made, std::move(set).value())
-                     .select(options(Collective::kAlltoall, 8));
-    REQUIRE(bruck.ok());
-    const double best = simulate_ns(*made, *bruck);
+    const Decision bruck = forced(*made, "alltoall:0-inf:bruck",
+                                  options(Collective::kAlltoall, 8));
+    const double best = simulate_ns(*made, bruck);
     INFO("chosen " << chosen->chosen.algorithm);
     CHECK(simulate_ns(*made, *chosen) <= 1.10 * best);
-    CHECK(within(bruck->chosen.predicted_ns / best, 0.9, 1.1));
+    CHECK(within(bruck.chosen.predicted_ns / best, 0.9, 1.1));
 }
 
 TEST_CASE("default within 10% of the best: one machine by hand", "[.sweep]")
