@@ -192,6 +192,27 @@ std::int64_t saturate(double bytes)
     return bytes > 0x1p62 ? std::int64_t{1} << 62 : std::int64_t(bytes);
 }
 
+// The mean of host 0's links to the other hosts (through the first rank
+// of each).
+cost::AlphaBeta mean_host_link(const topology::Topology &t)
+{
+    std::vector<int> first(size_t(t.num_hosts()), -1);
+    for (int r = 0; r < t.size(); ++r) {
+        int &f = first[size_t(t.host_of(r))];
+        f = f < 0 ? r : f;
+    }
+    cost::AlphaBeta mean{0, 0, 0, 0};
+    const double others = double(std::max(t.num_hosts() - 1, 1));
+    for (size_t h = 1; h < first.size(); ++h) {
+        const cost::AlphaBeta l = cost::alpha_beta(t.link(first[0], first[h]));
+        mean.alpha_ns += l.alpha_ns / others;
+        mean.beta_ns_per_byte += l.beta_ns_per_byte / others;
+        mean.overhead_ns += l.overhead_ns / others;
+        mean.gap_ns += l.gap_ns / others;
+    }
+    return mean;
+}
+
 } // namespace
 
 Result<Selector::PlanBytes> Selector::plan_bytes(const Decision &d) const
@@ -319,23 +340,8 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     // placement has it. Price it at the mean over the other hosts' links
     // from host 0 (the rack link for as many as share host 0's rack).
     if (!blocked && topo_.num_hosts() > 1 && topo_.levels().size() > 2) {
-        std::vector<int> first(size_t(topo_.num_hosts()), -1);
-        for (int r = 0; r < p; ++r) {
-            int &f = first[size_t(topo_.host_of(r))];
-            f = f < 0 ? r : f;
-        }
-        cost::AlphaBeta mean{0, 0, 0, 0};
-        const double others = double(topo_.num_hosts() - 1);
-        for (size_t h = 1; h < first.size(); ++h) {
-            const cost::AlphaBeta l =
-                cost::alpha_beta(topo_.link(first[0], first[h]));
-            mean.alpha_ns += l.alpha_ns / others;
-            mean.beta_ns_per_byte += l.beta_ns_per_byte / others;
-            mean.overhead_ns += l.overhead_ns / others;
-            mean.gap_ns += l.gap_ns / others;
-        }
-        take_turns(mean);
-        world = mean;
+        world = mean_host_link(topo_);
+        take_turns(world);
     }
     // The root's host: its other ranks, over the host's link.
     const int root_host = topo_.host_of(opts.root);
