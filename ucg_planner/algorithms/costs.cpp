@@ -241,18 +241,6 @@ double round_ns(const CostInput &in, int sends, int64_t nic, double m,
                     : std::max(own, double(nic) * l.issue_ns(m));
 }
 
-// Whether pred holds for any of the ranks [0, n) (the first kScanRanks
-// stand for the rest).
-template <typename Pred> bool any_rank(int64_t n, Pred &&pred)
-{
-    for (int64_t r = 0; r < std::min(n, kScanRanks); ++r) {
-        if (pred(r)) {
-            return true;
-        }
-    }
-    return false;
-}
-
 // Recursive k-ing's rounds and fold where the placement is known (placed):
 // round j exchanges among aligned spans of k^(j+1) of the first P' ranks at
 // distances of multiples of k^j; the others fold into v % P' first and
@@ -308,16 +296,14 @@ double recursive_k_hosts(const CostInput &in, int k, double m,
         // 27 ranks of racks of 32).
         bool rack = blocks && in.mid_ranks > 0 && d * k <= in.mid_ranks &&
                     in.mid_ranks % (d * k) == 0;
+        // (The round's groups tile [0, P') in windows of d k: one crosses
+        // racks where a rack boundary falls strictly inside a window.)
         if (blocks && in.mid_ranks > 0 && !rack) {
-            rack = !any_rank(pk, [&](int64_t r) {
-                const int64_t base = r - (r / d) % k * d;
-                for (int i = 0; i < k; ++i) {
-                    if ((base + i * d) / in.mid_ranks != r / in.mid_ranks) {
-                        return true;
-                    }
-                }
-                return false;
-            });
+            rack = true;
+            for (int64_t edge = in.mid_ranks; rack && edge < pk;
+                 edge += in.mid_ranks) {
+                rack = edge % (d * k) == 0;
+            }
         }
         t += round_ns(in, k - 1, nic, round_bytes(j), together,
                       rack ? &in.mid : nullptr);
