@@ -685,17 +685,29 @@ double two_tree(const CostInput &in, Variant v)
         in.local_ranks > 1
             ? std::min(depth, int(std::bit_width(uint64_t(in.local_ranks))) - 1)
             : 0;
-    const double fill = depth < 1
-                            ? in.link.message_ns(z)
-                            : 2 * ((depth - near) * in.link.message_ns(z) +
-                                   near * in.local.message_ns(z));
+    // Racks of consecutive ranks: the levels whose spans fit a rack cross
+    // only its switch; at least the top one crosses racks.
+    const int mid =
+        in.mid_ranks > 0
+            ? std::clamp(int(std::bit_width(uint64_t(in.mid_ranks))) - 1 - near,
+                         0, std::max(depth - near - 1, 0))
+            : 0;
+    const double fill =
+        depth < 1
+            ? in.link.message_ns(z)
+            : 2 * ((depth - near - mid) * in.link.message_ns(z) +
+                   mid * in.mid.message_ns(z) + near * in.local.message_ns(z));
     // Per chunk a host's NIC carries the trees' edges into and out of its
     // block of ranks: about three (simulated on nodes=8,ppn=8: 2.5-3 far
-    // chunks a step); one where each rank is its own host.
+    // chunks a step); one where each rank is its own host. In racks, the
+    // busiest host's edges stay inside its rack but one.
     const int edges = in.local_ranks > 1 ? 3 : 1;
+    const double nic =
+        in.mid_ranks > 0
+            ? (edges - 1) * in.mid.stage_ns(z, 1, 0) + in.link.stage_ns(z, 1, 0)
+            : edges * in.link.stage_ns(z, 1, 0);
     return fill + double(chunks - 1) *
-                      std::max(slowest_neighbour(in).stage_ns(z, 1, 0),
-                               edges * in.link.stage_ns(z, 1, 0));
+                      std::max(slowest_neighbour(in).stage_ns(z, 1, 0), nic);
 }
 
 int two_tree_segments(const CostInput &in)
