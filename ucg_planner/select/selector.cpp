@@ -312,7 +312,6 @@ Result<Decision> Selector::select_with(const RuleSet &user,
             ab.beta_ns_per_byte *= 2;
         }
     };
-    take_turns(world);
     for (detail::LevelInfo &li : infos) {
         for (cost::AlphaBeta *ab :
              {&li.ab, &li.shm_up, &li.shm_down, &li.mcast_down}) {
@@ -341,7 +340,6 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     // from host 0 (the rack link for as many as share host 0's rack).
     if (!blocked && topo_.num_hosts() > 1 && topo_.levels().size() > 2) {
         world = mean_host_link(topo_);
-        take_turns(world);
     }
     // The root's host: its other ranks, over the host's link.
     const int root_host = topo_.host_of(opts.root);
@@ -356,6 +354,8 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     }
     cost::AlphaBeta local =
         blocked ? cost::alpha_beta(topo_.link(0, ppn - 1)) : host_link;
+    // (Once each: `local` may be a copy of `world`.)
+    take_turns(world);
     take_turns(local);
     // Ring and chain only use the links r -> r+1, shared by the host's
     // ranks whose successor is remote. A ring's steps wait on each other
