@@ -46,7 +46,7 @@ cost::Links links(const CostInput &in, bool shared_nic)
 {
     cost::Links l(shared_nic ? shared(in) : in.link, in.local, in.local_ranks);
     if (in.mid_ranks > 0) {
-        l.mid = shared_nic ? in.mid.shared_by(in.ranks_per_nic) : in.mid;
+        l.mid = shared_nic ? shared_mid(in) : in.mid;
         l.mid_block = in.mid_ranks;
     }
     return l;
@@ -172,6 +172,12 @@ int64_t host_of(const CostInput &in, int64_t v)
     return (*in.hosts)[size_t((v + in.root) % p)];
 }
 
+// Whether a message between ranks u and v leaves a host.
+bool crosses(const CostInput &in, int64_t u, int64_t v)
+{
+    return host_of(in, u) != host_of(in, v);
+}
+
 // Hosts that do not hold consecutive ranks (CostInput::hosts), with the
 // links' LogGP parts known: the counts run on the placement itself.
 bool scattered(const CostInput &in)
@@ -183,7 +189,7 @@ bool scattered(const CostInput &in)
 // consecutive ranks) or `link`.
 const cost::AlphaBeta &pair_link(const CostInput &in, int64_t u, int64_t v)
 {
-    if (host_of(in, u) == host_of(in, v)) {
+    if (!crosses(in, u, v)) {
         return in.local;
     }
     return in.mid_ranks > 0 && u / in.mid_ranks == v / in.mid_ranks ? in.mid
@@ -253,9 +259,6 @@ double recursive_k_hosts(const CostInput &in, int k, double m,
 {
     const int64_t p = in.nranks, b = in.local_ranks;
     const bool blocks = in.hosts == nullptr;
-    auto far = [&](int64_t u, int64_t v) {
-        return host_of(in, u) != host_of(in, v);
-    };
     const int64_t pk = cost::largest_power(p, k);
     const int rounds = cost::knomial_rounds(pk, k);
     const int f = int((p - pk + pk - 1) / pk);
@@ -266,8 +269,9 @@ double recursive_k_hosts(const CostInput &in, int k, double m,
     bool together = true;
     if (pk < p) {
         const int64_t in_nic =
-            busiest_nic(in, pk, p, fold_scan,
-                        [&](int64_t r) { return int64_t(far(r % pk, r)); });
+            busiest_nic(in, pk, p, fold_scan, [&](int64_t r) {
+                return int64_t(crosses(in, r % pk, r));
+            });
         t += round_ns(in, f, in_nic, m, true);
         together = in_nic == 0;
     }
@@ -285,25 +289,20 @@ double recursive_k_hosts(const CostInput &in, int k, double m,
                                   int64_t n = 0;
                                   for (int i = 0; i < k; ++i) {
                                       const int64_t peer = base + i * d;
-                                      n += peer != r && far(peer, r);
+                                      n += peer != r && crosses(in, peer, r);
                                   }
                                   return n;
                               });
         }
-        // A round whose spans fit racks of consecutive ranks crosses only
-        // their switches; so does one whose exchanges all stay inside
-        // racks though its spans do not fit them (k = 3 among the first
-        // 27 ranks of racks of 32).
-        bool rack = blocks && in.mid_ranks > 0 && d * k <= in.mid_ranks &&
-                    in.mid_ranks % (d * k) == 0;
-        // (The round's groups tile [0, P') in windows of d k: one crosses
-        // racks where a rack boundary falls strictly inside a window.)
-        if (blocks && in.mid_ranks > 0 && !rack) {
-            rack = true;
-            for (int64_t edge = in.mid_ranks; rack && edge < pk;
-                 edge += in.mid_ranks) {
-                rack = edge % (d * k) == 0;
-            }
+        // Racks of consecutive ranks: a round whose exchanges all stay
+        // inside racks crosses only their switches. Its groups tile
+        // [0, P') in windows of d k; one crosses racks where a rack's edge
+        // falls strictly inside a window (never where the spans fit the
+        // racks; k = 3 among the first 27 ranks of racks of 32 neither).
+        bool rack = blocks && in.mid_ranks > 0;
+        for (int64_t edge = in.mid_ranks; rack && edge < pk;
+             edge += in.mid_ranks) {
+            rack = edge % (d * k) == 0;
         }
         t += round_ns(in, k - 1, nic, round_bytes(j), together,
                       rack ? &in.mid : nullptr);
@@ -315,7 +314,7 @@ double recursive_k_hosts(const CostInput &in, int k, double m,
         const int64_t out = busiest_nic(in, 0, pk, fold_scan, [&](int64_t c) {
             int64_t n = 0;
             for (int64_t e = c + pk; e < p; e += pk) {
-                n += far(e, c);
+                n += crosses(in, e, c);
             }
             return n;
         });
@@ -338,7 +337,7 @@ cost::Links span_links(const CostInput &in, bool shared_nic)
     const int64_t pk = cost::largest_power(in.nranks, 2);
     for (int64_t span = 2; span <= pk; span *= 2) {
         const int64_t nic = busiest_nic(in, 0, pk, pk, [&](int64_t r) {
-            return int64_t(host_of(in, r) != host_of(in, r ^ (span / 2)));
+            return int64_t(crosses(in, r, r ^ (span / 2)));
         });
         l.spans.emplace_back(span,
                              nic == 0 ? in.local : in.link.shared_by(int(nic)));
@@ -363,7 +362,7 @@ double shift_placed(const CostInput &in, int radix, int sends,
         const int64_t nic = busiest_nic(in, 0, p, p, [&](int64_t r) {
             int64_t n = 0;
             for (int64_t i = 1; i <= sends; ++i) {
-                n += host_of(in, r) != host_of(in, (r + i * d) % p);
+                n += crosses(in, r, (r + i * d) % p);
             }
             return n;
         });
@@ -455,7 +454,7 @@ double knomial_placed(const CostInput &in, int radix,
             int64_t n = 0;
             for (int64_t i = 1; v % (k * d) == 0 && i < k && v + i * d < p;
                  ++i) {
-                n += host_of(in, v) != host_of(in, v + i * d);
+                n += crosses(in, v, v + i * d);
             }
             return n;
         });
