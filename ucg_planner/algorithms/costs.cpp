@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <numeric>
+#include <queue>
 
 namespace ucg::algorithms::detail::costs {
 
@@ -434,41 +435,135 @@ double linear_in(const CostInput &in, Variant)
 
 namespace {
 
-// A k-nomial tree's rounds where hosts do not hold consecutive ranks
-// (CostInput::hosts): at distance d the ranks v = 0 mod kd pass to
-// v + i d. A round whose edges all stay inside hosts runs over the
-// host's link; else over `far`, and no faster than the busiest host's
-// NIC carries its edges between hosts (counted at the parent's host,
-// which sends them down or takes them up).
-double knomial_placed(const CostInput &in, int radix,
-                      const cost::AlphaBeta &far, const cost::AlphaBeta &near,
-                      bool up)
+// A tree where hosts do not hold consecutive ranks (CostInput::hosts),
+// its messages taken in time order as the simulator takes them. Down,
+// rank v passes to child(v, 0), child(v, 1), ... (-1 ends) as soon as it
+// has the data; up, each child sends its result to parent(w) once its
+// own children's are in, each combined for `c` ns. The edge to or from
+// child w carries bytes(w). An edge inside a host takes the host's link
+// from the sender's own port; one between hosts queues its gap and
+// bytes at the sender's host's NIC and its bytes at the receiver's; a
+// rank's CPU spends an overhead per message at each end. Sums of each
+// round's busiest host over-count here (the busiest host of one round
+// is seldom the next one's). O(P log P).
+template <typename Parent, typename Child, typename Bytes>
+double tree_walk(const CostInput &in, bool up, Parent &&parent, Child &&child,
+                 Bytes &&bytes, double c)
+{
+    const int64_t p = in.nranks;
+    if (p <= 1) {
+        return 0;
+    }
+    const size_t hosts = size_t(std::max<int64_t>(in.num_hosts, 1));
+    std::vector<double> cpu(size_t(p), 0), port(size_t(p), 0), tx(hosts, 0),
+        rx(hosts, 0), done(size_t(p), 0);
+    // A message that may start at t (when its sender has the data): sent,
+    // or -1 and the time it has to wait for instead.
+    struct Wait {
+        double t;
+        int64_t from, next; // next: down, the index of from's next child
+        bool operator>(const Wait &o) const { return t > o.t; }
+    };
+    std::priority_queue<Wait, std::vector<Wait>, std::greater<>> heap;
+    const auto send = [&](double t, int64_t from, int64_t to) -> double {
+        const bool far = crosses(in, from, to);
+        const cost::AlphaBeta &l = far ? in.link : in.local;
+        const double m = bytes(up ? from : to);
+        double &q = far ? tx[size_t(host_of(in, from))] : port[size_t(from)];
+        const double start = std::max({t, cpu[size_t(from)], q});
+        if (start > t) {
+            return start;
+        }
+        cpu[size_t(from)] = start + l.overhead_ns;
+        q = start + l.gap_ns + l.beta_ns_per_byte * m;
+        double land = start + l.message_ns(m);
+        if (far) {
+            double &r = rx[size_t(host_of(in, to))];
+            land = std::max(land, r + l.beta_ns_per_byte * m);
+            r = land;
+        }
+        // The receive's overhead is in message_ns; a busy CPU takes it
+        // (and the combine) after what it is doing.
+        done[size_t(to)] = std::max(land, cpu[size_t(to)] + l.overhead_ns) + c;
+        cpu[size_t(to)] = done[size_t(to)];
+        return -1;
+    };
+    if (up) {
+        std::vector<int64_t> pending(size_t(p), 0);
+        for (int64_t w = 1; w < p; ++w) {
+            ++pending[size_t(parent(w))];
+        }
+        for (int64_t w = 1; w < p; ++w) {
+            if (pending[size_t(w)] == 0) {
+                heap.push({0, w, 0});
+            }
+        }
+        while (!heap.empty()) {
+            const Wait e = heap.top();
+            heap.pop();
+            const int64_t v = parent(e.from);
+            if (const double later = send(e.t, e.from, v); later >= 0) {
+                heap.push({later, e.from, 0});
+            } else if (--pending[size_t(v)] == 0 && v != 0) {
+                heap.push({cpu[size_t(v)], v, 0});
+            }
+        }
+        return done[0];
+    }
+    heap.push({0, 0, 0});
+    while (!heap.empty()) {
+        const Wait e = heap.top();
+        heap.pop();
+        const int64_t w = child(e.from, e.next);
+        if (w < 0) {
+            continue;
+        }
+        if (const double later = send(e.t, e.from, w); later >= 0) {
+            heap.push({later, e.from, e.next});
+            continue;
+        }
+        heap.push({cpu[size_t(e.from)], e.from, e.next + 1});
+        heap.push({done[size_t(w)], w, 0});
+    }
+    return *std::max_element(done.begin(), done.end());
+}
+
+// The k-nomial tree walked (tree_walk): at distance d the ranks
+// v = 0 mod kd pass to v + i d, the farthest first. A gather's or
+// scatter's message (`subtrees`) carries the child's subtree of up to d
+// blocks.
+double knomial_walk(const CostInput &in, int radix, bool up, bool subtrees,
+                    double c)
 {
     const int64_t p = in.nranks, k = std::max(radix, 2);
-    const double s = in.block_bytes;
-    double t = 0;
-    for (int64_t d = cost::largest_power(std::max<int64_t>(p - 1, 1), int(k));
-         p > 1 && d >= 1; d /= k) {
-        const int64_t children = std::min(k - 1, (p + d - 1) / d - 1);
-        const int64_t nic = busiest_nic(in, 0, p, p, [&](int64_t v) {
-            int64_t n = 0;
-            for (int64_t i = 1; v % (k * d) == 0 && i < k && v + i * d < p;
-                 ++i) {
-                n += crosses(in, v, v + i * d);
+    // Rank w's distance to its parent: its lowest non-zero base-k digit.
+    const auto distance = [&](int64_t w) {
+        int64_t d = 1;
+        while (w % (k * d) == 0) {
+            d *= k;
+        }
+        return d;
+    };
+    const auto parent = [&](int64_t w) {
+        return w - w % (k * distance(w));
+    };
+    const auto child = [&](int64_t v, int64_t next) -> int64_t {
+        for (int64_t d = v == 0 ? cost::largest_power(p - 1, int(k))
+                                : distance(v) / k;
+             d >= 1; d /= k) {
+            for (int64_t i = k - 1; i >= 1; --i) {
+                if (v + i * d < p && next-- == 0) {
+                    return v + i * d;
+                }
             }
-            return n;
-        });
-        // A reduce's leaves (distance 1) all send at once: the last
-        // waits behind its host's others at their NIC.
-        const bool together = up && d == 1;
-        t += nic == 0 ? near.fan_ns(double(children), s)
-             : together
-                 ? far.message_ns(s) +
-                       double(std::max(children, nic) - 1) * in.link.issue_ns(s)
-                 : std::max(far.fan_ns(double(children), s),
-                            double(nic) * far.issue_ns(s));
-    }
-    return t;
+        }
+        return -1;
+    };
+    const auto bytes = [&](int64_t w) {
+        return in.block_bytes *
+               double(subtrees ? std::min(distance(w), p - w) : 1);
+    };
+    return tree_walk(in, up, parent, child, bytes, c);
 }
 
 } // namespace
@@ -476,7 +571,7 @@ double knomial_placed(const CostInput &in, int radix,
 double knomial(const CostInput &in, Variant v)
 {
     if (scattered(in)) {
-        return knomial_placed(in, v.radix, in.link, in.local, false);
+        return knomial_walk(in, v.radix, false, false, 0);
     }
     return cost::knomial_bcast_ns(in.nranks, v.radix, in.block_bytes,
                                   links(in, false));
@@ -487,24 +582,85 @@ double knomial_in(const CostInput &in, Variant v)
     const double c = combine(in, in.block_bytes);
     const double rounds = cost::knomial_rounds(in.nranks, v.radix) * c;
     if (scattered(in)) {
-        return knomial_placed(in, v.radix, fan_in(in.link, c),
-                              fan_in(in.local, c), true) +
-               rounds;
+        return knomial_walk(in, v.radix, true, false, c);
     }
     return cost::knomial_bcast_ns(in.nranks, v.radix, in.block_bytes,
                                   fan_in_links(in, c)) +
            rounds;
 }
 
-double chain(const CostInput &in, Variant v)
+namespace {
+
+// A chain where hosts do not hold consecutive ranks (scattered): hop i
+// (of P-1, in the order the segments travel) goes from rank i to i+1, or
+// from P-1-i to P-2-i going `up` to the root. Its link: the host's or the
+// far one. Every segment crosses the hops one after another (the fill),
+// then the others follow at the slowest hop's pace; and a host's NIC
+// carries each segment once for every hop that leaves it: where that
+// queue is the bottleneck, the chain takes the hops up to the host's
+// first sender, every segment through its NIC, and the last segment's
+// hops from the host's last sender on (the simulator's chains on
+// round-robin and random placements are NIC bound from 64 KiB).
+double chain_placed(const CostInput &in, int segments, double z, double cpu,
+                    bool up)
+{
+    const int64_t p = in.nranks;
+    const auto sender = [&](int64_t i) { return up ? p - 1 - i : i; };
+    const auto receiver = [&](int64_t i) { return up ? p - 2 - i : i + 1; };
+    const double issue = in.link.gap_ns + in.link.beta_ns_per_byte * z;
+    std::vector<int64_t> sends(size_t(std::max<int64_t>(in.num_hosts, 1)), 0),
+        first(sends.size(), p), last(sends.size(), -1);
+    std::vector<double> at(size_t(p), 0); // when segment 1 reaches hop i
+    double pace = 0;
+    for (int64_t i = 0; i + 1 < p; ++i) {
+        const bool far = crosses(in, sender(i), receiver(i));
+        const cost::AlphaBeta &l = far ? in.link : in.local;
+        at[size_t(i + 1)] = at[size_t(i)] + l.message_ns(z) + cpu;
+        pace = std::max(pace, l.stage_ns(z, 1, cpu));
+        if (far) {
+            const size_t h = size_t(host_of(in, sender(i)));
+            ++sends[h];
+            first[h] = std::min(first[h], i);
+            last[h] = i;
+        }
+    }
+    const double fill = at[size_t(p - 1)];
+    double t = fill + double(segments - 1) * pace;
+    for (size_t h = 0; h < sends.size(); ++h) {
+        if (sends[h] > 0) {
+            t = std::max(t, at[size_t(first[h])] +
+                                double(int64_t(segments) * sends[h] - 1) *
+                                    issue +
+                                fill - at[size_t(last[h])]);
+        }
+    }
+    return t;
+}
+
+double chain_way(const CostInput &in, Variant v, bool up)
 {
     // P-1 hops; each rank combines its segment before passing it on. The
     // first segment crosses every link (their mean); the others follow
     // at the pace of the slowest.
     const double z = in.block_bytes / v.segments;
     const double cpu = combine(in, z);
+    if (scattered(in) && in.nranks > 1) {
+        return chain_placed(in, v.segments, z, cpu, up);
+    }
     return cost::pipelined_ns(peers(in), 1, 1, z, cpu, in.neighbour) +
            double(v.segments - 1) * slowest_neighbour(in).stage_ns(z, 1, cpu);
+}
+
+} // namespace
+
+double chain(const CostInput &in, Variant v)
+{
+    return chain_way(in, v, false);
+}
+
+double chain_in(const CostInput &in, Variant v)
+{
+    return chain_way(in, v, true);
 }
 
 namespace {
@@ -581,7 +737,9 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
     // the sending host's others (round_ns): all of them where the leaves
     // start a reduce together, else as many as the NIC's load outlasts
     // the rank's own message.
-    for (int64_t v = p - 1; v > 0; v = (v - 1) / 2) {
+    // Where the hosts hold ranks in any order, the first chunk's path
+    // walked (tree_walk; each receive of a reduce combines half `cpu`).
+    for (int64_t v = p - 1; !known && v > 0; v = (v - 1) / 2) {
         const int64_t from = host_of(in, down ? (v - 1) / 2 : v);
         const int sends = down && v % 2 == 0 ? 2 : 1;
         t.fill += (!queues || &edge(v) == &in.local
@@ -589,6 +747,15 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
                        : round_ns(in, sends, leaving(from), z,
                                   !down && v == p - 1, &edge(v))) +
                   cpu;
+    }
+    if (known) {
+        t.fill = tree_walk(
+            in, !down, [](int64_t w) { return (w - 1) / 2; },
+            [&](int64_t v, int64_t next) {
+                return next < 2 && 2 * v + 1 + next < p ? 2 * v + 1 + next
+                                                         : int64_t{-1};
+            },
+            [&](int64_t) { return z; }, down ? cpu : cpu / 2);
     }
     const cost::AlphaBeta &own = b > 1 || known ? in.local : far;
     if (far.gap_ns < 0 || (!queues && in.ranks_per_nic > 1)) {
@@ -753,8 +920,19 @@ double rabenseifner_reduce(const CostInput &in, Variant)
 
 double binomial_gather(const CostInput &in, Variant)
 {
+    if (scattered(in)) {
+        return knomial_walk(in, 2, true, true, 0);
+    }
     return cost::binomial_gather_ns(in.nranks, in.block_bytes,
                                     links(in, false));
+}
+
+double binomial_scatter(const CostInput &in, Variant v)
+{
+    if (scattered(in)) {
+        return knomial_walk(in, 2, false, true, 0);
+    }
+    return binomial_gather(in, v);
 }
 
 double twice_linear(const CostInput &in, Variant v)
@@ -769,7 +947,7 @@ double twice_knomial(const CostInput &in, Variant v)
 
 double twice_chain(const CostInput &in, Variant v)
 {
-    return chain(in, v) + chain(no_combine(in), v);
+    return chain_in(in, v) + chain(no_combine(in), v);
 }
 
 double twice_binary_tree(const CostInput &in, Variant v)

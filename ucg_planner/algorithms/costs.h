@@ -18,6 +18,8 @@ double direct_exchange(const CostInput &in, Variant v);
 double pairwise_exchange(const CostInput &in, Variant v);
 double knomial(const CostInput &in, Variant v);
 double chain(const CostInput &in, Variant v);
+// The chain into the root (reduce): hop i leaves rank P-1-i.
+double chain_in(const CostInput &in, Variant v);
 double binary_tree(const CostInput &in, Variant v);
 double binary_tree_reduce(const CostInput &in, Variant v);
 int chain_segments(const CostInput &in);
@@ -28,6 +30,8 @@ int two_tree_segments(const CostInput &in);
 double ordered_reduce(const CostInput &in, Variant v);
 double rabenseifner_reduce(const CostInput &in, Variant v);
 double binomial_gather(const CostInput &in, Variant v);
+// The same tree from the root (scatter).
+double binomial_scatter(const CostInput &in, Variant v);
 
 // Allreduce and barrier (barrier: block_bytes 0).
 double twice_linear(const CostInput &in, Variant v);

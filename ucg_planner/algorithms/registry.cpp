@@ -115,7 +115,7 @@ void add_rooted(Table &t)
     t.takes_radix();
     t.add(r, "chain", "pipelined chain, one chunk per segment", always,
           tree(build_tree_reduce, Shape::kChain));
-    t.costed(k::chain, {2}, k::chain_segments);
+    t.costed(k::chain_in, {2}, k::chain_segments);
     t.add(r, "binary_tree", "pipelined binary tree", always,
           tree(build_tree_reduce, Shape::kBinary));
     t.costed(k::binary_tree_reduce, {2}, k::binary_segments);
@@ -157,7 +157,7 @@ void add_rooted(Table &t)
     t.costed(k::linear);
     t.add(Collective::kScatter, "knomial", "k-nomial tree of radix k", always,
           s(0));
-    t.costed(k::binomial_gather);
+    t.costed(k::binomial_scatter);
     t.takes_radix();
     t.add(Collective::kGather, "hierarchical",
           "per-level gather to leaders, leaders forward their groups' blocks",
