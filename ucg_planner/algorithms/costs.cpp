@@ -4,6 +4,8 @@
 // cost/formulas.h. Each file's header comment derives its form.
 #include "algorithms/costs.h"
 
+#include "algorithms/two_tree.h"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -81,14 +83,6 @@ cost::AlphaBeta slowest_neighbour(const CostInput &in)
 {
     return in.neighbour.with_beta(std::max(in.neighbour.beta_ns_per_byte,
                                            in.neighbour_slowest_ns_per_byte));
-}
-
-// One ring step of b bytes: a message over the mean link (each step waits
-// for the previous one's arrival), or the slowest link's sender's pace.
-double ring_step(const CostInput &in, double b, double cpu)
-{
-    return std::max(in.neighbour.message_ns(b) + cpu,
-                    slowest_neighbour(in).stage_ns(b, 1, cpu));
 }
 
 // A root taking blocks from distinct senders and combining them (c ns
@@ -328,7 +322,8 @@ double recursive_k_hosts(const CostInput &in, int k, double m,
 // them; where hosts do not hold consecutive ranks (CostInput::hosts),
 // each power-of-two span of the halving and doubling rounds its own:
 // the host's link where every pair at distance span/2 shares a host,
-// else `far` with the NIC shared by the busiest host's pairs that cross.
+// else `far` (`shared_nic`: with the NIC shared by the busiest host's
+// pairs that cross).
 cost::Links span_links(const CostInput &in, bool shared_nic)
 {
     cost::Links l = links(in, shared_nic);
@@ -340,8 +335,9 @@ cost::Links span_links(const CostInput &in, bool shared_nic)
         const int64_t nic = busiest_nic(in, 0, pk, pk, [&](int64_t r) {
             return int64_t(crosses(in, r, r ^ (span / 2)));
         });
-        l.spans.emplace_back(span,
-                             nic == 0 ? in.local : in.link.shared_by(int(nic)));
+        l.spans.emplace_back(span, nic == 0     ? in.local
+                                   : shared_nic ? in.link.shared_by(int(nic))
+                                                : in.link);
     }
     return l;
 }
@@ -371,6 +367,30 @@ double shift_placed(const CostInput &in, int radix, int sends,
         together = nic == 0;
     }
     return t;
+}
+
+// One ring step of b bytes: a message over the mean link (each step waits
+// for the previous one's arrival), or the slowest link's sender's pace.
+// Where hosts do not hold consecutive ranks (scattered): a message over
+// the far link (the host's, where no r -> r+1 leaves a host), or the
+// busiest host's NIC passing the messages of all its ranks whose
+// successor is elsewhere, whichever is longer (the NIC's queue overlaps
+// the messages' flight; sharing the bytes alone added a whole alpha to
+// them: 1.32x the simulation on round robin at 64 KiB).
+double ring_step(const CostInput &in, double b, double cpu)
+{
+    if (!scattered(in)) {
+        return std::max(in.neighbour.message_ns(b) + cpu,
+                        slowest_neighbour(in).stage_ns(b, 1, cpu));
+    }
+    const int64_t p = in.nranks;
+    const int64_t nic = busiest_nic(in, 0, p, p, [&](int64_t r) {
+        return int64_t(crosses(in, r, (r + 1) % p));
+    });
+    const cost::AlphaBeta &l = nic > 0 ? in.link : in.local;
+    return std::max(
+        {l.message_ns(b) + cpu, l.stage_ns(b, 1, cpu),
+         double(nic) * (in.link.gap_ns + in.link.beta_ns_per_byte * b)});
 }
 
 } // namespace
@@ -858,11 +878,37 @@ double two_tree(const CostInput &in, Variant v)
             ? std::clamp(int(std::bit_width(uint64_t(in.mid_ranks))) - 1 - near,
                          0, std::max(depth - near - 1, 0))
             : 0;
-    const double fill =
+    double fill =
         depth < 1
             ? in.link.message_ns(z)
             : 2 * ((depth - near - mid) * in.link.message_ns(z) +
                    mid * in.mid.message_ns(z) + near * in.local.message_ns(z));
+    if (scattered(in)) {
+        // Hosts in any order: the first chunk's way down tree 0 walked
+        // (tree_walk), each rank passing it on in its edges' order.
+        const TwoTrees tt = make_two_trees(int(in.nranks - 1));
+        std::vector<std::array<int64_t, 2>> kids(size_t(in.nranks), {-1, -1});
+        kids[0][0] = tt.root[0] + 1;
+        for (int i = 0; i < tt.n; ++i) {
+            const int up = tt.parent[0][size_t(i)];
+            if (up >= 0) {
+                auto &k = kids[size_t(up + 1)];
+                k[k[0] < 0 ? 0 : 1] = i + 1;
+            }
+        }
+        for (auto &k : kids) {
+            if (k[1] >= 0 && tt.delay[0][size_t(k[1] - 1)] <
+                                 tt.delay[0][size_t(k[0] - 1)]) {
+                std::swap(k[0], k[1]);
+            }
+        }
+        fill = tree_walk(
+            in, false, [](int64_t) { return int64_t{0}; },
+            [&](int64_t r, int64_t next) {
+                return next < 2 ? kids[size_t(r)][size_t(next)] : int64_t{-1};
+            },
+            [&](int64_t) { return z; }, 0);
+    }
     // Per chunk a host's NIC carries the trees' edges into and out of its
     // block of ranks: about three (simulated on nodes=8,ppn=8: 2.5-3 far
     // chunks a step); one where each rank is its own host. In racks, the
@@ -913,7 +959,7 @@ double rabenseifner_reduce(const CostInput &in, Variant)
     const double p = double(pk), s = in.block_bytes;
     const cost::AlphaBeta far = shared(in);
     return nic_queue(in) + cost::halving_ns(pk, s, span_links(in, true)) +
-           cost::halving_ns(pk, s, links(in, false)) +
+           cost::halving_ns(pk, s, span_links(in, false)) +
            (pk < in.nranks ? far.alpha_ns + 2 * s * far.beta_ns_per_byte : 0) +
            combine(in, (p - 1) / p * s);
 }
