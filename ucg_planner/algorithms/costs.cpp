@@ -180,15 +180,53 @@ bool scattered(const CostInput &in)
     return in.hosts != nullptr && placed(in);
 }
 
+// Hosts in any order in racks (CostInput::host_rack): whether u and v
+// sit in two racks.
+bool crosses_racks(const CostInput &in, int64_t u, int64_t v)
+{
+    return in.host_rack != nullptr &&
+           (*in.host_rack)[size_t(host_of(in, u))] !=
+               (*in.host_rack)[size_t(host_of(in, v))];
+}
+
 // The link between ranks u and v: their host's, their rack's (racks of
-// consecutive ranks) or `link`.
+// consecutive ranks, or CostInput::host_rack) or `link` (`top`).
 const cost::AlphaBeta &pair_link(const CostInput &in, int64_t u, int64_t v)
 {
     if (!crosses(in, u, v)) {
         return in.local;
     }
+    if (in.host_rack != nullptr) {
+        return crosses_racks(in, u, v) ? in.top : in.mid;
+    }
     return in.mid_ranks > 0 && u / in.mid_ranks == v / in.mid_ranks ? in.mid
                                                                     : in.link;
+}
+
+// The far link of a round between hosts in any order: `link`, or where
+// they sit in racks the mean of the rack's and the top link, weighted by
+// the round's messages between hosts that cross racks (n_top) and that
+// do not (n_mid). `worst`: a round that crosses racks at all waits on
+// the top link's latency (its ranks wait on each other; a ring's
+// neighbours only on their own: the mean).
+cost::AlphaBeta round_link(const CostInput &in, int64_t n_top, int64_t n_mid,
+                           bool worst)
+{
+    if (in.host_rack == nullptr || n_top + n_mid == 0) {
+        return in.link;
+    }
+    const double w = double(n_top) / double(n_top + n_mid);
+    const auto mix = [&](double top, double mid) {
+        return w * top + (1 - w) * mid;
+    };
+    cost::AlphaBeta l{mix(in.top.alpha_ns, in.mid.alpha_ns),
+                      mix(in.top.beta_ns_per_byte, in.mid.beta_ns_per_byte),
+                      mix(in.top.overhead_ns, in.mid.overhead_ns),
+                      mix(in.top.gap_ns, in.mid.gap_ns)};
+    if (worst && n_top > 0) {
+        l.alpha_ns = in.top.alpha_ns;
+    }
+    return l;
 }
 
 template <typename FarSends>
@@ -216,6 +254,51 @@ int64_t busiest_nic(const CostInput &in, int64_t first, int64_t last,
         most = std::max(most, n);
     }
     return most;
+}
+
+// Hosts in any order (scattered): the busiest host of a round in which
+// `each(r, visit)` visits rank r's peers, by the NIC time of its
+// messages of m bytes to other hosts (those that cross racks over the
+// top link). Its message count, how many of them cross racks, and the
+// round's far link (round_link: that host's mix; `worst`: the top
+// latency where any message of the round crosses racks).
+struct Busiest {
+    int64_t nic = 0;
+    cost::AlphaBeta far;
+};
+template <typename Each>
+Busiest busiest_mix(const CostInput &in, double m, bool worst, Each &&each)
+{
+    const size_t hosts = size_t(std::max<int64_t>(in.num_hosts, 1));
+    std::vector<int64_t> far(hosts, 0), top(hosts, 0);
+    bool any_top = false;
+    for (int64_t r = 0; r < std::min(in.nranks, kScanRanks); ++r) {
+        const size_t h = size_t(host_of(in, r));
+        each(r, [&](int64_t q) {
+            if (crosses(in, r, q)) {
+                ++far[h];
+                top[h] += crosses_racks(in, r, q);
+            }
+        });
+        any_top = any_top || top[h] > 0;
+    }
+    const auto load = [&](size_t h) {
+        return double(far[h] - top[h]) * in.mid.issue_ns(m) +
+               double(top[h]) * in.top.issue_ns(m);
+    };
+    size_t most = 0;
+    for (size_t h = 1; h < hosts; ++h) {
+        if (in.host_rack != nullptr ? load(h) > load(most)
+                                    : far[h] > far[most]) {
+            most = h;
+        }
+    }
+    Busiest b{far[most],
+              round_link(in, top[most], far[most] - top[most], false)};
+    if (worst && any_top) {
+        b.far.alpha_ns = in.top.alpha_ns;
+    }
+    return b;
 }
 
 // A round in which each rank sends `sends` messages of m bytes, `nic` of
@@ -323,7 +406,10 @@ double recursive_k_hosts(const CostInput &in, int k, double m,
 // each power-of-two span of the halving and doubling rounds its own:
 // the host's link where every pair at distance span/2 shares a host,
 // else `far` (`shared_nic`: with the NIC shared by the busiest host's
-// pairs that cross).
+// pairs that cross). In racks, `far` is the busiest host's mix of the
+// rack and top links (with the top latency wherever a pair crosses
+// racks, Rabenseifner's reduce at 8 B on random racks took 1.28x its
+// simulation).
 cost::Links span_links(const CostInput &in, bool shared_nic)
 {
     cost::Links l = links(in, shared_nic);
@@ -332,12 +418,16 @@ cost::Links span_links(const CostInput &in, bool shared_nic)
     }
     const int64_t pk = cost::largest_power(in.nranks, 2);
     for (int64_t span = 2; span <= pk; span *= 2) {
-        const int64_t nic = busiest_nic(in, 0, pk, pk, [&](int64_t r) {
-            return int64_t(crosses(in, r, r ^ (span / 2)));
-        });
+        CostInput core = in;
+        core.nranks = pk;
+        const Busiest b =
+            busiest_mix(core, in.block_bytes / double(span), false,
+                        [&](int64_t r, auto visit) { visit(r ^ (span / 2)); });
+        const int64_t nic = b.nic;
+        const cost::AlphaBeta &far = b.far;
         l.spans.emplace_back(span, nic == 0     ? in.local
-                                   : shared_nic ? in.link.shared_by(int(nic))
-                                                : in.link);
+                                   : shared_nic ? far.shared_by(int(nic))
+                                                : far);
     }
     return l;
 }
@@ -356,15 +446,14 @@ double shift_placed(const CostInput &in, int radix, int sends,
     int64_t d = 1;
     bool together = true;
     for (int j = 0; j < rounds; ++j, d *= k) {
-        const int64_t nic = busiest_nic(in, 0, p, p, [&](int64_t r) {
-            int64_t n = 0;
-            for (int64_t i = 1; i <= sends; ++i) {
-                n += crosses(in, r, (r + i * d) % p);
-            }
-            return n;
-        });
-        t += round_ns(in, sends, nic, round_bytes(j), together);
-        together = nic == 0;
+        const Busiest b =
+            busiest_mix(in, round_bytes(j), true, [&](int64_t r, auto visit) {
+                for (int64_t i = 1; i <= sends; ++i) {
+                    visit((r + i * d) % p);
+                }
+            });
+        t += round_ns(in, sends, b.nic, round_bytes(j), together, &b.far);
+        together = b.nic == 0;
     }
     return t;
 }
@@ -384,13 +473,16 @@ double ring_step(const CostInput &in, double b, double cpu)
                         slowest_neighbour(in).stage_ns(b, 1, cpu));
     }
     const int64_t p = in.nranks;
-    const int64_t nic = busiest_nic(in, 0, p, p, [&](int64_t r) {
-        return int64_t(crosses(in, r, (r + 1) % p));
-    });
-    const cost::AlphaBeta &l = nic > 0 ? in.link : in.local;
-    return std::max(
-        {l.message_ns(b) + cpu, l.stage_ns(b, 1, cpu),
-         double(nic) * (in.link.gap_ns + in.link.beta_ns_per_byte * b)});
+    const Busiest busiest = busiest_mix(
+        in, b, false, [&](int64_t r, auto visit) { visit((r + 1) % p); });
+    const int64_t nic = busiest.nic;
+    const cost::AlphaBeta &far = busiest.far;
+    // Each step waits on the neighbour's previous one only: the mean of
+    // the r -> r+1 latencies (the selector's neighbour link).
+    cost::AlphaBeta l = nic > 0 ? far : in.local;
+    l.alpha_ns = nic > 0 ? in.neighbour.alpha_ns : l.alpha_ns;
+    return std::max({l.message_ns(b) + cpu, l.stage_ns(b, 1, cpu),
+                     double(nic) * (far.gap_ns + far.beta_ns_per_byte * b)});
 }
 
 } // namespace
@@ -487,7 +579,7 @@ double tree_walk(const CostInput &in, bool up, Parent &&parent, Child &&child,
     std::priority_queue<Wait, std::vector<Wait>, std::greater<>> heap;
     const auto send = [&](double t, int64_t from, int64_t to) -> double {
         const bool far = crosses(in, from, to);
-        const cost::AlphaBeta &l = far ? in.link : in.local;
+        const cost::AlphaBeta &l = pair_link(in, from, to);
         const double m = bytes(up ? from : to);
         double &q = far ? tx[size_t(host_of(in, from))] : port[size_t(from)];
         const double start = std::max({t, cpu[size_t(from)], q});
@@ -564,9 +656,7 @@ double knomial_walk(const CostInput &in, int radix, bool up, bool subtrees,
         }
         return d;
     };
-    const auto parent = [&](int64_t w) {
-        return w - w % (k * distance(w));
-    };
+    const auto parent = [&](int64_t w) { return w - w % (k * distance(w)); };
     const auto child = [&](int64_t v, int64_t next) -> int64_t {
         for (int64_t d = v == 0 ? cost::largest_power(p - 1, int(k))
                                 : distance(v) / k;
@@ -627,31 +717,29 @@ double chain_placed(const CostInput &in, int segments, double z, double cpu,
     const int64_t p = in.nranks;
     const auto sender = [&](int64_t i) { return up ? p - 1 - i : i; };
     const auto receiver = [&](int64_t i) { return up ? p - 2 - i : i + 1; };
-    const double issue = in.link.gap_ns + in.link.beta_ns_per_byte * z;
-    std::vector<int64_t> sends(size_t(std::max<int64_t>(in.num_hosts, 1)), 0),
-        first(sends.size(), p), last(sends.size(), -1);
+    // Per host: its NIC's time per segment, its first and last sender.
+    std::vector<double> load(size_t(std::max<int64_t>(in.num_hosts, 1)), 0);
+    std::vector<int64_t> first(load.size(), p), last(load.size(), -1);
     std::vector<double> at(size_t(p), 0); // when segment 1 reaches hop i
-    double pace = 0;
+    double pace = 0, issue = 0;
     for (int64_t i = 0; i + 1 < p; ++i) {
-        const bool far = crosses(in, sender(i), receiver(i));
-        const cost::AlphaBeta &l = far ? in.link : in.local;
+        const cost::AlphaBeta &l = pair_link(in, sender(i), receiver(i));
         at[size_t(i + 1)] = at[size_t(i)] + l.message_ns(z) + cpu;
         pace = std::max(pace, l.stage_ns(z, 1, cpu));
-        if (far) {
+        if (crosses(in, sender(i), receiver(i))) {
             const size_t h = size_t(host_of(in, sender(i)));
-            ++sends[h];
+            issue = l.gap_ns + l.beta_ns_per_byte * z;
+            load[h] += issue;
             first[h] = std::min(first[h], i);
             last[h] = i;
         }
     }
     const double fill = at[size_t(p - 1)];
     double t = fill + double(segments - 1) * pace;
-    for (size_t h = 0; h < sends.size(); ++h) {
-        if (sends[h] > 0) {
-            t = std::max(t, at[size_t(first[h])] +
-                                double(int64_t(segments) * sends[h] - 1) *
-                                    issue +
-                                fill - at[size_t(last[h])]);
+    for (size_t h = 0; h < load.size(); ++h) {
+        if (last[h] >= 0) {
+            t = std::max(t, at[size_t(first[h])] + double(segments) * load[h] -
+                                issue + fill - at[size_t(last[h])]);
         }
     }
     return t;
@@ -773,7 +861,7 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
             in, !down, [](int64_t w) { return (w - 1) / 2; },
             [&](int64_t v, int64_t next) {
                 return next < 2 && 2 * v + 1 + next < p ? 2 * v + 1 + next
-                                                         : int64_t{-1};
+                                                        : int64_t{-1};
             },
             [&](int64_t) { return z; }, down ? cpu : cpu / 2);
     }
@@ -897,8 +985,8 @@ double two_tree(const CostInput &in, Variant v)
             }
         }
         for (auto &k : kids) {
-            if (k[1] >= 0 && tt.delay[0][size_t(k[1] - 1)] <
-                                 tt.delay[0][size_t(k[0] - 1)]) {
+            if (k[1] >= 0 &&
+                tt.delay[0][size_t(k[1] - 1)] < tt.delay[0][size_t(k[0] - 1)]) {
                 std::swap(k[0], k[1]);
             }
         }
@@ -993,7 +1081,19 @@ double twice_knomial(const CostInput &in, Variant v)
 
 double twice_chain(const CostInput &in, Variant v)
 {
-    return chain_in(in, v) + chain(no_combine(in), v);
+    // Each rank sends a chunk of each pipeline per segment: their stages
+    // add. In racks of consecutive ranks the ranks beside the top
+    // switch send one chunk across it and the other to a rack-mate (the
+    // slowest link's pace for both counted it twice: 1.30x at 16 MiB).
+    const double both = chain_in(in, v) + chain(no_combine(in), v);
+    if (scattered(in) || in.mid_ranks <= 0) {
+        return both;
+    }
+    const double z = in.block_bytes / v.segments;
+    return both - double(v.segments - 1) *
+                      std::max(slowest_neighbour(in).stage_ns(z, 1, 0) -
+                                   in.mid.stage_ns(z, 1, 0),
+                               0.0);
 }
 
 double twice_binary_tree(const CostInput &in, Variant v)

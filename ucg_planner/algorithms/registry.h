@@ -148,6 +148,12 @@ struct CostInput {
     // algorithms that count what leaves a host use it. Null: unknown.
     const std::vector<int> *hosts = nullptr;
     int64_t num_hosts = 1;
+    // Where those hosts sit in racks: each host's rack, and the links
+    // between two hosts of one rack (`mid`) and of two racks (`top`);
+    // `link` is then the mean of host 0's links to the others (for the
+    // functions that do not follow each message).
+    const std::vector<int> *host_rack = nullptr;
+    cost::AlphaBeta top;
     // Where hosts of consecutive ranks sit in racks of `mid_ranks`
     // consecutive ranks (> 0): the link between two hosts of one rack
     // (`link` is the one between racks).

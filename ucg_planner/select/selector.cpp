@@ -426,6 +426,29 @@ Result<Decision> Selector::select_with(const RuleSet &user,
         }
         break;
     }
+    // Hosts in any order under racks (the level above hosts, with more
+    // than one domain, below the top): each host's rack, the link inside
+    // a rack and the top one, for the costs that follow each message.
+    std::vector<int> host_rack;
+    for (size_t i = 0; in.hosts != nullptr && i + 2 < levels.size(); ++i) {
+        const topology::Level &up = levels[i + 1];
+        if (levels[i].kind != topology::LevelKind::kHost) {
+            continue;
+        }
+        if (up.domains.size() >= 2) {
+            host_rack.assign(size_t(topo_.num_hosts()), 0);
+            for (int r = 0; r < p; ++r) {
+                host_rack[size_t(topo_.host_of(r))] =
+                    up.domain_of_rank[size_t(r)];
+            }
+            in.host_rack = &host_rack;
+            in.mid = cost::alpha_beta(up.link);
+            in.top = cost::alpha_beta(levels.back().link);
+            take_turns(in.mid);
+            take_turns(in.top);
+        }
+        break;
+    }
     for (const FlatCost &f : flat_costs(opts.collective, in)) {
         d.flat.push_back({f.algorithm, f.radix, f.segments, f.ns, "flat"});
     }

@@ -206,7 +206,8 @@ TEST_CASE("chosen within 10% of the best, predicted within 25%: 4 hosts of 4 "
           "in random order",
           "[accuracy]")
 {
-    sweep("nodes=4,ppn=4,order=random,seed=7", {8, 64 << 10, 1 << 20, 16 << 20});
+    sweep("nodes=4,ppn=4,order=random,seed=7",
+          {8, 64 << 10, 1 << 20, 16 << 20});
 }
 
 // Racks of hosts in random order: the far link is the mean of host 0's
