@@ -189,6 +189,18 @@ bool crosses_racks(const CostInput &in, int64_t u, int64_t v)
                (*in.host_rack)[size_t(host_of(in, v))];
 }
 
+// Trees on hosts in any order are walked message by message (tree_walk)
+// up to this many ranks (a few ms at most); beyond, the closed forms
+// price every edge as if it left its host, and the binary tree's path
+// its rounds' queues (a walk of 65,536 ranks took ~20 ms, and a bcast's
+// selection walks five trees).
+constexpr int64_t kWalkRanks = kScanRanks;
+
+bool walked(const CostInput &in)
+{
+    return scattered(in) && in.nranks <= kWalkRanks;
+}
+
 // The link between ranks u and v: their host's, their rack's (racks of
 // consecutive ranks, or CostInput::host_rack) or `link` (`top`).
 const cost::AlphaBeta &pair_link(const CostInput &in, int64_t u, int64_t v)
@@ -569,23 +581,21 @@ double tree_walk(const CostInput &in, bool up, Parent &&parent, Child &&child,
     const size_t hosts = size_t(std::max<int64_t>(in.num_hosts, 1));
     std::vector<double> cpu(size_t(p), 0), port(size_t(p), 0), tx(hosts, 0),
         rx(hosts, 0), done(size_t(p), 0);
-    // A message that may start at t (when its sender has the data): sent,
-    // or -1 and the time it has to wait for instead.
+    // A message that may start at t (when its sender has the data),
+    // taken in that order: a NIC serves its queue first come first served
+    // (the simulator's on_send).
     struct Wait {
         double t;
         int64_t from, next; // next: down, the index of from's next child
         bool operator>(const Wait &o) const { return t > o.t; }
     };
     std::priority_queue<Wait, std::vector<Wait>, std::greater<>> heap;
-    const auto send = [&](double t, int64_t from, int64_t to) -> double {
+    const auto send = [&](double t, int64_t from, int64_t to) {
         const bool far = crosses(in, from, to);
         const cost::AlphaBeta &l = pair_link(in, from, to);
         const double m = bytes(up ? from : to);
         double &q = far ? tx[size_t(host_of(in, from))] : port[size_t(from)];
         const double start = std::max({t, cpu[size_t(from)], q});
-        if (start > t) {
-            return start;
-        }
         cpu[size_t(from)] = start + l.overhead_ns;
         q = start + l.gap_ns + l.beta_ns_per_byte * m;
         double land = start + l.message_ns(m);
@@ -598,7 +608,6 @@ double tree_walk(const CostInput &in, bool up, Parent &&parent, Child &&child,
         // (and the combine) after what it is doing.
         done[size_t(to)] = std::max(land, cpu[size_t(to)] + l.overhead_ns) + c;
         cpu[size_t(to)] = done[size_t(to)];
-        return -1;
     };
     if (up) {
         std::vector<int64_t> pending(size_t(p), 0);
@@ -614,9 +623,8 @@ double tree_walk(const CostInput &in, bool up, Parent &&parent, Child &&child,
             const Wait e = heap.top();
             heap.pop();
             const int64_t v = parent(e.from);
-            if (const double later = send(e.t, e.from, v); later >= 0) {
-                heap.push({later, e.from, 0});
-            } else if (--pending[size_t(v)] == 0 && v != 0) {
+            send(e.t, e.from, v);
+            if (--pending[size_t(v)] == 0 && v != 0) {
                 heap.push({cpu[size_t(v)], v, 0});
             }
         }
@@ -630,10 +638,7 @@ double tree_walk(const CostInput &in, bool up, Parent &&parent, Child &&child,
         if (w < 0) {
             continue;
         }
-        if (const double later = send(e.t, e.from, w); later >= 0) {
-            heap.push({later, e.from, e.next});
-            continue;
-        }
+        send(e.t, e.from, w);
         heap.push({cpu[size_t(e.from)], e.from, e.next + 1});
         heap.push({done[size_t(w)], w, 0});
     }
@@ -680,7 +685,7 @@ double knomial_walk(const CostInput &in, int radix, bool up, bool subtrees,
 
 double knomial(const CostInput &in, Variant v)
 {
-    if (scattered(in)) {
+    if (walked(in)) {
         return knomial_walk(in, v.radix, false, false, 0);
     }
     return cost::knomial_bcast_ns(in.nranks, v.radix, in.block_bytes,
@@ -691,7 +696,7 @@ double knomial_in(const CostInput &in, Variant v)
 {
     const double c = combine(in, in.block_bytes);
     const double rounds = cost::knomial_rounds(in.nranks, v.radix) * c;
-    if (scattered(in)) {
+    if (walked(in)) {
         return knomial_walk(in, v.radix, true, false, c);
     }
     return cost::knomial_bcast_ns(in.nranks, v.radix, in.block_bytes,
@@ -847,7 +852,7 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
     // the rank's own message.
     // Where the hosts hold ranks in any order, the first chunk's path
     // walked (tree_walk; each receive of a reduce combines half `cpu`).
-    for (int64_t v = p - 1; !known && v > 0; v = (v - 1) / 2) {
+    for (int64_t v = p - 1; !walked(in) && v > 0; v = (v - 1) / 2) {
         const int64_t from = host_of(in, down ? (v - 1) / 2 : v);
         const int sends = down && v % 2 == 0 ? 2 : 1;
         t.fill += (!queues || &edge(v) == &in.local
@@ -856,7 +861,7 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
                                   !down && v == p - 1, &edge(v))) +
                   cpu;
     }
-    if (known) {
+    if (walked(in)) {
         t.fill = tree_walk(
             in, !down, [](int64_t w) { return (w - 1) / 2; },
             [&](int64_t v, int64_t next) {
@@ -971,7 +976,7 @@ double two_tree(const CostInput &in, Variant v)
             ? in.link.message_ns(z)
             : 2 * ((depth - near - mid) * in.link.message_ns(z) +
                    mid * in.mid.message_ns(z) + near * in.local.message_ns(z));
-    if (scattered(in)) {
+    if (walked(in)) {
         // Hosts in any order: the first chunk's way down tree 0 walked
         // (tree_walk), each rank passing it on in its edges' order.
         const TwoTrees tt = make_two_trees(int(in.nranks - 1));
@@ -1054,7 +1059,7 @@ double rabenseifner_reduce(const CostInput &in, Variant)
 
 double binomial_gather(const CostInput &in, Variant)
 {
-    if (scattered(in)) {
+    if (walked(in)) {
         return knomial_walk(in, 2, true, true, 0);
     }
     return cost::binomial_gather_ns(in.nranks, in.block_bytes,
@@ -1063,7 +1068,7 @@ double binomial_gather(const CostInput &in, Variant)
 
 double binomial_scatter(const CostInput &in, Variant v)
 {
-    if (scattered(in)) {
+    if (walked(in)) {
         return knomial_walk(in, 2, false, true, 0);
     }
     return binomial_gather(in, v);
