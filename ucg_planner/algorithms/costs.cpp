@@ -581,68 +581,83 @@ double tree_walk(const CostInput &in, bool up, Parent &&parent, Child &&child,
     const size_t hosts = size_t(std::max<int64_t>(in.num_hosts, 1));
     std::vector<double> cpu(size_t(p), 0), port(size_t(p), 0), tx(hosts, 0),
         rx(hosts, 0), done(size_t(p), 0);
-    // A message that may start at t (when its sender has the data),
-    // taken in that order: a NIC serves its queue first come first served
-    // (the simulator's on_send).
-    struct Wait {
+    std::vector<int64_t> pending(size_t(p), 0);
+    // Events in time order, as the simulator runs them: a rank has its
+    // data (`to` < 0: it sends, taking its port or its host's NIC in that
+    // order), or a message lands at `to` (taking the receiving host's
+    // NIC, then its CPU).
+    // Ties in the order they were made (the simulator's: its first sends
+    // in rank order).
+    struct Event {
         double t;
-        int64_t from, next; // next: down, the index of from's next child
-        bool operator>(const Wait &o) const { return t > o.t; }
+        int64_t seq, from, to;
+        bool operator>(const Event &o) const
+        {
+            return t != o.t ? t > o.t : seq > o.seq;
+        }
     };
-    std::priority_queue<Wait, std::vector<Wait>, std::greater<>> heap;
+    std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+    int64_t made = 0;
+    const auto push = [&](double t, int64_t from, int64_t to) {
+        events.push({t, made++, from, to});
+    };
     const auto send = [&](double t, int64_t from, int64_t to) {
-        const bool far = crosses(in, from, to);
         const cost::AlphaBeta &l = pair_link(in, from, to);
         const double m = bytes(up ? from : to);
-        double &q = far ? tx[size_t(host_of(in, from))] : port[size_t(from)];
+        double &q = crosses(in, from, to) ? tx[size_t(host_of(in, from))]
+                                          : port[size_t(from)];
         const double start = std::max({t, cpu[size_t(from)], q});
         cpu[size_t(from)] = start + l.overhead_ns;
         q = start + l.gap_ns + l.beta_ns_per_byte * m;
-        double land = start + l.message_ns(m);
-        if (far) {
+        push(start + l.message_ns(m), from, to);
+    };
+    const auto land = [&](double t, int64_t from, int64_t to) {
+        const cost::AlphaBeta &l = pair_link(in, from, to);
+        if (crosses(in, from, to)) {
             double &r = rx[size_t(host_of(in, to))];
-            land = std::max(land, r + l.beta_ns_per_byte * m);
-            r = land;
+            t = std::max(t, r + l.beta_ns_per_byte * bytes(up ? from : to));
+            r = t;
         }
         // The receive's overhead is in message_ns; a busy CPU takes it
         // (and the combine) after what it is doing.
-        done[size_t(to)] = std::max(land, cpu[size_t(to)] + l.overhead_ns) + c;
+        done[size_t(to)] = std::max(t, cpu[size_t(to)] + l.overhead_ns) + c;
         cpu[size_t(to)] = done[size_t(to)];
     };
     if (up) {
-        std::vector<int64_t> pending(size_t(p), 0);
+        // Each child sends to its parent once its own children's are in.
         for (int64_t w = 1; w < p; ++w) {
             ++pending[size_t(parent(w))];
         }
         for (int64_t w = 1; w < p; ++w) {
             if (pending[size_t(w)] == 0) {
-                heap.push({0, w, 0});
+                push(0, w, -1);
             }
         }
-        while (!heap.empty()) {
-            const Wait e = heap.top();
-            heap.pop();
-            const int64_t v = parent(e.from);
-            send(e.t, e.from, v);
-            if (--pending[size_t(v)] == 0 && v != 0) {
-                heap.push({cpu[size_t(v)], v, 0});
+    } else {
+        // A rank issues all its sends when the data is in (each one's
+        // start waits on its CPU and port or NIC, as the simulator's
+        // sends that depend on one receive).
+        push(0, 0, -1);
+    }
+    while (!events.empty()) {
+        const Event e = events.top();
+        events.pop();
+        if (e.to >= 0) {
+            land(e.t, e.from, e.to);
+            if (!up) {
+                push(done[size_t(e.to)], e.to, -1);
+            } else if (--pending[size_t(e.to)] == 0 && e.to != 0) {
+                push(done[size_t(e.to)], e.to, -1);
+            }
+        } else if (up) {
+            send(e.t, e.from, parent(e.from));
+        } else {
+            for (int64_t next = 0, w; (w = child(e.from, next)) >= 0; ++next) {
+                send(e.t, e.from, w);
             }
         }
-        return done[0];
     }
-    heap.push({0, 0, 0});
-    while (!heap.empty()) {
-        const Wait e = heap.top();
-        heap.pop();
-        const int64_t w = child(e.from, e.next);
-        if (w < 0) {
-            continue;
-        }
-        send(e.t, e.from, w);
-        heap.push({cpu[size_t(e.from)], e.from, e.next + 1});
-        heap.push({done[size_t(w)], w, 0});
-    }
-    return *std::max_element(done.begin(), done.end());
+    return up ? done[0] : *std::max_element(done.begin(), done.end());
 }
 
 // The k-nomial tree walked (tree_walk): at distance d the ranks
