@@ -1016,6 +1016,24 @@ double two_tree(const CostInput &in, Variant v)
                 return next < 2 ? kids[size_t(r)][size_t(next)] : int64_t{-1};
             },
             [&](int64_t) { return z; }, 0);
+        // Then per chunk (one tree's) the busiest host's NIC sends half
+        // of both trees' edges that leave it, at each edge's own link,
+        // beside each rank's one send a step.
+        std::vector<double> load(size_t(std::max<int64_t>(in.num_hosts, 1)));
+        for (int t = 0; t < 2; ++t) {
+            for (int i = 0; i < tt.n; ++i) {
+                const int64_t from = tt.parent[t][size_t(i)] + 1, to = i + 1;
+                if (crosses(in, from, to)) {
+                    const cost::AlphaBeta &l = pair_link(in, from, to);
+                    load[size_t(host_of(in, from))] +=
+                        (l.gap_ns + l.beta_ns_per_byte * z) / 2;
+                }
+            }
+        }
+        const double step = std::max(
+            {in.link.stage_ns(z, 1, 0), in.local.stage_ns(z, 1, 0),
+             *std::max_element(load.begin(), load.end())});
+        return fill + double(chunks - 1) * step;
     }
     // Per chunk a host's NIC carries the trees' edges into and out of its
     // block of ranks: about three (simulated on nodes=8,ppn=8: 2.5-3 far
