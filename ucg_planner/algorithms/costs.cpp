@@ -167,6 +167,16 @@ int64_t host_of(const CostInput &in, int64_t v)
     return (*in.hosts)[size_t((v + in.root) % p)];
 }
 
+// How many hosts the ranks fill (host_of's range).
+size_t host_count(const CostInput &in)
+{
+    if (in.hosts != nullptr) {
+        return size_t(std::max<int64_t>(in.num_hosts, 1));
+    }
+    const int64_t b = std::max<int64_t>(in.local_ranks, 1);
+    return size_t(std::max<int64_t>((in.nranks + b - 1) / b, 1));
+}
+
 // Whether a message between ranks u and v leaves a host.
 bool crosses(const CostInput &in, int64_t u, int64_t v)
 {
@@ -578,7 +588,7 @@ double tree_walk(const CostInput &in, bool up, Parent &&parent, Child &&child,
     if (p <= 1) {
         return 0;
     }
-    const size_t hosts = size_t(std::max<int64_t>(in.num_hosts, 1));
+    const size_t hosts = host_count(in);
     std::vector<double> cpu(size_t(p), 0), port(size_t(p), 0), tx(hosts, 0),
         rx(hosts, 0), done(size_t(p), 0);
     std::vector<int64_t> pending(size_t(p), 0);
@@ -991,9 +1001,9 @@ double two_tree(const CostInput &in, Variant v)
             ? in.link.message_ns(z)
             : 2 * ((depth - near - mid) * in.link.message_ns(z) +
                    mid * in.mid.message_ns(z) + near * in.local.message_ns(z));
-    if (walked(in)) {
-        // Hosts in any order: the first chunk's way down tree 0 walked
-        // (tree_walk), each rank passing it on in its edges' order.
+    if (placed(in) && in.nranks <= kWalkRanks) {
+        // Where the placement is known: the first chunk's way down tree 0
+        // walked (tree_walk), each rank passing it on in its edges' order.
         const TwoTrees tt = make_two_trees(int(in.nranks - 1));
         std::vector<std::array<int64_t, 2>> kids(size_t(in.nranks), {-1, -1});
         kids[0][0] = tt.root[0] + 1;
@@ -1019,7 +1029,7 @@ double two_tree(const CostInput &in, Variant v)
         // Then per chunk (one tree's) the busiest host's NIC sends half
         // of both trees' edges that leave it, at each edge's own link,
         // beside each rank's one send a step.
-        std::vector<double> load(size_t(std::max<int64_t>(in.num_hosts, 1)));
+        std::vector<double> load(host_count(in));
         for (int t = 0; t < 2; ++t) {
             for (int i = 0; i < tt.n; ++i) {
                 const int64_t from = tt.parent[t][size_t(i)] + 1, to = i + 1;
