@@ -200,11 +200,13 @@ bool crosses_racks(const CostInput &in, int64_t u, int64_t v)
 }
 
 // Trees on hosts in any order are walked message by message (tree_walk)
-// up to this many ranks (a few ms at most); beyond, the closed forms
-// price every edge as if it left its host, and the binary tree's path
-// its rounds' queues (a walk of 65,536 ranks took ~20 ms, and a bcast's
-// selection walks five trees).
-constexpr int64_t kWalkRanks = kScanRanks;
+// up to this many ranks (a walk costs ~0.3 us a rank: ~0.3 ms here, and
+// a selection walks up to six trees); beyond, the closed forms price
+// every edge as if it left its host, and the binary tree's path its
+// rounds' queues. (Hosts of consecutive ranks keep their closed forms:
+// walking 4,096 ranks made a selection take 6.5 ms against its 1 ms
+// goal.)
+constexpr int64_t kWalkRanks = 1024;
 
 bool walked(const CostInput &in)
 {
@@ -1001,9 +1003,9 @@ double two_tree(const CostInput &in, Variant v)
             ? in.link.message_ns(z)
             : 2 * ((depth - near - mid) * in.link.message_ns(z) +
                    mid * in.mid.message_ns(z) + near * in.local.message_ns(z));
-    if (placed(in) && in.nranks <= kWalkRanks) {
-        // Where the placement is known: the first chunk's way down tree 0
-        // walked (tree_walk), each rank passing it on in its edges' order.
+    if (walked(in)) {
+        // Hosts in any order: the first chunk's way down tree 0 walked
+        // (tree_walk), each rank passing it on in its edges' order.
         const TwoTrees tt = make_two_trees(int(in.nranks - 1));
         std::vector<std::array<int64_t, 2>> kids(size_t(in.nranks), {-1, -1});
         kids[0][0] = tt.root[0] + 1;
