@@ -46,12 +46,40 @@ double knomial_bcast_ns(int64_t nranks, int radix, double bytes,
     // The root's rounds, widest subtree first: at distance d it has
     // min(k-1, ceil(P/d)-1) children; its last child of each round is the
     // start of the next round's longest path.
+    // Where a round's children straddle the root's host (or rack): those
+    // on it take the host's link from the root's own port while the
+    // others queue at its NIC, farthest first (the simulator's order).
     const int64_t k = std::max(radix, 2);
     double t = 0;
     for (int64_t d = largest_power(std::max<int64_t>(nranks - 1, 1), k);
          nranks > 1 && d >= 1; d /= k) {
         const int64_t children = std::min(k - 1, (nranks + d - 1) / d - 1);
-        t += ab.at((children + 1) * d).fan_ns(double(children), bytes);
+        const auto inside = [&](int64_t span) {
+            return span > d && span < (children + 1) * d && span % d == 0
+                       ? std::min(children, span / d - 1)
+                       : int64_t{0};
+        };
+        const int64_t near = ab.spans.empty() ? inside(ab.block) : 0;
+        const int64_t mid =
+            ab.spans.empty() && ab.mid_block > 0 ? inside(ab.mid_block) - near
+                                                 : 0;
+        if (near == 0 && mid <= 0) {
+            t += ab.at((children + 1) * d).fan_ns(double(children), bytes);
+            continue;
+        }
+        const int64_t far = children - near - std::max<int64_t>(mid, 0);
+        double nic = 0;
+        if (far > 0) {
+            nic = mid > 0 ? double(far) * ab.far.issue_ns(bytes) +
+                                ab.mid.fan_ns(double(mid), bytes)
+                          : ab.far.fan_ns(double(far), bytes);
+        } else if (mid > 0) {
+            nic = ab.mid.fan_ns(double(mid), bytes);
+        }
+        const double own = double(far + std::max<int64_t>(mid, 0)) *
+                               ab.far.overhead_ns +
+                           ab.near.fan_ns(double(near), bytes);
+        t += std::max(nic, own);
     }
     return t;
 }
