@@ -1109,8 +1109,17 @@ double rabenseifner_reduce(const CostInput &in, Variant)
     const int64_t pk = cost::largest_power(in.nranks, 2);
     const double p = double(pk), s = in.block_bytes;
     const cost::AlphaBeta far = shared(in);
+    // Hosts in any order: the gather walked, a binomial tree whose child
+    // at distance d sends its subtree's d pieces (its senders on one host
+    // seldom send at once).
+    CostInput pieces = in;
+    pieces.nranks = pk;
+    pieces.block_bytes = s / p;
+    const double gather = walked(in)
+                              ? knomial_walk(pieces, 2, true, true, 0)
+                              : cost::halving_ns(pk, s, span_links(in, false));
     return nic_queue(in) + cost::halving_ns(pk, s, span_links(in, true)) +
-           cost::halving_ns(pk, s, span_links(in, false)) +
+           gather +
            (pk < in.nranks ? far.alpha_ns + 2 * s * far.beta_ns_per_byte : 0) +
            combine(in, (p - 1) / p * s);
 }
