@@ -1055,9 +1055,9 @@ double two_tree(const CostInput &in, Variant v)
                 }
             }
         }
-        const double step = std::max(
-            {in.link.stage_ns(z, 1, 0), in.local.stage_ns(z, 1, 0),
-             *std::max_element(load.begin(), load.end())});
+        const double step =
+            std::max({in.link.stage_ns(z, 1, 0), in.local.stage_ns(z, 1, 0),
+                      *std::max_element(load.begin(), load.end())});
         return fill + double(chunks - 1) * step;
     }
     // Per chunk a host's NIC carries the trees' edges into and out of its

@@ -60,9 +60,9 @@ double knomial_bcast_ns(int64_t nranks, int radix, double bytes,
                        : int64_t{0};
         };
         const int64_t near = ab.spans.empty() ? inside(ab.block) : 0;
-        const int64_t mid =
-            ab.spans.empty() && ab.mid_block > 0 ? inside(ab.mid_block) - near
-                                                 : 0;
+        const int64_t mid = ab.spans.empty() && ab.mid_block > 0
+                                ? inside(ab.mid_block) - near
+                                : 0;
         if (near == 0 && mid <= 0) {
             t += ab.at((children + 1) * d).fan_ns(double(children), bytes);
             continue;
@@ -76,9 +76,9 @@ double knomial_bcast_ns(int64_t nranks, int radix, double bytes,
         } else if (mid > 0) {
             nic = ab.mid.fan_ns(double(mid), bytes);
         }
-        const double own = double(far + std::max<int64_t>(mid, 0)) *
-                               ab.far.overhead_ns +
-                           ab.near.fan_ns(double(near), bytes);
+        const double own =
+            double(far + std::max<int64_t>(mid, 0)) * ab.far.overhead_ns +
+            ab.near.fan_ns(double(near), bytes);
         t += std::max(nic, own);
     }
     return t;
