@@ -23,6 +23,7 @@
 
 #include <uct_group.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -208,7 +209,8 @@ void mm_rx_loop(UctIface &u, uct_group_h g, std::size_t bytes, int iters,
 struct BcastResult {
     Stats floor; ///< ping-pong round trip inside this point
     Stats ring, cma, p2p, p2p_copy;
-    bool has_cma; ///< timed: over the group's fragment size
+    bool has_cma;               ///< timed: over the group's fragment size
+    Stats seg[kMaxSegVariants]; ///< the ring at Options::seg_sizes
 };
 
 uct_group_h create_group(UctIface &mm, Board *b, int which, int rank, int n)
@@ -296,13 +298,27 @@ Stats stats_of(const Phase &ph)
 }
 
 void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
-               BcastResult *out)
+               const std::vector<std::size_t> &seg_sizes, BcastResult *out)
 {
     UctIface mm, mmc, px, pxc;
     if (!mm.open("mm_bcast", "mm_bcast") ||
         !mmc.open("mm_bcast", "mm_bcast", {{"CMA_THRESH", "1"}}) ||
         !px.open("posix", "posix") || !pxc.open("posix", "posix")) {
         _exit(3);
+    }
+    // The ring at other fragment sizes (addresses in b->addr[4 + i]).
+    const std::size_t nseg =
+        std::min<std::size_t>(seg_sizes.size(), kMaxSegVariants);
+    std::vector<UctIface> seg(nseg);
+    std::vector<uct_group_h> seg_groups;
+    for (std::size_t i = 0; i < nseg; ++i) {
+        if (!seg[i].open("mm_bcast", "mm_bcast",
+                         {{"GROUP_SEG_SIZE", std::to_string(seg_sizes[i])}})) {
+            _exit(3);
+        }
+        uct_iface_get_address(
+            seg[i].iface,
+            reinterpret_cast<uct_iface_addr_t *>(b->addr[4 + i][rank]));
     }
     RxState rx_px{b, bytes};
     std::vector<unsigned char> sink(bytes);
@@ -321,6 +337,9 @@ void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
     barrier(b, n);
     uct_group_h ring = create_group(mm, b, 0, rank, n);
     uct_group_h cma = create_group(mmc, b, 2, rank, n);
+    for (std::size_t i = 0; i < nseg; ++i) {
+        seg_groups.push_back(create_group(seg[i], b, int(4 + i), rank, n));
+    }
     std::vector<uct_ep_h> p2p, p2pc;
     if (rank == 0) {
         p2p = create_p2p(px, b, 1, n);
@@ -336,6 +355,10 @@ void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
     phases.push_back({&mm, {}, ring, nullptr, {}});
     if (res.has_cma) {
         phases.push_back({&mmc, {}, cma, nullptr, {}});
+    }
+    const std::size_t first_seg = phases.size();
+    for (std::size_t i = 0; i < nseg; ++i) {
+        phases.push_back({&seg[i], {}, seg_groups[i], nullptr, {}});
     }
     // Interleaved rounds: a change of load hits every variant alike.
     constexpr int kRounds = 5;
@@ -356,6 +379,9 @@ void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
         if (res.has_cma) {
             res.cma = stats_of(phases[3]);
         }
+        for (std::size_t i = 0; i < nseg; ++i) {
+            res.seg[i] = stats_of(phases[first_seg + i]);
+        }
         *out = res;
     }
     for (uct_ep_h ep : p2p) {
@@ -366,6 +392,12 @@ void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
     }
     uct_group_destroy(ring);
     uct_group_destroy(cma);
+    for (uct_group_h g : seg_groups) {
+        uct_group_destroy(g);
+    }
+    for (UctIface &i : seg) {
+        i.close();
+    }
     mm.close();
     mmc.close();
     px.close();
@@ -388,7 +420,8 @@ int bench_bcast(const Options &opts)
                 static_cast<int>(iterations_for(bytes) * opts.iter_scale);
             iters = iters < 3 ? 3 : iters;
             const bool ok = run_ranks(n, board, [&](int rank, Board *b) {
-                rank_body(rank, b, n, bytes, iters, rank == 0 ? res : nullptr);
+                rank_body(rank, b, n, bytes, iters, opts.seg_sizes,
+                          rank == 0 ? res : nullptr);
             });
             if (!ok) {
                 std::printf("bcast    %2d %8zu failed\n", n, bytes);
@@ -398,9 +431,17 @@ int bench_bcast(const Options &opts)
             const double base = res->p2p.median_us;
             const double fl = res->floor.median_us;
             if (opts.collect != nullptr) {
-                opts.collect->bcast.push_back(
-                    {n, bytes, res->ring.median_us,
-                     res->has_cma ? res->cma.median_us : 0, base});
+                BcastPoint pt{n,
+                              bytes,
+                              res->ring.median_us,
+                              res->has_cma ? res->cma.median_us : 0,
+                              base,
+                              {}};
+                for (std::size_t i = 0;
+                     i < opts.seg_sizes.size() && i < kMaxSegVariants; ++i) {
+                    pt.seg_us.push_back(res->seg[i].median_us);
+                }
+                opts.collect->bcast.push_back(pt);
             }
             if (opts.quiet) {
                 continue;

@@ -27,7 +27,7 @@ struct Board {
     alignas(64) std::atomic<std::uint64_t> done; ///< receivers: messages got
     alignas(64) std::atomic<std::uint64_t> go;   ///< root: iterations started
     alignas(64) std::atomic<std::uint64_t> pong; ///< rank 1: floor replies
-    alignas(64) unsigned char addr[4][kMaxRanks][kAddrBytes]; ///< per iface
+    alignas(64) unsigned char addr[8][kMaxRanks][kAddrBytes]; ///< per iface
     double samples_us[kMaxSamples]; ///< root: per-iteration latency
     int num_samples;
 };

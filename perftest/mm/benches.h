@@ -22,6 +22,8 @@ struct BcastPoint {
     int n = 0;
     std::size_t bytes = 0;
     double ring_us = 0, cma_us = 0, p2p_us = 0;
+    /// The ring at each of Options::seg_sizes (GROUP_SEG_SIZE), in order.
+    std::vector<double> seg_us;
 };
 
 /// Where the benchmarks also record their points (--calibrate).
@@ -37,7 +39,12 @@ struct Options {
     double iter_scale = 1.0;      ///< multiplies the per-size iteration counts
     Collector *collect = nullptr; ///< also record every point here
     bool quiet = false;           ///< print no rows
+    /// mm_bcast: also time the ring at these GROUP_SEG_SIZE values (the
+    /// default ring is 8k), at most kMaxSegVariants (--calibrate).
+    std::vector<std::size_t> seg_sizes;
 };
+
+inline constexpr int kMaxSegVariants = 4;
 
 /// Cache-line ping-pong between two processes alone: the floor (bcast and
 /// incast time it again inside each point, as their x_floor divisor).

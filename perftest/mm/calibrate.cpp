@@ -10,12 +10,17 @@
 //    kMaxRatio per point (an outlier median must not decide). A value
 //    moves only if it saves kMinGain per point it changes (noise keeps
 //    the default);
-//  - mm_bcast UCX_MM_BCAST_CMA_THRESH: the same cost over ring vs CMA.
+//  - mm_bcast UCX_MM_BCAST_CMA_THRESH: the same cost over ring vs CMA;
+//    UCX_MM_BCAST_MIN_ZCOPY (am_zcopy's advertised minimum): the same fit
+//    over the two-rank points alone (one receiver reading by CMA);
+//    UCX_MM_BCAST_GROUP_SEG_SIZE: the ring timed at 4k, 8k (default), 16k
+//    and 32k fragments, one value for all sizes (fit_seg).
 // Prints the points as `#` comments, then one `export UCX_MM_...=...` line
 // per threshold (sizes in bytes or `inf`).
 #include "bench_common.h"
 #include "benches.h"
 
+#include "calibrate_fit.h"
 #include "policy.h"
 
 #include <uct_mm_incast.h>
@@ -29,160 +34,6 @@
 
 namespace ucg_mm_bench {
 namespace {
-
-using uct_mm_incast::AutoThresholds;
-
-/// What a move must save per point whose path it changes (5%: more than
-/// the medians' run-to-run noise here).
-constexpr double kMinGain = 0.05;
-/// Most a point can cost (picked / fastest): one median hit by the
-/// scheduler (ms where the others take us) must not outweigh the rest.
-constexpr double kMaxRatio = 1.5;
-
-uct_mm_common::Message message_of(const IncastPoint &p)
-{
-    uct_mm_common::Message m;
-    m.coll = p.coll == 0 ? uct_mm_common::Coll::kGather
-                         : uct_mm_common::Coll::kReduce;
-    m.op = UCG_OP_SUM;
-    m.dtype = p.coll == 2 ? UCG_DTYPE_DOUBLE : UCG_DTYPE_INT32;
-    m.length = p.bytes;
-    return m;
-}
-
-double best_of(const IncastPoint &p)
-{
-    double best = std::numeric_limits<double>::infinity();
-    for (double us : p.mode_us) {
-        best = (us > 0 && us < best) ? us : best;
-    }
-    return best;
-}
-
-uct_mm_incast_mode_t picked(const IncastPoint &p, const AutoThresholds &t)
-{
-    return uct_mm_incast::message_mode(message_of(p),
-                                       static_cast<std::uint32_t>(p.n),
-                                       UCT_MM_INCAST_MODE_AUTO, t);
-}
-
-double incast_cost(const std::vector<IncastPoint> &pts, const AutoThresholds &t)
-{
-    double cost = 0;
-    for (const IncastPoint &p : pts) {
-        const double us = p.mode_us[picked(p, t)];
-        cost += us > 0 ? std::min(us / best_of(p), kMaxRatio) : kMaxRatio;
-    }
-    return cost;
-}
-
-/// Points whose mode differs between a and b.
-int changed(const std::vector<IncastPoint> &pts, const AutoThresholds &a,
-            const AutoThresholds &b)
-{
-    int n = 0;
-    for (const IncastPoint &p : pts) {
-        n += picked(p, a) != picked(p, b) ? 1 : 0;
-    }
-    return n;
-}
-
-/// Moves `*field` to the candidate of lowest cost, if every point it
-/// changes gains kMinGain on average (noise keeps the current value).
-template <class F, class V>
-void descend(const std::vector<IncastPoint> &pts, AutoThresholds *t, F field,
-             const std::vector<V> &candidates)
-{
-    double cur = incast_cost(pts, *t);
-    for (V v : candidates) {
-        AutoThresholds trial = *t;
-        field(trial) = v;
-        const double c = incast_cost(pts, trial);
-        if (c < cur - kMinGain * changed(pts, *t, trial)) {
-            *t = trial;
-            cur = c;
-        }
-    }
-}
-
-AutoThresholds fit_incast(const std::vector<IncastPoint> &pts)
-{
-    std::vector<std::size_t> sizes;
-    for (const IncastPoint &p : pts) {
-        if (sizes.empty() || sizes.back() < p.bytes) {
-            sizes.push_back(p.bytes);
-        }
-    }
-    std::vector<std::size_t> atomic_max{0}, locked_min;
-    for (std::size_t s : sizes) {
-        atomic_max.push_back(s);
-        locked_min.push_back(s);
-    }
-    locked_min.push_back(SIZE_MAX);
-    std::vector<std::uint32_t> groups;
-    for (std::uint32_t g = 1; g <= kMaxRanks + 1; ++g) {
-        groups.push_back(g);
-    }
-    AutoThresholds t;
-    for (int pass = 0; pass < 2; ++pass) {
-        descend(
-            pts, &t,
-            [](AutoThresholds & a) -> auto & { return a.atomic_max_bytes; },
-            atomic_max);
-        descend(
-            pts, &t, [](AutoThresholds & a) -> auto & { return a.pair_group; },
-            groups);
-        descend(
-            pts, &t,
-            [](AutoThresholds & a) -> auto & { return a.locked_min_bytes; },
-            locked_min);
-        descend(
-            pts, &t,
-            [](AutoThresholds & a) -> auto & { return a.locked_min_group; },
-            groups);
-        descend(
-            pts, &t, [](AutoThresholds & a) -> auto & {
-                return a.gather_batched_max_group;
-            },
-            groups);
-    }
-    return t;
-}
-
-double bcast_cost(const std::vector<BcastPoint> &pts, std::size_t thresh)
-{
-    double cost = 0;
-    for (const BcastPoint &p : pts) {
-        const bool cma = p.cma_us > 0 && p.bytes >= thresh;
-        const double best =
-            p.cma_us > 0 && p.cma_us < p.ring_us ? p.cma_us : p.ring_us;
-        cost += std::min((cma ? p.cma_us : p.ring_us) / best, kMaxRatio);
-    }
-    return cost;
-}
-
-std::size_t fit_bcast(const std::vector<BcastPoint> &pts)
-{
-    std::size_t thresh = SIZE_MAX; // today's default: the ring always
-    double cur = bcast_cost(pts, thresh);
-    for (const BcastPoint &p : pts) {
-        if (p.cma_us <= 0) {
-            continue;
-        }
-        int moved = 0; // points whose path changes
-        for (const BcastPoint &q : pts) {
-            const bool was = q.cma_us > 0 && q.bytes >= thresh;
-            const bool now = q.cma_us > 0 && q.bytes >= p.bytes;
-            moved += was != now ? 1 : 0;
-        }
-        const double c = bcast_cost(pts, p.bytes);
-        if (c < cur - kMinGain * moved) {
-            thresh = p.bytes;
-            cur = c;
-        }
-    }
-    return thresh;
-}
 
 std::string size_str(std::size_t v)
 {
@@ -198,6 +49,7 @@ int run_calibrate(Options opts, bool incast, bool bcast)
     Collector got;
     opts.collect = &got;
     opts.quiet = true;
+    opts.seg_sizes = {4096, 16384, 32768}; // besides the default 8k
     int rc = 0;
     if (incast) {
         rc |= bench_incast(opts);
@@ -229,6 +81,16 @@ int run_calibrate(Options opts, bool incast, bool bcast)
                     p.mode_us[best], p.p2p_us);
     }
     const std::size_t cma = fit_bcast(got.bcast);
+    // am_zcopy to one receiver reads the sender's buffer with CMA as a
+    // group's CMA path does: the pairs' crossover (none: the default).
+    std::vector<BcastPoint> pairs;
+    for (const BcastPoint &p : got.bcast) {
+        if (p.n == 2) {
+            pairs.push_back(p);
+        }
+    }
+    const std::size_t zcopy = fit_bcast(pairs);
+    const std::size_t seg = fit_seg(got.bcast, opts.seg_sizes);
     for (const BcastPoint &p : got.bcast) {
         const bool use_cma = p.cma_us > 0 && p.bytes >= cma;
         std::printf("# bcast    %2d %8zu  ring        %-11s %-11s %8.3f %8.3f "
@@ -238,6 +100,15 @@ int run_calibrate(Options opts, bool incast, bool bcast)
                     p.ring_us, use_cma ? p.cma_us : p.ring_us,
                     p.cma_us > 0 && p.cma_us < p.ring_us ? p.cma_us : p.ring_us,
                     p.p2p_us);
+    }
+    for (const BcastPoint &p : got.bcast) {
+        std::printf("# bcast    %2d %8zu  ring by GROUP_SEG_SIZE (us): 8192 "
+                    "%.3f",
+                    p.n, p.bytes, p.ring_us);
+        for (std::size_t i = 0; i < p.seg_us.size(); ++i) {
+            std::printf(", %zu %.3f", opts.seg_sizes[i], p.seg_us[i]);
+        }
+        std::printf("\n");
     }
     if (incast) {
         std::printf("# mm_incast cost (sum of picked/fastest over %zu "
@@ -258,6 +129,10 @@ int run_calibrate(Options opts, bool incast, bool bcast)
     if (bcast) {
         std::printf("export UCX_MM_BCAST_CMA_THRESH=%s\n",
                     size_str(cma).c_str());
+        std::printf("export UCX_MM_BCAST_GROUP_SEG_SIZE=%zu\n", seg);
+        // No crossover: the transport's default (32 MiB, above max_zcopy).
+        std::printf("export UCX_MM_BCAST_MIN_ZCOPY=%zu\n",
+                    zcopy == SIZE_MAX ? std::size_t{32} << 20 : zcopy);
     }
     return 0;
 }

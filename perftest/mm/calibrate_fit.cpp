@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The fits behind --calibrate (calibrate_fit.h), apart from the runs so
+// tests can feed them points.
+#include "calibrate_fit.h"
+
+#include "bench_common.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+namespace ucg_mm_bench {
+namespace {
+
+/// What a move must save per point whose path it changes (5%: more than
+/// the medians' run-to-run noise here).
+constexpr double kMinGain = 0.05;
+/// Most a point can cost (picked / fastest): one median hit by the
+/// scheduler (ms where the others take us) must not outweigh the rest.
+constexpr double kMaxRatio = 1.5;
+
+uct_mm_common::Message message_of(const IncastPoint &p)
+{
+    uct_mm_common::Message m;
+    m.coll = p.coll == 0 ? uct_mm_common::Coll::kGather
+                         : uct_mm_common::Coll::kReduce;
+    m.op = UCG_OP_SUM;
+    m.dtype = p.coll == 2 ? UCG_DTYPE_DOUBLE : UCG_DTYPE_INT32;
+    m.length = p.bytes;
+    return m;
+}
+
+double best_of(const IncastPoint &p)
+{
+    double best = std::numeric_limits<double>::infinity();
+    for (double us : p.mode_us) {
+        best = (us > 0 && us < best) ? us : best;
+    }
+    return best;
+}
+
+} // namespace
+
+uct_mm_incast_mode_t picked(const IncastPoint &p, const AutoThresholds &t)
+{
+    return uct_mm_incast::message_mode(message_of(p),
+                                       static_cast<std::uint32_t>(p.n),
+                                       UCT_MM_INCAST_MODE_AUTO, t);
+}
+
+double incast_cost(const std::vector<IncastPoint> &pts, const AutoThresholds &t)
+{
+    double cost = 0;
+    for (const IncastPoint &p : pts) {
+        const double us = p.mode_us[picked(p, t)];
+        cost += us > 0 ? std::min(us / best_of(p), kMaxRatio) : kMaxRatio;
+    }
+    return cost;
+}
+
+namespace {
+
+/// Points whose mode differs between a and b.
+int changed(const std::vector<IncastPoint> &pts, const AutoThresholds &a,
+            const AutoThresholds &b)
+{
+    int n = 0;
+    for (const IncastPoint &p : pts) {
+        n += picked(p, a) != picked(p, b) ? 1 : 0;
+    }
+    return n;
+}
+
+/// Moves `*field` to the candidate of lowest cost, if every point it
+/// changes gains kMinGain on average (noise keeps the current value).
+template <class F, class V>
+void descend(const std::vector<IncastPoint> &pts, AutoThresholds *t, F field,
+             const std::vector<V> &candidates)
+{
+    double cur = incast_cost(pts, *t);
+    for (V v : candidates) {
+        AutoThresholds trial = *t;
+        field(trial) = v;
+        const double c = incast_cost(pts, trial);
+        if (c < cur - kMinGain * changed(pts, *t, trial)) {
+            *t = trial;
+            cur = c;
+        }
+    }
+}
+
+} // namespace
+
+AutoThresholds fit_incast(const std::vector<IncastPoint> &pts)
+{
+    std::vector<std::size_t> sizes;
+    for (const IncastPoint &p : pts) {
+        if (sizes.empty() || sizes.back() < p.bytes) {
+            sizes.push_back(p.bytes);
+        }
+    }
+    std::vector<std::size_t> atomic_max{0}, locked_min;
+    for (std::size_t s : sizes) {
+        atomic_max.push_back(s);
+        locked_min.push_back(s);
+    }
+    locked_min.push_back(SIZE_MAX);
+    std::vector<std::uint32_t> groups;
+    for (std::uint32_t g = 1; g <= kMaxRanks + 1; ++g) {
+        groups.push_back(g);
+    }
+    AutoThresholds t;
+    for (int pass = 0; pass < 2; ++pass) {
+        descend(
+            pts, &t,
+            [](AutoThresholds & a) -> auto & { return a.atomic_max_bytes; },
+            atomic_max);
+        descend(
+            pts, &t, [](AutoThresholds & a) -> auto & { return a.pair_group; },
+            groups);
+        descend(
+            pts, &t,
+            [](AutoThresholds & a) -> auto & { return a.locked_min_bytes; },
+            locked_min);
+        descend(
+            pts, &t,
+            [](AutoThresholds & a) -> auto & { return a.locked_min_group; },
+            groups);
+        descend(
+            pts, &t, [](AutoThresholds & a) -> auto & {
+                return a.gather_batched_max_group;
+            },
+            groups);
+    }
+    return t;
+}
+
+namespace {
+
+double bcast_cost(const std::vector<BcastPoint> &pts, std::size_t thresh)
+{
+    double cost = 0;
+    for (const BcastPoint &p : pts) {
+        const bool cma = p.cma_us > 0 && p.bytes >= thresh;
+        const double best =
+            p.cma_us > 0 && p.cma_us < p.ring_us ? p.cma_us : p.ring_us;
+        cost += std::min((cma ? p.cma_us : p.ring_us) / best, kMaxRatio);
+    }
+    return cost;
+}
+
+} // namespace
+
+std::size_t fit_bcast(const std::vector<BcastPoint> &pts)
+{
+    std::size_t thresh = SIZE_MAX; // today's default: the ring always
+    double cur = bcast_cost(pts, thresh);
+    for (const BcastPoint &p : pts) {
+        if (p.cma_us <= 0) {
+            continue;
+        }
+        int moved = 0; // points whose path changes
+        for (const BcastPoint &q : pts) {
+            const bool was = q.cma_us > 0 && q.bytes >= thresh;
+            const bool now = q.cma_us > 0 && q.bytes >= p.bytes;
+            moved += was != now ? 1 : 0;
+        }
+        const double c = bcast_cost(pts, p.bytes);
+        if (c < cur - kMinGain * moved) {
+            thresh = p.bytes;
+            cur = c;
+        }
+    }
+    return thresh;
+}
+
+std::size_t fit_seg(const std::vector<BcastPoint> &pts,
+                    const std::vector<std::size_t> &cands)
+{
+    const auto us = [](const BcastPoint &p, std::size_t c) {
+        return c == 0 ? p.ring_us
+                      : (c - 1 < p.seg_us.size() ? p.seg_us[c - 1] : 0.0);
+    };
+    const auto cost = [&](std::size_t c) {
+        double sum = 0;
+        for (const BcastPoint &p : pts) {
+            double best = p.ring_us;
+            for (std::size_t k = 1; k <= cands.size(); ++k) {
+                best = us(p, k) > 0 ? std::min(best, us(p, k)) : best;
+            }
+            sum += us(p, c) > 0 ? std::min(us(p, c) / best, kMaxRatio)
+                                : kMaxRatio;
+        }
+        return sum;
+    };
+    std::size_t pick = 0;
+    double cur = cost(0);
+    for (std::size_t c = 1; c <= cands.size(); ++c) {
+        int matters = 0;
+        for (const BcastPoint &p : pts) {
+            matters += p.bytes > std::min(cands[c - 1], kDefaultSegBytes);
+        }
+        const double trial = cost(c);
+        if (matters > 0 && trial < cur - kMinGain * matters) {
+            pick = c;
+            cur = trial;
+        }
+    }
+    return pick == 0 ? kDefaultSegBytes : cands[pick - 1];
+}
+
+} // namespace ucg_mm_bench

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The fits behind ucg_mm_perftest --calibrate: measured points in, the
+// UCX_MM_* settings that make each transport's automatic choice the
+// fastest path measured out. A setting moves from its default only where
+// that saves 5% per point whose path it changes (noise keeps the
+// default), and a point costs at most 1.5x its fastest path (one median
+// hit by the scheduler must not decide).
+#pragma once
+
+#include "benches.h"
+#include "policy.h"
+
+#include <cstddef>
+#include <vector>
+
+namespace ucg_mm_bench {
+
+using uct_mm_incast::AutoThresholds;
+
+/// The mode mm_incast's automatic choice takes at point p under t.
+uct_mm_incast_mode_t picked(const IncastPoint &p, const AutoThresholds &t);
+
+/// Sum over points of (picked mode's median) / (fastest mode's median).
+double incast_cost(const std::vector<IncastPoint> &pts, const AutoThresholds &t);
+
+/// UCX_MM_INCAST_AUTO_*: coordinate descent over the five thresholds,
+/// each over the values that change a measured point's mode.
+AutoThresholds fit_incast(const std::vector<IncastPoint> &pts);
+
+/// UCX_MM_BCAST_CMA_THRESH (and, over two-rank points, MIN_ZCOPY): the
+/// size from which CMA beats the ring; SIZE_MAX where it never does.
+std::size_t fit_bcast(const std::vector<BcastPoint> &pts);
+
+/// UCX_MM_BCAST_GROUP_SEG_SIZE's default.
+inline constexpr std::size_t kDefaultSegBytes = 8192;
+
+/// UCX_MM_BCAST_GROUP_SEG_SIZE: one fragment size for every message size,
+/// the candidate (BcastPoint::seg_us, in the order of `cands`; the
+/// default's is ring_us) whose ring is nearest the fastest candidate at
+/// each point, if it saves 5% per point where the fragment size matters
+/// (over the smaller of it and the default).
+std::size_t fit_seg(const std::vector<BcastPoint> &pts,
+                    const std::vector<std::size_t> &cands);
+
+} // namespace ucg_mm_bench

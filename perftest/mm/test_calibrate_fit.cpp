@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The calibration's fits on made-up points: a setting moves to what is
+// clearly faster, and noise keeps the default.
+#include "calibrate_fit.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+
+using namespace ucg_mm_bench;
+
+namespace {
+
+// Two-rank bcast points at the sizes the calibration uses; the ring at
+// 8k, 4k, 16k and 32k fragments from `ring(bytes, seg)`.
+template <class Ring>
+std::vector<BcastPoint> seg_points(Ring &&ring, int n = 2)
+{
+    std::vector<BcastPoint> pts;
+    for (std::size_t b : {8u, 4096u, 32768u, 262144u, 1048576u}) {
+        BcastPoint p{n, b, ring(b, 8192), 0, 1.0, {}};
+        for (std::size_t s : {4096u, 16384u, 32768u}) {
+            p.seg_us.push_back(ring(b, s));
+        }
+        pts.push_back(p);
+    }
+    return pts;
+}
+
+const std::vector<std::size_t> kCands{4096, 16384, 32768};
+
+} // namespace
+
+TEST_CASE("GROUP_SEG_SIZE moves to a fragment size that is clearly faster",
+          "[calibrate]")
+{
+    // 16k fragments take 30% less time from 32 KiB, the same below.
+    auto pts = seg_points([](std::size_t b, std::size_t s) {
+        return b >= 32768 && s == 16384 ? 7.0 : 10.0;
+    });
+    CHECK(fit_seg(pts, kCands) == 16384);
+}
+
+TEST_CASE("GROUP_SEG_SIZE keeps its default within the noise", "[calibrate]")
+{
+    // 2% apart at every point: less than the 5% a move must save.
+    auto pts = seg_points([](std::size_t, std::size_t s) {
+        return s == 32768 ? 9.8 : 10.0;
+    });
+    CHECK(fit_seg(pts, kCands) == kDefaultSegBytes);
+    // One scheduler-hit median does not decide: 4k once 10x faster, once
+    // 10x slower.
+    pts = seg_points([](std::size_t b, std::size_t s) {
+        return s != 4096 ? 10.0 : b == 4096 ? 1.0 : b == 32768 ? 100.0 : 10.0;
+    });
+    CHECK(fit_seg(pts, kCands) == kDefaultSegBytes);
+}
+
+TEST_CASE("CMA_THRESH and MIN_ZCOPY: the size from which CMA wins, else none",
+          "[calibrate]")
+{
+    std::vector<BcastPoint> pts;
+    for (std::size_t b : {16384u, 65536u, 262144u, 1048576u}) {
+        // CMA 40% faster from 256 KiB, 20% slower below.
+        pts.push_back({2, b, 10.0, b >= 262144 ? 6.0 : 12.0, 10.0, {}});
+    }
+    CHECK(fit_bcast(pts) == 262144);
+    for (BcastPoint &p : pts) {
+        p.cma_us = 11.0; // never faster
+    }
+    CHECK(fit_bcast(pts) == SIZE_MAX);
+}
+
+TEST_CASE("mm_incast's thresholds stay at their defaults where every mode "
+          "ties",
+          "[calibrate]")
+{
+    std::vector<IncastPoint> pts;
+    for (int coll = 0; coll < 3; ++coll) {
+        for (int n : {2, 4, 8}) {
+            for (std::size_t b : {8u, 4096u, 1048576u}) {
+                IncastPoint p{coll, n, b, {}, 1.0};
+                for (double &us : p.mode_us) {
+                    us = 5.0;
+                }
+                pts.push_back(p);
+            }
+        }
+    }
+    const AutoThresholds def, fit = fit_incast(pts);
+    CHECK(fit.atomic_max_bytes == def.atomic_max_bytes);
+    CHECK(fit.locked_min_bytes == def.locked_min_bytes);
+    CHECK(fit.locked_min_group == def.locked_min_group);
+    CHECK(fit.pair_group == def.pair_group);
+    CHECK(fit.gather_batched_max_group == def.gather_batched_max_group);
+    CHECK(incast_cost(pts, fit) == Approx(double(pts.size())));
+}
