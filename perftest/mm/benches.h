@@ -15,6 +15,10 @@ struct IncastPoint {
     std::size_t bytes = 0;
     double mode_us[5] = {};
     double p2p_us = 0;
+    /// MODE=auto at the default GROUP_SEG_SIZE, and at each of
+    /// Options::seg_sizes in order.
+    double auto_us = 0;
+    std::vector<double> seg_us;
 };
 
 /// One measured bcast point: the ring (default), CMA (0: not timed).
@@ -39,8 +43,9 @@ struct Options {
     double iter_scale = 1.0;      ///< multiplies the per-size iteration counts
     Collector *collect = nullptr; ///< also record every point here
     bool quiet = false;           ///< print no rows
-    /// mm_bcast: also time the ring at these GROUP_SEG_SIZE values (the
-    /// default ring is 8k), at most kMaxSegVariants (--calibrate).
+    /// Also time mm_bcast's ring and mm_incast's MODE=auto at these
+    /// GROUP_SEG_SIZE values (the default is 8k), at most kMaxSegVariants
+    /// (--calibrate).
     std::vector<std::size_t> seg_sizes;
 };
 

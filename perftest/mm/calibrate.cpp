@@ -13,8 +13,9 @@
 //  - mm_bcast UCX_MM_BCAST_CMA_THRESH: the same cost over ring vs CMA;
 //    UCX_MM_BCAST_MIN_ZCOPY (am_zcopy's advertised minimum): the same fit
 //    over the two-rank points alone (one receiver reading by CMA);
-//    UCX_MM_BCAST_GROUP_SEG_SIZE: the ring timed at 4k, 8k (default), 16k
-//    and 32k fragments, one value for all sizes (fit_seg).
+//    UCX_MM_BCAST_GROUP_SEG_SIZE and UCX_MM_INCAST_GROUP_SEG_SIZE: the
+//    ring and MODE=auto timed at 4k, 8k (default), 16k and 32k fragments,
+//    one value for all sizes (fit_seg).
 // Prints the points as `#` comments, then one `export UCX_MM_...=...` line
 // per threshold (sizes in bytes or `inf`).
 #include "bench_common.h"
@@ -90,7 +91,15 @@ int run_calibrate(Options opts, bool incast, bool bcast)
         }
     }
     const std::size_t zcopy = fit_bcast(pairs);
-    const std::size_t seg = fit_seg(got.bcast, opts.seg_sizes);
+    std::vector<SegPoint> bcast_seg, incast_seg;
+    for (const BcastPoint &p : got.bcast) {
+        bcast_seg.push_back({p.bytes, p.ring_us, p.seg_us});
+    }
+    for (const IncastPoint &p : got.incast) {
+        incast_seg.push_back({p.bytes, p.auto_us, p.seg_us});
+    }
+    const std::size_t seg = fit_seg(bcast_seg, opts.seg_sizes);
+    const std::size_t incast_seg_bytes = fit_seg(incast_seg, opts.seg_sizes);
     for (const BcastPoint &p : got.bcast) {
         const bool use_cma = p.cma_us > 0 && p.bytes >= cma;
         std::printf("# bcast    %2d %8zu  ring        %-11s %-11s %8.3f %8.3f "
@@ -105,6 +114,14 @@ int run_calibrate(Options opts, bool incast, bool bcast)
         std::printf("# bcast    %2d %8zu  ring by GROUP_SEG_SIZE (us): 8192 "
                     "%.3f",
                     p.n, p.bytes, p.ring_us);
+        for (std::size_t i = 0; i < p.seg_us.size(); ++i) {
+            std::printf(", %zu %.3f", opts.seg_sizes[i], p.seg_us[i]);
+        }
+        std::printf("\n");
+    }
+    for (const IncastPoint &p : got.incast) {
+        std::printf("# %-8s %2d %8zu  auto by GROUP_SEG_SIZE (us): 8192 %.3f",
+                    kCollNames[p.coll], p.n, p.bytes, p.auto_us);
         for (std::size_t i = 0; i < p.seg_us.size(); ++i) {
             std::printf(", %zu %.3f", opts.seg_sizes[i], p.seg_us[i]);
         }
@@ -125,6 +142,8 @@ int run_calibrate(Options opts, bool incast, bool bcast)
                     fit.pair_group);
         std::printf("export UCX_MM_INCAST_AUTO_GATHER_BATCHED_MAX_GROUP=%u\n",
                     fit.gather_batched_max_group);
+        std::printf("export UCX_MM_INCAST_GROUP_SEG_SIZE=%zu\n",
+                    incast_seg_bytes);
     }
     if (bcast) {
         std::printf("export UCX_MM_BCAST_CMA_THRESH=%s\n",

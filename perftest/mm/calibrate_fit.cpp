@@ -174,22 +174,22 @@ std::size_t fit_bcast(const std::vector<BcastPoint> &pts)
     return thresh;
 }
 
-std::size_t fit_seg(const std::vector<BcastPoint> &pts,
+std::size_t fit_seg(const std::vector<SegPoint> &pts,
                     const std::vector<std::size_t> &cands)
 {
-    const auto us = [](const BcastPoint &p, std::size_t c) {
-        return c == 0 ? p.ring_us
+    const auto us = [](const SegPoint &p, std::size_t c) {
+        return c == 0 ? p.default_us
                       : (c - 1 < p.seg_us.size() ? p.seg_us[c - 1] : 0.0);
     };
     const auto cost = [&](std::size_t c) {
         double sum = 0;
-        for (const BcastPoint &p : pts) {
-            double best = p.ring_us;
+        for (const SegPoint &p : pts) {
+            double best = p.default_us;
             for (std::size_t k = 1; k <= cands.size(); ++k) {
                 best = us(p, k) > 0 ? std::min(best, us(p, k)) : best;
             }
-            sum += us(p, c) > 0 ? std::min(us(p, c) / best, kMaxRatio)
-                                : kMaxRatio;
+            sum +=
+                us(p, c) > 0 ? std::min(us(p, c) / best, kMaxRatio) : kMaxRatio;
         }
         return sum;
     };
@@ -197,7 +197,7 @@ std::size_t fit_seg(const std::vector<BcastPoint> &pts,
     double cur = cost(0);
     for (std::size_t c = 1; c <= cands.size(); ++c) {
         int matters = 0;
-        for (const BcastPoint &p : pts) {
+        for (const SegPoint &p : pts) {
             matters += p.bytes > std::min(cands[c - 1], kDefaultSegBytes);
         }
         const double trial = cost(c);

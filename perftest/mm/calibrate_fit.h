@@ -21,7 +21,8 @@ using uct_mm_incast::AutoThresholds;
 uct_mm_incast_mode_t picked(const IncastPoint &p, const AutoThresholds &t);
 
 /// Sum over points of (picked mode's median) / (fastest mode's median).
-double incast_cost(const std::vector<IncastPoint> &pts, const AutoThresholds &t);
+double incast_cost(const std::vector<IncastPoint> &pts,
+                   const AutoThresholds &t);
 
 /// UCX_MM_INCAST_AUTO_*: coordinate descent over the five thresholds,
 /// each over the values that change a measured point's mode.
@@ -31,15 +32,21 @@ AutoThresholds fit_incast(const std::vector<IncastPoint> &pts);
 /// size from which CMA beats the ring; SIZE_MAX where it never does.
 std::size_t fit_bcast(const std::vector<BcastPoint> &pts);
 
-/// UCX_MM_BCAST_GROUP_SEG_SIZE's default.
+/// Both transports' GROUP_SEG_SIZE default.
 inline constexpr std::size_t kDefaultSegBytes = 8192;
 
-/// UCX_MM_BCAST_GROUP_SEG_SIZE: one fragment size for every message size,
-/// the candidate (BcastPoint::seg_us, in the order of `cands`; the
-/// default's is ring_us) whose ring is nearest the fastest candidate at
-/// each point, if it saves 5% per point where the fragment size matters
-/// (over the smaller of it and the default).
-std::size_t fit_seg(const std::vector<BcastPoint> &pts,
+/// One point's path at the default fragment size and at each candidate.
+struct SegPoint {
+    std::size_t bytes = 0;
+    double default_us = 0;
+    std::vector<double> seg_us; ///< in the order of the candidates
+};
+
+/// UCX_MM_{BCAST,INCAST}_GROUP_SEG_SIZE: one fragment size for every
+/// message size, the candidate whose path is nearest the fastest
+/// candidate at each point, if it saves 5% per point where the fragment
+/// size matters (over the smaller of it and the default).
+std::size_t fit_seg(const std::vector<SegPoint> &pts,
                     const std::vector<std::size_t> &cands);
 
 } // namespace ucg_mm_bench

@@ -151,6 +151,7 @@ struct IncastResult {
     Stats floor; ///< ping-pong round trip inside this point
     Stats p2p;
     Stats modes[kNumModes];
+    Stats seg[kMaxSegVariants]; ///< MODE=auto at Options::seg_sizes
     uct_mm_incast_mode_t resolved[kNumModes]; ///< what each group runs
     bool ok[kNumModes];
 };
@@ -278,8 +279,9 @@ struct Mm {
     std::vector<std::byte> buf;
     uct_group_msg_t msg{};
 
+    /// seg_bytes: GROUP_SEG_SIZE (0: the transport's default).
     void open(const Point &pt, int rank, uct_mm_incast_mode_t mode, Board *b,
-              Variant *v);
+              Variant *v, std::size_t seg_bytes = 0);
     void close()
     {
         if (g != nullptr) {
@@ -321,9 +323,14 @@ void group_post_wait(UctIface &u, uct_group_h g, bool send,
 }
 
 void Mm::open(const Point &pt, int rank, uct_mm_incast_mode_t mode, Board *b,
-              Variant *v)
+              Variant *v, std::size_t seg_bytes)
 {
-    if (!mm.open("mm_incast", "mm_incast", {{"MODE", mode_name(mode)}})) {
+    std::vector<std::pair<std::string, std::string>> cfg{
+        {"MODE", mode_name(mode)}};
+    if (seg_bytes != 0) {
+        cfg.emplace_back("GROUP_SEG_SIZE", std::to_string(seg_bytes));
+    }
+    if (!mm.open("mm_incast", "mm_incast", cfg)) {
         _exit(3);
     }
     uct_iface_get_address(
@@ -360,7 +367,8 @@ void Mm::open(const Point &pt, int rank, uct_mm_incast_mode_t mode, Board *b,
 // Every variant of one point, interleaved: kRounds rounds, each running
 // every variant for iters / kRounds incasts, so that a change of load on
 // the machine hits all variants alike.
-void rank_body(const Point &pt, int rank, Board *b, IncastResult *out)
+void rank_body(const Point &pt, int rank, Board *b,
+               const std::vector<std::size_t> &seg_sizes, IncastResult *out)
 {
     constexpr int kRounds = 5;
     P2p p2p;
@@ -372,6 +380,16 @@ void rank_body(const Point &pt, int rank, Board *b, IncastResult *out)
     for (int m = 0; m < kNumModes; ++m) {
         mm[m].open(pt, rank, kModes[m], b, &vars[m]);
         active.push_back(&vars[m]);
+    }
+    // MODE=auto at other fragment sizes.
+    const std::size_t nseg =
+        std::min<std::size_t>(seg_sizes.size(), kMaxSegVariants);
+    std::vector<Mm> seg(nseg);
+    std::vector<Variant> seg_vars(nseg);
+    for (std::size_t i = 0; i < nseg; ++i) {
+        seg[i].open(pt, rank, UCT_MM_INCAST_MODE_AUTO, b, &seg_vars[i],
+                    seg_sizes[i]);
+        active.push_back(&seg_vars[i]);
     }
     const int per_round = (pt.iters + kRounds - 1) / kRounds;
     std::vector<double> floor;
@@ -397,10 +415,16 @@ void rank_body(const Point &pt, int rank, Board *b, IncastResult *out)
         for (int m = 0; m < kNumModes; ++m) {
             res.modes[m] = stats(vars[m]);
         }
+        for (std::size_t i = 0; i < nseg; ++i) {
+            res.seg[i] = stats(seg_vars[i]);
+        }
         *out = res;
     }
     p2p.close();
     for (Mm &m : mm) {
+        m.close();
+    }
+    for (Mm &m : seg) {
         m.close();
     }
 }
@@ -429,14 +453,20 @@ void print_point(const Point &pt, const IncastResult &res)
 
 static_assert(UCT_MM_INCAST_MODE_LAST == 5, "IncastPoint::mode_us");
 
-IncastPoint record(const Point &pt, const IncastResult &res)
+IncastPoint record(const Point &pt, const IncastResult &res, std::size_t nseg)
 {
     IncastPoint p;
     p.coll = static_cast<int>(pt.coll - kColls);
     p.n = pt.n;
     p.bytes = pt.msg_bytes;
     p.p2p_us = res.p2p.median_us;
+    for (std::size_t i = 0; i < nseg && i < kMaxSegVariants; ++i) {
+        p.seg_us.push_back(res.seg[i].median_us);
+    }
     for (int m = 0; m < kNumModes; ++m) {
+        if (kModes[m] == UCT_MM_INCAST_MODE_AUTO) {
+            p.auto_us = res.modes[m].median_us;
+        }
         const auto ran = res.resolved[m];
         if (!res.ok[m] || kModes[m] == UCT_MM_INCAST_MODE_AUTO ||
             ran <= UCT_MM_INCAST_MODE_AUTO || ran >= UCT_MM_INCAST_MODE_LAST) {
@@ -466,7 +496,8 @@ int bench_incast(const Options &opts)
                 const Point pt{n, &coll, bytes, iters < 3 ? 3 : iters};
                 shared.reset();
                 const bool ok = run_ranks(n, board, [&](int rank, Board *b) {
-                    rank_body(pt, rank, b, rank == 0 ? res : nullptr);
+                    rank_body(pt, rank, b, opts.seg_sizes,
+                              rank == 0 ? res : nullptr);
                 });
                 if (!ok) {
                     std::printf("%-8s %2d %8zu failed\n", coll.name, n, bytes);
@@ -477,7 +508,8 @@ int bench_incast(const Options &opts)
                     print_point(pt, *res);
                 }
                 if (opts.collect != nullptr) {
-                    opts.collect->incast.push_back(record(pt, *res));
+                    opts.collect->incast.push_back(
+                        record(pt, *res, opts.seg_sizes.size()));
                 }
             }
         }

@@ -11,14 +11,13 @@ using namespace ucg_mm_bench;
 
 namespace {
 
-// Two-rank bcast points at the sizes the calibration uses; the ring at
-// 8k, 4k, 16k and 32k fragments from `ring(bytes, seg)`.
-template <class Ring>
-std::vector<BcastPoint> seg_points(Ring &&ring, int n = 2)
+// Points at the sizes the calibration uses; the path at 8k, 4k, 16k and
+// 32k fragments from `ring(bytes, seg)`.
+template <class Ring> std::vector<SegPoint> seg_points(Ring &&ring)
 {
-    std::vector<BcastPoint> pts;
+    std::vector<SegPoint> pts;
     for (std::size_t b : {8u, 4096u, 32768u, 262144u, 1048576u}) {
-        BcastPoint p{n, b, ring(b, 8192), 0, 1.0, {}};
+        SegPoint p{b, ring(b, 8192), {}};
         for (std::size_t s : {4096u, 16384u, 32768u}) {
             p.seg_us.push_back(ring(b, s));
         }
@@ -44,9 +43,8 @@ TEST_CASE("GROUP_SEG_SIZE moves to a fragment size that is clearly faster",
 TEST_CASE("GROUP_SEG_SIZE keeps its default within the noise", "[calibrate]")
 {
     // 2% apart at every point: less than the 5% a move must save.
-    auto pts = seg_points([](std::size_t, std::size_t s) {
-        return s == 32768 ? 9.8 : 10.0;
-    });
+    auto pts = seg_points(
+        [](std::size_t, std::size_t s) { return s == 32768 ? 9.8 : 10.0; });
     CHECK(fit_seg(pts, kCands) == kDefaultSegBytes);
     // One scheduler-hit median does not decide: 4k once 10x faster, once
     // 10x slower.
@@ -79,7 +77,7 @@ TEST_CASE("mm_incast's thresholds stay at their defaults where every mode "
     for (int coll = 0; coll < 3; ++coll) {
         for (int n : {2, 4, 8}) {
             for (std::size_t b : {8u, 4096u, 1048576u}) {
-                IncastPoint p{coll, n, b, {}, 1.0};
+                IncastPoint p{coll, n, b, {}, 1.0, 0.0, {}};
                 for (double &us : p.mode_us) {
                     us = 5.0;
                 }
