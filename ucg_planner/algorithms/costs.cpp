@@ -283,9 +283,9 @@ int64_t busiest_nic(const CostInput &in, int64_t first, int64_t last,
 // Hosts in any order (scattered): the busiest host of a round in which
 // `each(r, visit)` visits rank r's peers, by the NIC time of its
 // messages of m bytes to other hosts (those that cross racks over the
-// top link). Its message count, how many of them cross racks, and the
-// round's far link (round_link: that host's mix; `worst`: the top
-// latency where any message of the round crosses racks).
+// top link): how many messages leave it, and the round's far link
+// (round_link: that host's mix; `worst`: the top latency where any
+// message of the round crosses racks).
 struct Busiest {
     int64_t nic = 0;
     cost::AlphaBeta far;
@@ -293,7 +293,7 @@ struct Busiest {
 template <typename Each>
 Busiest busiest_mix(const CostInput &in, double m, bool worst, Each &&each)
 {
-    const size_t hosts = size_t(std::max<int64_t>(in.num_hosts, 1));
+    const size_t hosts = host_count(in);
     std::vector<int64_t> far(hosts, 0), top(hosts, 0);
     bool any_top = false;
     for (int64_t r = 0; r < std::min(in.nranks, kScanRanks); ++r) {
@@ -431,8 +431,8 @@ double recursive_k_hosts(const CostInput &in, int k, double m,
 // the host's link where every pair at distance span/2 shares a host,
 // else `far` (`shared_nic`: with the NIC shared by the busiest host's
 // pairs that cross). In racks, `far` is the busiest host's mix of the
-// rack and top links (with the top latency wherever a pair crosses
-// racks, Rabenseifner's reduce at 8 B on random racks took 1.28x its
+// rack and top links (the top latency wherever a pair crossed racks
+// made Rabenseifner's reduce at 8 B on random racks 1.28x its
 // simulation).
 cost::Links span_links(const CostInput &in, bool shared_nic)
 {
@@ -484,12 +484,13 @@ double shift_placed(const CostInput &in, int radix, int sends,
 
 // One ring step of b bytes: a message over the mean link (each step waits
 // for the previous one's arrival), or the slowest link's sender's pace.
-// Where hosts do not hold consecutive ranks (scattered): a message over
-// the far link (the host's, where no r -> r+1 leaves a host), or the
-// busiest host's NIC passing the messages of all its ranks whose
-// successor is elsewhere, whichever is longer (the NIC's queue overlaps
-// the messages' flight; sharing the bytes alone added a whole alpha to
-// them: 1.32x the simulation on round robin at 64 KiB).
+// Where hosts do not hold consecutive ranks (scattered): a message at the
+// mean r -> r+1 latency and the far link's bytes (the host's, where no
+// r -> r+1 leaves a host), or the busiest host's NIC passing the
+// messages of all its ranks whose successor is elsewhere, whichever is
+// longer (the NIC's queue overlaps the messages' flight; sharing the
+// bytes alone added a whole alpha to them: 1.32x the simulation on round
+// robin at 64 KiB).
 double ring_step(const CostInput &in, double b, double cpu)
 {
     if (!scattered(in)) {
@@ -501,8 +502,6 @@ double ring_step(const CostInput &in, double b, double cpu)
         in, b, false, [&](int64_t r, auto visit) { visit((r + 1) % p); });
     const int64_t nic = busiest.nic;
     const cost::AlphaBeta &far = busiest.far;
-    // Each step waits on the neighbour's previous one only: the mean of
-    // the r -> r+1 latencies (the selector's neighbour link).
     cost::AlphaBeta l = nic > 0 ? far : in.local;
     l.alpha_ns = nic > 0 ? in.neighbour.alpha_ns : l.alpha_ns;
     return std::max({l.message_ns(b) + cpu, l.stage_ns(b, 1, cpu),
@@ -594,12 +593,11 @@ double tree_walk(const CostInput &in, bool up, Parent &&parent, Child &&child,
     std::vector<double> cpu(size_t(p), 0), port(size_t(p), 0), tx(hosts, 0),
         rx(hosts, 0), done(size_t(p), 0);
     std::vector<int64_t> pending(size_t(p), 0);
-    // Events in time order, as the simulator runs them: a rank has its
-    // data (`to` < 0: it sends, taking its port or its host's NIC in that
-    // order), or a message lands at `to` (taking the receiving host's
-    // NIC, then its CPU).
-    // Ties in the order they were made (the simulator's: its first sends
-    // in rank order).
+    // Events in time order, as the simulator runs them, ties in the order
+    // made (its first sends in rank order): a rank has its data (`to` <
+    // 0: it sends, taking its port or its host's NIC in that order), or a
+    // message lands at `to` (taking the receiving host's NIC, then its
+    // CPU).
     struct Event {
         double t;
         int64_t seq, from, to;
@@ -749,19 +747,20 @@ double chain_placed(const CostInput &in, int segments, double z, double cpu,
     const int64_t p = in.nranks;
     const auto sender = [&](int64_t i) { return up ? p - 1 - i : i; };
     const auto receiver = [&](int64_t i) { return up ? p - 2 - i : i + 1; };
-    // Per host: its NIC's time per segment, its first and last sender.
-    std::vector<double> load(size_t(std::max<int64_t>(in.num_hosts, 1)), 0);
+    // Per host: its NIC's time per segment, its first and last sender and
+    // the last one's issue (its message's flight is in the hops after).
+    std::vector<double> load(host_count(in), 0), last_issue(load.size(), 0);
     std::vector<int64_t> first(load.size(), p), last(load.size(), -1);
     std::vector<double> at(size_t(p), 0); // when segment 1 reaches hop i
-    double pace = 0, issue = 0;
+    double pace = 0;
     for (int64_t i = 0; i + 1 < p; ++i) {
         const cost::AlphaBeta &l = pair_link(in, sender(i), receiver(i));
         at[size_t(i + 1)] = at[size_t(i)] + l.message_ns(z) + cpu;
         pace = std::max(pace, l.stage_ns(z, 1, cpu));
         if (crosses(in, sender(i), receiver(i))) {
             const size_t h = size_t(host_of(in, sender(i)));
-            issue = l.gap_ns + l.beta_ns_per_byte * z;
-            load[h] += issue;
+            last_issue[h] = l.gap_ns + l.beta_ns_per_byte * z;
+            load[h] += last_issue[h];
             first[h] = std::min(first[h], i);
             last[h] = i;
         }
@@ -771,7 +770,7 @@ double chain_placed(const CostInput &in, int segments, double z, double cpu,
     for (size_t h = 0; h < load.size(); ++h) {
         if (last[h] >= 0) {
             t = std::max(t, at[size_t(first[h])] + double(segments) * load[h] -
-                                issue + fill - at[size_t(last[h])]);
+                                last_issue[h] + fill - at[size_t(last[h])]);
         }
     }
     return t;
@@ -877,8 +876,8 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
     // the sending host's others (round_ns): all of them where the leaves
     // start a reduce together, else as many as the NIC's load outlasts
     // the rank's own message.
-    // Where the hosts hold ranks in any order, the first chunk's path
-    // walked (tree_walk; each receive of a reduce combines half `cpu`).
+    // (Where the hosts hold ranks in any order, the first chunk's path is
+    // walked below instead.)
     for (int64_t v = p - 1; !walked(in) && v > 0; v = (v - 1) / 2) {
         const int64_t from = host_of(in, down ? (v - 1) / 2 : v);
         const int sends = down && v % 2 == 0 ? 2 : 1;
@@ -889,6 +888,7 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
                   cpu;
     }
     if (walked(in)) {
+        // tree_walk; each receive of a reduce combines half `cpu`.
         t.fill = tree_walk(
             in, !down, [](int64_t w) { return (w - 1) / 2; },
             [&](int64_t v, int64_t next) {
