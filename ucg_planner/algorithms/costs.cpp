@@ -505,7 +505,7 @@ double ring_step(const CostInput &in, double b, double cpu)
     cost::AlphaBeta l = nic > 0 ? far : in.local;
     l.alpha_ns = nic > 0 ? in.neighbour.alpha_ns : l.alpha_ns;
     return std::max({l.message_ns(b) + cpu, l.stage_ns(b, 1, cpu),
-                     double(nic) * (far.gap_ns + far.beta_ns_per_byte * b)});
+                     double(nic) * far.port_ns(b)});
 }
 
 } // namespace
@@ -618,7 +618,7 @@ double tree_walk(const CostInput &in, bool up, Parent &&parent, Child &&child,
                                           : port[size_t(from)];
         const double start = std::max({t, cpu[size_t(from)], q});
         cpu[size_t(from)] = start + l.overhead_ns;
-        q = start + l.gap_ns + l.beta_ns_per_byte * m;
+        q = start + l.port_ns(m);
         push(start + l.message_ns(m), from, to);
     };
     const auto land = [&](double t, int64_t from, int64_t to) {
@@ -720,13 +720,12 @@ double knomial(const CostInput &in, Variant v)
 double knomial_in(const CostInput &in, Variant v)
 {
     const double c = combine(in, in.block_bytes);
-    const double rounds = cost::knomial_rounds(in.nranks, v.radix) * c;
     if (walked(in)) {
         return knomial_walk(in, v.radix, true, false, c);
     }
     return cost::knomial_bcast_ns(in.nranks, v.radix, in.block_bytes,
                                   fan_in_links(in, c)) +
-           rounds;
+           cost::knomial_rounds(in.nranks, v.radix) * c;
 }
 
 namespace {
@@ -759,7 +758,7 @@ double chain_placed(const CostInput &in, int segments, double z, double cpu,
         pace = std::max(pace, l.stage_ns(z, 1, cpu));
         if (crosses(in, sender(i), receiver(i))) {
             const size_t h = size_t(host_of(in, sender(i)));
-            last_issue[h] = l.gap_ns + l.beta_ns_per_byte * z;
+            last_issue[h] = l.port_ns(z);
             load[h] += last_issue[h];
             first[h] = std::min(first[h], i);
             last[h] = i;
@@ -905,7 +904,7 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
         return t;
     }
     // A rank sends two chunks and takes one down, the reverse up.
-    const double tx = own.gap_ns + own.beta_ns_per_byte * z;
+    const double tx = own.port_ns(z);
     const double rx = own.beta_ns_per_byte * z;
     t.port_tx = (down ? 2 : 1) * tx;
     t.port_rx = (down ? 1 : 2) * rx;
@@ -920,7 +919,7 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
     const int64_t most_in = known   ? *std::max_element(ups.begin(), ups.end())
                             : p > b ? parents_out(1)
                                     : 0;
-    const double nic_tx = far.gap_ns + far.beta_ns_per_byte * z;
+    const double nic_tx = far.port_ns(z);
     const double nic_rx = far.beta_ns_per_byte * z;
     t.nic_tx = double(down ? most_out : most_in) * nic_tx;
     t.nic_rx = double(down ? most_in : most_out) * nic_rx;
@@ -1050,8 +1049,7 @@ double two_tree(const CostInput &in, Variant v)
                 const int64_t from = tt.parent[t][size_t(i)] + 1, to = i + 1;
                 if (crosses(in, from, to)) {
                     const cost::AlphaBeta &l = pair_link(in, from, to);
-                    load[size_t(host_of(in, from))] +=
-                        (l.gap_ns + l.beta_ns_per_byte * z) / 2;
+                    load[size_t(host_of(in, from))] += l.port_ns(z) / 2;
                 }
             }
         }

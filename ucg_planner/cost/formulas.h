@@ -27,12 +27,17 @@ struct AlphaBeta {
     {
         return alpha_ns + beta_ns_per_byte * bytes;
     }
+    /// One message of m bytes holds its port (or NIC) g + beta m (LogGP
+    /// parts known: gap_ns >= 0).
+    double port_ns(double bytes) const
+    {
+        return gap_ns + beta_ns_per_byte * bytes;
+    }
     /// Between two back-to-back sends of one rank: max(o, g + beta m).
     double issue_ns(double bytes) const
     {
-        return gap_ns < 0
-                   ? message_ns(bytes)
-                   : std::max(overhead_ns, gap_ns + beta_ns_per_byte * bytes);
+        return gap_ns < 0 ? message_ns(bytes)
+                          : std::max(overhead_ns, port_ns(bytes));
     }
     /// j messages of m bytes from one rank (or into one): the last lands
     /// one message time after the first issue plus j-1 more issues.
@@ -48,7 +53,7 @@ struct AlphaBeta {
         if (gap_ns < 0) {
             return sends * message_ns(bytes) + cpu_ns;
         }
-        return std::max(sends * (gap_ns + beta_ns_per_byte * bytes),
+        return std::max(sends * port_ns(bytes),
                         (sends + 1) * overhead_ns + cpu_ns);
     }
     /// The same link with another per-byte cost.

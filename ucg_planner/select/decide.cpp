@@ -196,7 +196,7 @@ Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
         const double stage =
             li.ab.gap_ns < 0
                 ? t
-                : combines * std::max(li.ab.gap_ns + li.ab.beta_ns_per_byte * b,
+                : combines * std::max(li.ab.port_ns(b),
                                       2 * li.ab.overhead_ns + combine);
         cands.push_back(
             {{Shape::kKnomial, 2}, "recursive_doubling", {t, stage}});

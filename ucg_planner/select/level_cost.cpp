@@ -43,8 +43,7 @@ ShapeCost shape_cost(Shape shape, int radix, int64_t n, double chunk_bytes,
         // (their bytes on its port's other direction).
         const double stage =
             reduce && ab.gap_ns >= 0
-                ? std::max({ab.gap_ns + ab.beta_ns_per_byte * b,
-                            2 * ab.beta_ns_per_byte * b,
+                ? std::max({ab.port_ns(b), 2 * ab.beta_ns_per_byte * b,
                             3 * ab.overhead_ns + 2 * c})
                 : ab.stage_ns(b, 2, 2 * c);
         return {std::max(depth, 1) * (ab.fan_ns(2, b) + 2 * c), stage};
