@@ -408,46 +408,46 @@ Result<Decision> Selector::select_with(const RuleSet &user,
         in.hosts = &topo_.host_of_rank();
         in.num_hosts = topo_.num_hosts();
     }
-    // Hosts of consecutive ranks in racks of consecutive ranks (the level
-    // above hosts, with more than one domain): the link between two
-    // hosts of one rack.
+    // The level above hosts where it has more than one domain: racks.
     const auto &levels = topo_.levels();
-    for (size_t i = 0; blocked && i + 1 < levels.size(); ++i) {
-        const topology::Level &up = levels[i + 1];
-        if (levels[i].kind != topology::LevelKind::kHost ||
-            up.domains.size() < 2) {
-            continue;
+    size_t host_level = levels.size();
+    for (size_t i = 0; i < levels.size(); ++i) {
+        if (levels[i].kind == topology::LevelKind::kHost) {
+            host_level = i;
+            break;
         }
-        const int rack = p / int(up.domains.size());
-        if (rack > ppn && in_blocks(up.domain_of_rank, rack)) {
+    }
+    const topology::Level *racks =
+        host_level + 1 < levels.size() &&
+                levels[host_level + 1].domains.size() >= 2
+            ? &levels[host_level + 1]
+            : nullptr;
+    // Hosts of consecutive ranks in racks of consecutive ranks: the link
+    // between two hosts of one rack.
+    if (blocked && racks != nullptr) {
+        const int rack = p / int(racks->domains.size());
+        if (rack > ppn && in_blocks(racks->domain_of_rank, rack)) {
             in.mid = cost::alpha_beta(topo_.link(0, ppn));
             take_turns(in.mid);
             in.mid_ranks = rack;
         }
-        break;
     }
-    // Hosts in any order under racks (the level above hosts, with more
-    // than one domain, below the top): each host's rack, the link inside
-    // a rack and the top one, for the costs that follow each message.
+    // Hosts in any order under racks (below the top level): each host's
+    // rack, the link inside a rack and the top one, for the costs that
+    // follow each message.
     std::vector<int> host_rack;
-    for (size_t i = 0; in.hosts != nullptr && i + 2 < levels.size(); ++i) {
-        const topology::Level &up = levels[i + 1];
-        if (levels[i].kind != topology::LevelKind::kHost) {
-            continue;
+    if (in.hosts != nullptr && racks != nullptr &&
+        host_level + 2 < levels.size()) {
+        host_rack.assign(size_t(topo_.num_hosts()), 0);
+        for (int r = 0; r < p; ++r) {
+            host_rack[size_t(topo_.host_of(r))] =
+                racks->domain_of_rank[size_t(r)];
         }
-        if (up.domains.size() >= 2) {
-            host_rack.assign(size_t(topo_.num_hosts()), 0);
-            for (int r = 0; r < p; ++r) {
-                host_rack[size_t(topo_.host_of(r))] =
-                    up.domain_of_rank[size_t(r)];
-            }
-            in.host_rack = &host_rack;
-            in.mid = cost::alpha_beta(up.link);
-            in.top = cost::alpha_beta(levels.back().link);
-            take_turns(in.mid);
-            take_turns(in.top);
-        }
-        break;
+        in.host_rack = &host_rack;
+        in.mid = cost::alpha_beta(racks->link);
+        in.top = cost::alpha_beta(levels.back().link);
+        take_turns(in.mid);
+        take_turns(in.top);
     }
     for (const FlatCost &f : flat_costs(opts.collective, in)) {
         d.flat.push_back({f.algorithm, f.radix, f.segments, f.ns, "flat"});
