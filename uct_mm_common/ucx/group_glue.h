@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // A uct_group_h (uct_group.h) around a UCX-free GroupCore: the ops table
 // both mm transports share, the parameter checks of create, and the worker
-// progress callback, registered only while the core has work (posts
-// outstanding or connecting), so an idle group costs nothing.
+// progress callback, registered while the core has work (posts outstanding
+// or connecting) and for kIdleProgressCalls calls after, so an idle group
+// costs nothing and back-to-back messages register nothing.
 #pragma once
 
 #include "uct_mm_common/group_core.h"
@@ -12,6 +13,10 @@
 #include <memory>
 
 namespace uct_mm_common {
+
+/// Progress calls in a row that find a group idle before its callback
+/// leaves the worker's progress (a next message often follows at once).
+constexpr unsigned kIdleProgressCalls = 1024;
 
 /// Checks uct_group_params_t (every field, member index, addresses) and
 /// the group size against an iface's limit: UCS_OK, or a logged
