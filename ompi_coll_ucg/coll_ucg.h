@@ -143,6 +143,21 @@ typedef struct coll_ucg_cached {
     uint64_t used;        /**< Last use (LRU) */
 } coll_ucg_cached_t;
 
+/** A blocking call's arguments whose datatype and operator are
+ *  predefined (static objects, never freed), and the cached collective it
+ *  ran: the same call again runs that collective without building and
+ *  comparing its arguments (a third of the component's cost per call). */
+typedef struct coll_ucg_repeat {
+    const void *sbuf;
+    const void *rbuf;
+    const ompi_datatype_t *dt;
+    const struct ompi_op_t *op;
+    int count;
+    int root;
+    coll_ucg_cached_t *slot; /**< NULL: nothing to repeat */
+    uint64_t gen;            /**< The module's gen when noted */
+} coll_ucg_repeat_t;
+
 /** The module of one communicator. */
 typedef struct mca_coll_ucg_module {
     mca_coll_base_module_t super;
@@ -154,6 +169,9 @@ typedef struct mca_coll_ucg_module {
     /** Per collective, the slot its last call used: a loop calling one
      *  collective with the same arguments finds it with one compare. */
     unsigned char last[UCG_COLL_LAST];
+    uint64_t gen;            /**< Bumped whenever a cached collective goes */
+    coll_ucg_cached_t *kept; /**< The slot the last blocking call ran */
+    coll_ucg_repeat_t repeat[UCG_COLL_LAST];
 } mca_coll_ucg_module_t;
 
 /** Frees the module's cached collectives (before its group). */

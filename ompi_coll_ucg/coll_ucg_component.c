@@ -167,6 +167,9 @@ static void coll_ucg_module_construct(mca_coll_ucg_module_t *m)
     memset(&m->prev, 0, sizeof(m->prev));
     memset(m->cache, 0, sizeof(m->cache));
     memset(m->last, 0, sizeof(m->last));
+    memset(m->repeat, 0, sizeof(m->repeat));
+    m->kept = NULL;
+    m->gen = 0;
     m->clock = 0;
     m->comm = NULL;
     m->group = NULL;

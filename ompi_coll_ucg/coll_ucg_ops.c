@@ -29,6 +29,8 @@
 
 void mca_coll_ucg_cache_clear(mca_coll_ucg_module_t *m)
 {
+    ++m->gen;
+    m->kept = NULL;
     for (int i = 0; i < COLL_UCG_CACHE_SIZE; ++i) {
         if (m->cache[i].coll != NULL) {
             ucg_collective_free(m->cache[i].coll);
@@ -72,9 +74,36 @@ static coll_ucg_cached_t *coll_ucg_cache_find(mca_coll_ucg_module_t *m,
     return victim;
 }
 
+/* Starts and waits for h (kept in slot, or not); frees it if not kept
+ * or if it failed. */
+static int coll_ucg_go(mca_coll_ucg_module_t *m, coll_ucg_cached_t *slot,
+                       ucg_coll_h h, ucg_coll_type_t coll)
+{
+    ucs_status_t st = ucg_collective_start(h);
+    if (st == UCS_OK) {
+        st = ucg_collective_wait(h);
+    }
+    if (slot == NULL || st != UCS_OK) {
+        ucg_collective_free(h);
+        if (slot != NULL) {
+            slot->coll = NULL;
+            ++m->gen;
+        }
+    }
+    if (st != UCS_OK) {
+        opal_output(0, "coll:ucg: %s on %s failed: %s",
+                    ucg_coll_type_name(coll), m->comm->c_name,
+                    ucs_status_string(st));
+        return OMPI_ERROR;
+    }
+    m->kept = slot;
+    return OMPI_SUCCESS;
+}
+
 static int coll_ucg_run_ex(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
                            int staged)
 {
+    m->kept = NULL;
     if (m->group == NULL) {
         COLL_UCG_LOG_FALLBACK(ucg_coll_type_name(a->coll), "no UCG group");
         return COLL_UCG_FALLBACK;
@@ -93,6 +122,7 @@ static int coll_ucg_run_ex(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
         } else if (slot->coll != NULL) {
             ucg_collective_free(slot->coll);
             slot->coll = NULL;
+            ++m->gen;
         }
     }
     if (h == NULL) {
@@ -114,23 +144,50 @@ static int coll_ucg_run_ex(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
             slot->coll = h;
         }
     }
-    st = ucg_collective_start(h);
-    if (st == UCS_OK) {
-        st = ucg_collective_wait(h);
+    return coll_ucg_go(m, slot, h, a->coll);
+}
+
+/* Whether this blocking call repeats the noted one (coll_ucg_repeat_t). */
+static int coll_ucg_repeat_hit(const mca_coll_ucg_module_t *m,
+                               ucg_coll_type_t coll, const void *sbuf,
+                               const void *rbuf, int count,
+                               const ompi_datatype_t *dt,
+                               const struct ompi_op_t *op, int root)
+{
+    const coll_ucg_repeat_t *r = &m->repeat[coll];
+    return r->slot != NULL && r->gen == m->gen && r->rbuf == rbuf &&
+           r->sbuf == sbuf && r->count == count && r->dt == dt && r->op == op &&
+           r->root == root;
+}
+
+static int coll_ucg_repeat_run(mca_coll_ucg_module_t *m, ucg_coll_type_t coll)
+{
+    coll_ucg_cached_t *slot = m->repeat[coll].slot;
+    slot->used = ++m->clock;
+    return coll_ucg_go(m, slot, slot->coll, coll);
+}
+
+/* After a blocking call that succeeded: notes it for repeats if it ran a
+ * kept collective and its datatype is predefined. (Its operator is: a kept
+ * collective has no user operator, and the others fall back.) */
+static void coll_ucg_repeat_note(mca_coll_ucg_module_t *m, ucg_coll_type_t coll,
+                                 const void *sbuf, const void *rbuf, int count,
+                                 ompi_datatype_t *dt, struct ompi_op_t *op,
+                                 int root)
+{
+    coll_ucg_repeat_t *r = &m->repeat[coll];
+    r->slot = NULL;
+    if (m->kept == NULL || (dt != NULL && !ompi_datatype_is_predefined(dt))) {
+        return;
     }
-    if (!keep || st != UCS_OK) {
-        ucg_collective_free(h);
-        if (keep) {
-            slot->coll = NULL;
-        }
-    }
-    if (st != UCS_OK) {
-        opal_output(0, "coll:ucg: %s on %s failed: %s",
-                    ucg_coll_type_name(a->coll), m->comm->c_name,
-                    ucs_status_string(st));
-        return OMPI_ERROR;
-    }
-    return OMPI_SUCCESS;
+    r->sbuf = sbuf;
+    r->rbuf = rbuf;
+    r->dt = dt;
+    r->op = op;
+    r->count = count;
+    r->root = root;
+    r->slot = m->kept;
+    r->gen = m->gen;
 }
 
 static int coll_ucg_run(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a)
@@ -681,11 +738,18 @@ int mca_coll_ucg_barrier(ompi_communicator_t *comm,
                          mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    if (coll_ucg_repeat_hit(m, UCG_COLL_BARRIER, NULL, NULL, 0, NULL, NULL,
+                            0)) {
+        return coll_ucg_repeat_run(m, UCG_COLL_BARRIER);
+    }
     ucg_coll_args_t a;
     coll_ucg_args_init(&a, UCG_COLL_BARRIER);
     int rc = coll_ucg_run(m, &a);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.barrier(comm, m->prev.barrier_module);
+    }
+    if (rc == OMPI_SUCCESS) {
+        coll_ucg_repeat_note(m, UCG_COLL_BARRIER, NULL, NULL, 0, NULL, NULL, 0);
     }
     return rc;
 }
@@ -743,10 +807,19 @@ int mca_coll_ucg_bcast(void *buff, int count, ompi_datatype_t *dtype, int root,
                        mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    if (coll_ucg_repeat_hit(m, UCG_COLL_BCAST, NULL, buff, count, dtype, NULL,
+                            root)) {
+        return coll_ucg_repeat_run(m, UCG_COLL_BCAST);
+    }
+    m->kept = NULL;
     int rc = coll_ucg_bcast_do(buff, count, dtype, root, comm, m, NULL);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.bcast(buff, count, dtype, root, comm,
                              m->prev.bcast_module);
+    }
+    if (rc == OMPI_SUCCESS) {
+        coll_ucg_repeat_note(m, UCG_COLL_BCAST, NULL, buff, count, dtype, NULL,
+                             root);
     }
     return rc;
 }
@@ -791,8 +864,17 @@ int mca_coll_ucg_reduce(const void *sbuf, void *rbuf, int count,
                         mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    if (coll_ucg_repeat_hit(m, UCG_COLL_REDUCE, sbuf, rbuf, count, dtype, op,
+                            root)) {
+        return coll_ucg_repeat_run(m, UCG_COLL_REDUCE);
+    }
+    m->kept = NULL;
     int rc = coll_ucg_one_block(UCG_COLL_REDUCE, sbuf, rbuf, count, dtype, op,
                                 root, comm, m, NULL);
+    if (rc == OMPI_SUCCESS) {
+        coll_ucg_repeat_note(m, UCG_COLL_REDUCE, sbuf, rbuf, count, dtype, op,
+                             root);
+    }
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm,
                               m->prev.reduce_module);
@@ -806,8 +888,17 @@ int mca_coll_ucg_allreduce(const void *sbuf, void *rbuf, int count,
                            mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
+    if (coll_ucg_repeat_hit(m, UCG_COLL_ALLREDUCE, sbuf, rbuf, count, dtype, op,
+                            0)) {
+        return coll_ucg_repeat_run(m, UCG_COLL_ALLREDUCE);
+    }
+    m->kept = NULL;
     int rc = coll_ucg_one_block(UCG_COLL_ALLREDUCE, sbuf, rbuf, count, dtype,
                                 op, 0, comm, m, NULL);
+    if (rc == OMPI_SUCCESS) {
+        coll_ucg_repeat_note(m, UCG_COLL_ALLREDUCE, sbuf, rbuf, count, dtype,
+                             op, 0);
+    }
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.allreduce(sbuf, rbuf, count, dtype, op, comm,
                                  m->prev.allreduce_module);

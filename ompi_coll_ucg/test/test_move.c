@@ -330,6 +330,79 @@ static void test_bottom_and_negative(int size)
     free(displs);
 }
 
+/* Repeated calls with the same arguments run the component's noted
+ * collective (coll_ucg_repeat_t): every change of root, count, buffer or
+ * datatype, and the cache's evictions, must reach a fresh collective. */
+static void test_repeats(int size)
+{
+    enum { N = 64 };
+    static int a[4 * N], b[4 * N];
+    for (int it = 0; it < 12; ++it) {
+        /* iterations 0-3 repeat; 4 changes the root, 5 the count, 6 the
+         * buffer; 7 and 8 return to the first; 9 after eleven other
+         * collectives (more than the cache holds) */
+        const int root = it == 4 ? size - 1 : 0;
+        const int count = it == 5 ? N / 2 : N;
+        int *buf = it == 6 ? b : a;
+        if (it == 9) {
+            for (int k = 1; k <= 11; ++k) {
+                MPI_Bcast(b, k, MPI_INT, 0, MPI_COMM_WORLD);
+            }
+        }
+        for (int j = 0; j < N; ++j) {
+            buf[j] = g_rank == root ? it * 1000 + j : -1;
+        }
+        MPI_Bcast(buf, count, MPI_INT, root, MPI_COMM_WORLD);
+        for (int j = 0; j < N; ++j) {
+            const int want = j < count ? it * 1000 + j : -1;
+            if (g_rank != root || j < count) {
+                CHECK(buf[j] == want, "repeat %d: [%d] = %d, want %d", it, j,
+                      buf[j], want);
+            }
+        }
+    }
+    /* A derived datatype freed and made again may come back at the same
+     * address with another size: never taken for a repeat. */
+    for (int w = 1; w <= 4; w *= 2) {
+        MPI_Datatype t;
+        MPI_Type_contiguous(w, MPI_INT, &t);
+        MPI_Type_commit(&t);
+        for (int rep = 0; rep < 2; ++rep) {
+            for (int j = 0; j < 4 * N; ++j) {
+                a[j] = g_rank == 0 ? w * 100000 + rep * 10000 + j : -1;
+            }
+            MPI_Bcast(a, N, t, 0, MPI_COMM_WORLD);
+            for (int j = 0; j < 4 * N; ++j) {
+                const int want = j < w * N || g_rank == 0
+                                     ? w * 100000 + rep * 10000 + j
+                                     : -1;
+                CHECK(a[j] == want,
+                      "type of %d ints, call %d: [%d] = %d, "
+                      "want %d",
+                      w, rep, j, a[j], want);
+            }
+        }
+        MPI_Type_free(&t);
+    }
+    /* allreduce: repeats, then in place, then a new count */
+    for (int it = 0; it < 6; ++it) {
+        const int in_place = it == 3;
+        const int count = it == 4 ? N / 4 : N;
+        for (int j = 0; j < N; ++j) {
+            a[j] = g_rank + j + it;
+            b[j] = -7;
+        }
+        MPI_Allreduce(in_place ? MPI_IN_PLACE : a, in_place ? a : b, count,
+                      MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        const int *out = in_place ? a : b;
+        for (int j = 0; j < count; ++j) {
+            const int want = size * (size - 1) / 2 + size * (j + it);
+            CHECK(out[j] == want, "allreduce %d: [%d] = %d, want %d", it, j,
+                  out[j], want);
+        }
+    }
+}
+
 static void test_comm(MPI_Comm comm)
 {
     int size;
@@ -375,6 +448,7 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
     }
     test_bottom_and_negative(size);
+    test_repeats(size);
     test_comm(MPI_COMM_WORLD);
     MPI_Comm split, dup;
     MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, size - g_rank, &split);
