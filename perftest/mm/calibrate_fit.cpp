@@ -6,8 +6,10 @@
 #include "bench_common.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 namespace ucg_mm_bench {
 namespace {
@@ -30,13 +32,23 @@ uct_mm_common::Message message_of(const IncastPoint &p)
     return m;
 }
 
-double best_of(const IncastPoint &p)
+/// The fastest of a point's measured paths (an unmeasured one reads 0).
+template <class Range> double fastest(const Range &us_of_paths)
 {
     double best = std::numeric_limits<double>::infinity();
-    for (double us : p.mode_us) {
+    for (double us : us_of_paths) {
         best = (us > 0 && us < best) ? us : best;
     }
     return best;
+}
+
+/// What a point costs a set of choices: the picked path's time over the
+/// fastest measured, at most kMaxRatio (also when it was not measured).
+/// Every fit below minimizes the sum over its points.
+double point_cost(double picked_us, double fastest_us)
+{
+    return picked_us > 0 ? std::min(picked_us / fastest_us, kMaxRatio)
+                         : kMaxRatio;
 }
 
 } // namespace
@@ -52,8 +64,7 @@ double incast_cost(const std::vector<IncastPoint> &pts, const AutoThresholds &t)
 {
     double cost = 0;
     for (const IncastPoint &p : pts) {
-        const double us = p.mode_us[picked(p, t)];
-        cost += us > 0 ? std::min(us / best_of(p), kMaxRatio) : kMaxRatio;
+        cost += point_cost(p.mode_us[picked(p, t)], fastest(p.mode_us));
     }
     return cost;
 }
@@ -142,9 +153,8 @@ double bcast_cost(const std::vector<BcastPoint> &pts, std::size_t thresh)
     double cost = 0;
     for (const BcastPoint &p : pts) {
         const bool cma = p.cma_us > 0 && p.bytes >= thresh;
-        const double best =
-            p.cma_us > 0 && p.cma_us < p.ring_us ? p.cma_us : p.ring_us;
-        cost += std::min((cma ? p.cma_us : p.ring_us) / best, kMaxRatio);
+        cost += point_cost(cma ? p.cma_us : p.ring_us,
+                           fastest(std::array{p.ring_us, p.cma_us}));
     }
     return cost;
 }
@@ -184,12 +194,11 @@ std::size_t fit_seg(const std::vector<SegPoint> &pts,
     const auto cost = [&](std::size_t c) {
         double sum = 0;
         for (const SegPoint &p : pts) {
-            double best = p.default_us;
-            for (std::size_t k = 1; k <= cands.size(); ++k) {
-                best = us(p, k) > 0 ? std::min(best, us(p, k)) : best;
+            std::vector<double> paths(cands.size() + 1);
+            for (std::size_t k = 0; k <= cands.size(); ++k) {
+                paths[k] = us(p, k);
             }
-            sum +=
-                us(p, c) > 0 ? std::min(us(p, c) / best, kMaxRatio) : kMaxRatio;
+            sum += point_cost(us(p, c), fastest(paths));
         }
         return sum;
     };
