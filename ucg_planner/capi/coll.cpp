@@ -5,6 +5,7 @@
 // member dies.
 #include "capi/coll_shape.h"
 #include "capi/internal.h"
+#include "capi/wait_backoff.h"
 
 #include <ucg/copy.h>
 
@@ -382,13 +383,18 @@ ucs_status_t coll_start(ucg_coll_h c)
     return UCS_OK;
 }
 
-ucs_status_t coll_test(ucg_coll_h c)
+namespace {
+
+// One poll: progresses the context while c is in flight and returns c's
+// status; *moved: whether anything moved (a UCP or channel event).
+ucs_status_t coll_poll(ucg_coll_h c, bool *moved)
 {
+    *moved = false;
     if (c->trivial) {
         return UCS_OK;
     }
     if (c->inst->in_flight()) {
-        progress(c->group->ctx);
+        *moved = progress(c->group->ctx) != 0;
     }
     const ucs_status_t st = c->inst->status();
     if (st == UCS_INPROGRESS) {
@@ -413,30 +419,30 @@ ucs_status_t coll_test(ucg_coll_h c)
     return c->failure;
 }
 
+} // namespace
+
+ucs_status_t coll_test(ucg_coll_h c)
+{
+    bool moved;
+    return coll_poll(c, &moved);
+}
+
 ucs_status_t coll_wait(ucg_coll_h c)
 {
-    // With more ranks than cores the peer we wait for may need this very
-    // core: yield after every poll that moved nothing (as Open MPI's
-    // progress does when oversubscribed), never after one that did (the
-    // next step's message may be there already). Spinning first lost on
-    // four ranks on two cores (decision 0018). With a core each, spin (a
-    // message is often a few hundred ns away) and yield only now and then:
-    // every yield hands a loaded core to another process for a whole time
-    // slice, and a peer waiting on us then yields too.
     ucg_context *ctx = c->group->ctx;
-    const bool over = c->group->oversubscribed;
+    WaitBackoff backoff(c->group->oversubscribed);
     for (unsigned spins = 0;; ++spins) {
         // (A trivial collective has no instance: it completes at once.)
         const std::uint64_t before = c->inst ? c->inst->events() : 0;
-        const ucs_status_t st = coll_test(c);
+        bool moved;
+        const ucs_status_t st = coll_poll(c, &moved);
         if (st != UCS_INPROGRESS) {
             return st;
         }
         if (ctx->idle != nullptr && spins % 16 == 15) {
             ctx->idle(ctx->idle_arg);
         }
-        if (over ? c->inst->events() == before
-                 : spins >= 1024 && spins % 64 == 0) {
+        if (backoff.yield_after(c->inst->events() != before, moved)) {
             sched_yield();
         }
     }
