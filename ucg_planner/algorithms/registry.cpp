@@ -69,6 +69,8 @@ struct Table {
     }
     // The last entry reads Request::radix.
     void takes_radix() { v.back().takes_radix = true; }
+    // The last entry releases every rank from rank 0.
+    void releases_from_root() { v.back().releases_from_root = true; }
 };
 
 auto tree(plan::Plan (*f)(const Request &, Shape, std::string_view), Shape s)
@@ -199,10 +201,12 @@ void add_all(Table &t)
         t.add(c, "linear", "reduce to rank 0 linearly, bcast back", always,
               tree(build_tree_allreduce, Shape::kLinear), kRankOrder);
         t.costed(k::twice_linear);
+        t.releases_from_root();
         t.add(c, "knomial", "k-nomial reduce to rank 0, k-nomial bcast", always,
               tree(build_tree_allreduce, Shape::kKnomial), kRankOrder);
         t.costed(k::twice_knomial, {2, 4});
         t.takes_radix();
+        t.releases_from_root();
         t.add(c, "recursive_doubling", "recursive doubling with folding",
               always, rk(2));
         t.costed(k::recursive_k);
@@ -216,9 +220,11 @@ void add_all(Table &t)
     t.add(a, "chain", "pipelined chain reduce then chain bcast", always,
           tree(build_tree_allreduce, Shape::kChain), kRankOrder);
     t.costed(k::twice_chain, {2}, k::chain_segments);
+    t.releases_from_root();
     t.add(a, "binary_tree", "pipelined binary tree reduce then bcast", always,
           tree(build_tree_allreduce, Shape::kBinary));
     t.costed(k::twice_binary_tree, {2}, k::binary_segments);
+    t.releases_from_root();
     t.add(a, "ring", "ring reduce-scatter then ring allgather", always,
           build_ring);
     t.costed(k::ring_allreduce);

@@ -187,6 +187,10 @@ struct Algorithm {
     // The builder reads Request::radix (k-nomial trees, recursive k-ing,
     // dissemination, the hierarchical top).
     bool takes_radix = false;
+    // Barrier and allreduce: a reduce to rank 0, then a bcast from it, so
+    // rank 0 finishes first and every other rank only once rank 0 has
+    // released it (the exchanges release each rank at its own turn).
+    bool releases_from_root = false;
     // The cost model: `cost` prices a variant; the selector tries every
     // radix in `radices` with `segments`' count (null: 1). A null `cost`
     // marks an algorithm that needs levels or one host (hierarchical,

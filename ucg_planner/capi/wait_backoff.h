@@ -23,8 +23,7 @@ class WaitBackoff {
     static constexpr unsigned kSpinPolls = 1024;
     static constexpr unsigned kSpinEvery = 64;
 
-    explicit WaitBackoff(bool oversubscribed) noexcept
-        : over_(oversubscribed)
+    explicit WaitBackoff(bool oversubscribed) noexcept : over_(oversubscribed)
     {
     }
 

@@ -829,11 +829,14 @@ TEST_CASE("oversubscribed, each dependent step waits for the cores: "
 {
     // Four ranks on two cores (decision 0018): every step a rank waits for
     // costs the peers' turns, the messages of one step overlap, and one
-    // one-to-many op wakes the whole group. Measured there: recursive
-    // k-ing of radix 4 (one step) barrier 0.89x Open MPI, the shm levels
-    // (two ops) 1.18x; linear alltoall (one step) 4.8 us, Bruck (two) 8.8;
-    // shm reduce 1.9 us, linear 4.0; shm allreduce 1 MiB 380 us,
-    // Rabenseifner 499.
+    // one-to-many op wakes the whole group. Measured there: linear
+    // alltoall (one step) 4.8 us, Bruck (two) 8.8; shm reduce 1.9 us,
+    // linear 4.0; shm allreduce 1 MiB 380 us, Rabenseifner 499. The
+    // barrier releases from rank 0 (stop 22): recursive k-ing of radix 4
+    // (one step) measured 0.94x Open MPI alone, the linear one 1.08x, but
+    // a bcast of 8-256 B after them 2.6-6.2x and 0.26-0.30x, scatter
+    // 2.7-2.9x and 0.26-0.47x; the shm levels' barrier left the
+    // exchanges after it slower than the linear one's.
     auto t = synth("nodes=1,ppn=4");
     auto select = [&](Collective c, std::uint64_t bytes, bool over) {
         SelectOptions o{c, bytes, 0};
@@ -847,9 +850,25 @@ TEST_CASE("oversubscribed, each dependent step waits for the cores: "
                std::any_of(d.levels.begin(), d.levels.end(),
                            [](auto &l) { return l.choice.algorithm == "shm"; });
     };
+    const Decision alone = select(Collective::kBarrier, 0, false);
+    CHECK(alone.chosen.algorithm == "recursive_k");
+    CHECK(alone.chosen.radix == 4);
     const Decision barrier = select(Collective::kBarrier, 0, true);
-    CHECK(barrier.chosen.algorithm == "recursive_k");
-    CHECK(barrier.chosen.radix == 4);
+    const algorithms::Algorithm *rooted = algorithms::find_algorithm(
+        Collective::kBarrier, barrier.chosen.algorithm);
+    REQUIRE(rooted != nullptr);
+    CHECK(rooted->releases_from_root);
+    CHECK(barrier.chosen.algorithm == "linear");
+    { // a rule still picks any barrier, radix and all
+        auto set = parse_rules("barrier:0-inf:recursive_k:radix=4", "UCG_TUNE");
+        REQUIRE(set.ok());
+        SelectOptions o{Collective::kBarrier, 0, 0};
+        o.oversubscribed = true;
+        auto d = Selector(t, std::move(set).value()).select(o);
+        REQUIRE(d.ok());
+        CHECK(d->chosen.algorithm == "recursive_k");
+        CHECK(d->chosen.radix == 4);
+    }
     CHECK(select(Collective::kAlltoall, 8, false).chosen.algorithm == "bruck");
     CHECK(select(Collective::kAlltoall, 8, true).chosen.algorithm == "linear");
     CHECK_FALSE(shm(select(Collective::kReduce, 8, false)));
