@@ -191,14 +191,20 @@ std::size_t fit_seg(const std::vector<SegPoint> &pts,
         return c == 0 ? p.default_us
                       : (c - 1 < p.seg_us.size() ? p.seg_us[c - 1] : 0.0);
     };
+    // Each point's fastest fragment size, over the default and every
+    // candidate: the same whichever candidate is being costed.
+    std::vector<double> best(pts.size());
+    std::vector<double> paths(cands.size() + 1);
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+        for (std::size_t k = 0; k <= cands.size(); ++k) {
+            paths[k] = us(pts[i], k);
+        }
+        best[i] = fastest(paths);
+    }
     const auto cost = [&](std::size_t c) {
         double sum = 0;
-        for (const SegPoint &p : pts) {
-            std::vector<double> paths(cands.size() + 1);
-            for (std::size_t k = 0; k <= cands.size(); ++k) {
-                paths[k] = us(p, k);
-            }
-            sum += point_cost(us(p, c), fastest(paths));
+        for (std::size_t i = 0; i < pts.size(); ++i) {
+            sum += point_cost(us(pts[i], c), best[i]);
         }
         return sum;
     };
