@@ -103,7 +103,7 @@ static int coll_ucg_go(mca_coll_ucg_module_t *m, coll_ucg_cached_t *slot,
 static int coll_ucg_run_ex(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
                            int staged)
 {
-    m->kept = NULL;
+    m->kept = NULL; /* every blocking call that succeeds comes through here */
     if (m->group == NULL) {
         COLL_UCG_LOG_FALLBACK(ucg_coll_type_name(a->coll), "no UCG group");
         return COLL_UCG_FALLBACK;
@@ -811,7 +811,6 @@ int mca_coll_ucg_bcast(void *buff, int count, ompi_datatype_t *dtype, int root,
                             root)) {
         return coll_ucg_repeat_run(m, UCG_COLL_BCAST);
     }
-    m->kept = NULL;
     int rc = coll_ucg_bcast_do(buff, count, dtype, root, comm, m, NULL);
     if (rc == COLL_UCG_FALLBACK) {
         return m->prev.bcast(buff, count, dtype, root, comm,
@@ -868,7 +867,6 @@ int mca_coll_ucg_reduce(const void *sbuf, void *rbuf, int count,
                             root)) {
         return coll_ucg_repeat_run(m, UCG_COLL_REDUCE);
     }
-    m->kept = NULL;
     int rc = coll_ucg_one_block(UCG_COLL_REDUCE, sbuf, rbuf, count, dtype, op,
                                 root, comm, m, NULL);
     if (rc == OMPI_SUCCESS) {
@@ -892,7 +890,6 @@ int mca_coll_ucg_allreduce(const void *sbuf, void *rbuf, int count,
                             0)) {
         return coll_ucg_repeat_run(m, UCG_COLL_ALLREDUCE);
     }
-    m->kept = NULL;
     int rc = coll_ucg_one_block(UCG_COLL_ALLREDUCE, sbuf, rbuf, count, dtype,
                                 op, 0, comm, m, NULL);
     if (rc == OMPI_SUCCESS) {
