@@ -206,7 +206,7 @@ Status Channel::pull_cma(const std::uint8_t *payload,
     return Status::kOk;
 }
 
-unsigned Channel::poll(unsigned max, DeliverFn fn, void *arg) noexcept
+unsigned Channel::deliver(unsigned max, DeliverFn fn, void *arg) noexcept
 {
     unsigned n = 0;
     while (n < max && state_ == Status::kOk) {
@@ -243,8 +243,8 @@ unsigned Channel::poll(unsigned max, DeliverFn fn, void *arg) noexcept
     if (n != 0) {
         last_activity_ns_ = 0;
         idle_polls_ = 0;
-    } else if ((++idle_polls_ & 1023) == 0) {
-        check_health();
+    } else {
+        idle();
     }
     return n;
 }

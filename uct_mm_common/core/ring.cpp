@@ -75,6 +75,7 @@ Status Ring::open(void *mem, std::size_t bytes, std::uint32_t my_index,
         return Status::kInvalidParam;
     }
     head_ = reinterpret_cast<HeadLine *>(base_ + kHeadOffset);
+    slots_ = base_ + geo_.slots_offset();
     my_index_ = my_index;
     deliver_own_ = deliver_own;
     cursor_ = my_index == kNoOrigin
@@ -101,13 +102,6 @@ void Ring::leave() noexcept
     if (my_index_ != kNoOrigin) {
         member(my_index_)->cursor.store(kCursorLeft, std::memory_order_release);
     }
-}
-
-SlotHeader *Ring::slot(std::uint64_t pos) const noexcept
-{
-    const std::size_t index = pos & (geo_.num_slots - 1);
-    return reinterpret_cast<SlotHeader *>(base_ + geo_.slots_offset() +
-                                          index * geo_.slot_bytes);
 }
 
 MemberLine *Ring::member(std::uint32_t i) const noexcept

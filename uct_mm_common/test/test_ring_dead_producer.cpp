@@ -128,3 +128,34 @@ TEST_CASE("ring: a slow live producer is waited for, in order",
     REQUIRE(waitpid(child, &st, 0) == child);
     CHECK((WIFEXITED(st) && WEXITSTATUS(st) == 0));
 }
+
+// The receive FIFO's idle test (Channel::poll's inline fast path): quiet
+// only while the cursor's slot holds neither a claim nor a message, so a
+// claim still reaches peek() and its stall watch; across wrap-arounds too.
+TEST_CASE("ring: quiet only while nothing is claimed or published at the "
+          "cursor",
+          "[mm][fifo]")
+{
+    ucg_test::SharedMapping mem(fifo_geometry().segment_bytes());
+    Ring::format(mem.data(), fifo_geometry());
+    Ring reader;
+    REQUIRE(reader.open(mem.data(), mem.size(), 0, true) == Status::kOk);
+    Ring producer;
+    REQUIRE(producer.open(mem.data(), mem.size(), kNoOrigin, true) ==
+            Status::kOk);
+    for (std::uint32_t i = 0; i < 3 * kSlots; ++i) {
+        CHECK(reader.quiet());
+        std::uint64_t pos;
+        REQUIRE(producer.claim(&pos) == Status::kOk);
+        CHECK_FALSE(reader.quiet()); // claimed, not published yet
+        std::memcpy(producer.payload(pos), &i, sizeof(i));
+        producer.publish(pos, sizeof(i), kAmId, SlotKind::kInline);
+        CHECK_FALSE(reader.quiet());
+        REQUIRE(reader.peek() != nullptr);
+        std::uint32_t v;
+        std::memcpy(&v, reader.peek_payload(), sizeof(v));
+        CHECK(v == i);
+        reader.consume();
+    }
+    CHECK(reader.quiet());
+}

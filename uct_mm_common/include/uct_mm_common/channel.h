@@ -69,13 +69,30 @@ class Channel {
 
     // Receiver side (members only).
     /// Delivers up to `max` messages in order; returns how many. Cheap when
-    /// nothing is pending: one shared line read.
-    unsigned poll(unsigned max, DeliverFn fn, void *arg) noexcept;
+    /// nothing is pending: one shared line read, inline (an iface with
+    /// nothing to receive is polled by every UCP progress call).
+    unsigned poll(unsigned max, DeliverFn fn, void *arg) noexcept
+    {
+        if (ring_.quiet()) {
+            idle();
+            return 0;
+        }
+        return deliver(max, fn, arg);
+    }
 
     /// Bounded-time failure check, rate limited; poll() calls it when idle.
     void check_health() noexcept;
 
   private:
+    /// poll() with something at the cursor (a message, or a claim).
+    unsigned deliver(unsigned max, DeliverFn fn, void *arg) noexcept;
+    /// A poll that delivered nothing: the health check now and then.
+    void idle() noexcept
+    {
+        if ((++idle_polls_ & 1023) == 0) {
+            check_health();
+        }
+    }
     Status on_full() noexcept;
     /// Publishes claimed position `pos` as kSkip; logs; kExceedsLimit.
     Status skip_oversized(std::uint64_t pos, std::uint8_t am_id,

@@ -48,6 +48,14 @@ class Ring {
     /// Skips (with a warning) a position whose producer died after claiming
     /// it, once a stall on it has lasted StallWatch::kCheckNs.
     const SlotHeader *peek() noexcept;
+    /// Nothing at the cursor, not even a claim: the idle poll's whole test
+    /// (inline, one shared line read); peek() when false.
+    bool quiet() const noexcept
+    {
+        const std::uint64_t seq =
+            slot(cursor_)->seq.load(std::memory_order_acquire);
+        return seq != cursor_ + 1 && !is_claim_of(seq, cursor_);
+    }
     const std::uint8_t *peek_payload() const noexcept;
     void consume() noexcept;
     /// Something was claimed but this member has not read it yet.
@@ -66,7 +74,11 @@ class Ring {
     std::uint64_t cursor() const noexcept { return cursor_; }
 
   private:
-    SlotHeader *slot(std::uint64_t pos) const noexcept;
+    SlotHeader *slot(std::uint64_t pos) const noexcept
+    {
+        return reinterpret_cast<SlotHeader *>(
+            slots_ + (pos & (geo_.num_slots - 1)) * geo_.slot_bytes);
+    }
     MemberLine *member(std::uint32_t i) const noexcept;
     std::uint64_t min_cursor() const noexcept;
     /// Whether every member has read the slot's previous position (pos -
@@ -74,6 +86,7 @@ class Ring {
     bool room_for(std::uint64_t pos) noexcept;
 
     std::uint8_t *base_ = nullptr;
+    std::uint8_t *slots_ = nullptr; ///< base_ + geo_.slots_offset()
     RingGeometry geo_{};
     HeadLine *head_ = nullptr;
     std::uint32_t my_index_ = kNoOrigin;
