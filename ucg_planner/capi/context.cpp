@@ -4,6 +4,7 @@
 // collective in flight.
 #include "capi/internal.h"
 
+#include "capi/shm_fifo.h"
 #include "capi/ucp_fabric.h"
 #include "ucx/ucp_glue.h"
 
@@ -13,6 +14,7 @@
 #include <dlfcn.h>
 #include <string>
 #include <strings.h>
+#include <unistd.h> // environ
 
 namespace ucg::rt {
 
@@ -28,6 +30,15 @@ ucs_status_t open_ucp(ucg_context *ctx)
     ucs_status_t st = ucp_config_read("UCG", nullptr, &config);
     if (st != UCS_OK) {
         return st;
+    }
+    // Collectives' 128-512 B messages inline (shm_fifo.h), unless the user
+    // chose the element. A UCX without the setting just ignores the key.
+    if (!user_sets_fifo_elem(environ)) {
+        st = ucp_config_modify(config, "MM_FIFO_ELEM_SIZE", kShmFifoElemBytes);
+        if (st != UCS_OK) {
+            log_warn("ucg_context_create: UCX_MM_FIFO_ELEM_SIZE=%s: %s",
+                     kShmFifoElemBytes, ucs_status_string(st));
+        }
     }
     ucp_params_t p{};
     p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;

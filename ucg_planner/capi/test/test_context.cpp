@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// UCG's own UCP context: the shared-memory FIFO element it asks for
+// (capi/shm_fifo.h, decision 0019), and the user's setting winning.
+#include "capi/internal.h"
+#include "capi/shm_fifo.h"
+#include "ucx/ucp_glue.h"
+
+#include <catch2/catch.hpp>
+#include <uct/api/uct.h>
+
+#include <cstdlib>
+
+using ucg::rt::user_sets_fifo_elem;
+
+TEST_CASE("a FIFO element size in the environment is the user's",
+          "[ucg][context]")
+{
+    const char *none[] = {"PATH=/bin", "UCX_TLS=sm,self", nullptr};
+    CHECK_FALSE(user_sets_fifo_elem(none));
+    CHECK_FALSE(user_sets_fifo_elem(nullptr));
+    const char *mm[] = {"HOME=/", "UCX_MM_FIFO_ELEM_SIZE=256", nullptr};
+    CHECK(user_sets_fifo_elem(mm));
+    const char *sysv[] = {"UCX_SYSV_FIFO_ELEM_SIZE=128", nullptr};
+    CHECK(user_sets_fifo_elem(sysv));
+    const char *prefixed[] = {"UCG_UCX_POSIX_FIFO_ELEM_SIZE=1k", nullptr};
+    CHECK(user_sets_fifo_elem(prefixed));
+    // Other programs' variables and other settings are not.
+    const char *other[] = {"MY_FIFO_ELEM_SIZE=64", "UCX_MM_FIFO_SIZE=64",
+                           "UCX_FIFO_ELEM_SIZE_X=1", nullptr};
+    CHECK_FALSE(user_sets_fifo_elem(other));
+}
+
+namespace {
+
+// The inline limit (am.max_short) of UCG's shared-memory UCP lane: sysv
+// or posix, whichever UCP opened; 0 if neither.
+size_t shm_max_short()
+{
+    ucg_context_h ctx = nullptr;
+    REQUIRE(ucg_context_create(nullptr, &ctx) == UCS_OK);
+    size_t max_short = 0;
+    for (const char *tl : {"sysv", "posix"}) {
+        uct_iface_h iface = nullptr;
+        uint16_t csum;
+        size_t addr_len;
+        uct_iface_attr_t attr{};
+        if (max_short == 0 &&
+            ucg_ucp_find_iface(ctx->worker, tl, 0, &iface, &csum, &addr_len,
+                               nullptr) &&
+            uct_iface_query(iface, &attr) == UCS_OK) {
+            max_short = attr.cap.am.max_short;
+        }
+    }
+    ucg_context_destroy(ctx);
+    return max_short;
+}
+
+} // namespace
+
+TEST_CASE("UCG's own UCP context sends 128-500 B messages inline over "
+          "shared memory, unless the user set the FIFO element",
+          "[ucg][context]")
+{
+    if (user_sets_fifo_elem(environ)) {
+        WARN("the environment sets a FIFO element size: not checked");
+        return;
+    }
+    const size_t ours = shm_max_short();
+    if (ours == 0) {
+        WARN("UCP opened neither sysv nor posix here: not checked");
+        return;
+    }
+    CHECK(ours >= 400); // UCX's default element carries about 100 B
+    REQUIRE(setenv("UCX_MM_FIFO_ELEM_SIZE", "128", 1) == 0);
+    const size_t users = shm_max_short();
+    unsetenv("UCX_MM_FIFO_ELEM_SIZE");
+    CHECK(users < 128);
+}
