@@ -335,7 +335,10 @@ Result<Program> Lowering::run()
                 lop.flags |= kOpEarly;
                 out_.early.push_back(static_cast<std::uint32_t>(i));
             }
-            if (op.kind == OpKind::kRecvReduce || early[i]) {
+            // A message of no bytes (a barrier's) has nothing to stage:
+            // it completes its op as it lands.
+            if (lop.bytes != 0 &&
+                (op.kind == OpKind::kRecvReduce || early[i])) {
                 stage(lop, lop.bytes);
             }
         }

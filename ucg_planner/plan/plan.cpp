@@ -76,11 +76,6 @@ std::optional<Buffer> buffer_from_string(std::string_view s)
     return lookup<Buffer>(kBufferNames, s);
 }
 
-bool is_send(OpKind k)
-{
-    return k == OpKind::kSend || k == OpKind::kBcastSend ||
-           k == OpKind::kIncastSend || k == OpKind::kIncastGatherSend;
-}
 bool is_recv(OpKind k)
 {
     return k == OpKind::kRecv || k == OpKind::kRecvReduce ||

@@ -196,9 +196,14 @@ std::optional<Channel> channel_from_string(std::string_view s);
 std::optional<Buffer> buffer_from_string(std::string_view s);
 
 /* Op classification. */
-bool is_send(OpKind k);     // kSend, kBcastSend, kIncastSend, kIncastGatherSend
-bool is_recv(OpKind k);     // kRecv, kRecvReduce, kBcastRecv, kIncastRecv*
-bool is_reducing(OpKind k); // kRecvReduce, kReduce, kIncastRecvReduce
+// Inline: the executor asks on every completion.
+inline bool is_send(OpKind k)
+{
+    return k == OpKind::kSend || k == OpKind::kBcastSend ||
+           k == OpKind::kIncastSend || k == OpKind::kIncastGatherSend;
+}
+bool is_recv(OpKind k);        // kRecv, kRecvReduce, kBcastRecv, kIncastRecv*
+bool is_reducing(OpKind k);    // kRecvReduce, kReduce, kIncastRecvReduce
 bool is_one_to_many(OpKind k); // the bcast and incast kinds
 // The one-to-many kinds whose rank is the group message's root: it sends
 // to every other member (kBcastSend) or receives from every other member

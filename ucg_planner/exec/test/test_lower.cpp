@@ -126,6 +126,23 @@ TEST_CASE("receives after a send of the same rank are early", "[exec][lower]")
     CHECK(bprog->early.empty());
 }
 
+TEST_CASE("messages of no bytes (a barrier's) are posted early but never "
+          "staged",
+          "[exec][lower]")
+{
+    const plan::Plan plan =
+        build(Collective::kAllreduce, "recursive_doubling", 4);
+    auto prog = lower(plan, 1, one_block(0, 1));
+    REQUIRE(prog);
+    int early = 0;
+    for (const LOp &op : prog->ops) {
+        CHECK((op.flags & kOpStaged) == 0);
+        early += (op.flags & kOpEarly) != 0;
+    }
+    CHECK(early > 0); // still posted at start: the send side is unchanged
+    CHECK(prog->staging_bytes == 0);
+}
+
 TEST_CASE("a layout without the plan's blocks is refused", "[exec][lower]")
 {
     const plan::Plan plan = build(Collective::kAllgather, "ring", 3);
