@@ -133,6 +133,8 @@ ForkResult run_fork_ranks(const ForkOptions &opts,
     const auto deadline = std::chrono::steady_clock::now() + opts.timeout;
     int running = static_cast<int>(
         std::count_if(pids.begin(), pids.end(), [](pid_t p) { return p > 0; }));
+    int first_failed = -1; // the first rank that failed, if any
+    auto stop_at = deadline;
     while (running > 0) {
         int status = 0;
         pid_t done = waitpid(-1, &status, WNOHANG);
@@ -153,16 +155,28 @@ ForkResult run_fork_ranks(const ForkOptions &opts,
                 expected_kill;
             if (!result.ranks[r].ok) {
                 result.ranks[r].reason = describe(status, records[r].message);
+                if (first_failed < 0) {
+                    first_failed = r;
+                    stop_at =
+                        std::min(deadline,
+                                 std::chrono::steady_clock::now() + opts.grace);
+                }
             }
             continue;
         }
-        if (std::chrono::steady_clock::now() > deadline) {
-            result.timed_out = true;
+        if (std::chrono::steady_clock::now() > stop_at) {
+            result.timed_out = stop_at == deadline;
+            const std::string why =
+                result.timed_out
+                    ? std::string("still running at the deadline")
+                    : "killed " + std::to_string(opts.grace.count()) +
+                          " ms after rank " + std::to_string(first_failed) +
+                          " failed";
             for (int r = 0; r < n; ++r) {
                 if (pids[r] > 0) {
                     kill(pids[r], SIGKILL);
                     waitpid(pids[r], &status, 0);
-                    result.ranks[r].reason = "still running at the deadline";
+                    result.ranks[r].reason = why;
                 }
             }
             break;

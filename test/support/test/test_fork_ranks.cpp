@@ -62,6 +62,30 @@ TEST_CASE("fork watchdog kills a hanging rank", "[support][fork]")
     CHECK_THAT(result.ranks[1].reason, Catch::Contains("deadline"));
 }
 
+TEST_CASE("fork ranks stop the others a grace period after one fails, "
+          "not at the deadline",
+          "[support][fork]")
+{
+    ForkOptions opts;
+    opts.num_ranks = 3;
+    opts.timeout = std::chrono::milliseconds(20000);
+    opts.grace = std::chrono::milliseconds(200);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto result = run_fork_ranks(opts, [](int rank) {
+        UCG_CHECK(rank != 1);
+        pause(); // a peer waiting for the failed rank
+    });
+    const auto took = std::chrono::steady_clock::now() - t0;
+    CHECK(took < std::chrono::seconds(10));
+    CHECK_FALSE(result.ok);
+    CHECK_FALSE(result.timed_out);
+    CHECK_THAT(result.ranks[1].reason, Catch::Contains("check failed"));
+    for (int r : {0, 2}) {
+        CHECK_THAT(result.ranks[static_cast<std::size_t>(r)].reason,
+                   Catch::Contains("200 ms after rank 1 failed"));
+    }
+}
+
 TEST_CASE("fork ranks may kill a peer on purpose", "[support][fork]")
 {
     ForkOptions opts;

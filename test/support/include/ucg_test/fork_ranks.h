@@ -2,7 +2,8 @@
 // Ranks as forked processes, with a watchdog: every rank runs `body(rank)`
 // in its own child; a rank that throws, exits non-zero, dies by a signal or
 // outlives the deadline fails the run, and the parent reports each failure
-// with the rank and the reason. Children that remain are killed.
+// with the rank and the reason. Children that remain at the deadline, or a
+// grace period after a rank failed, are killed.
 #pragma once
 
 #include <chrono>
@@ -18,6 +19,10 @@ struct ForkOptions {
 
     int num_ranks;
     std::chrono::milliseconds timeout{20000}; ///< whole run, all ranks
+    /// After a rank fails, how long the others may go on (to report their
+    /// own failures) before they are killed: a peer of a failed rank
+    /// usually waits for it forever, and the run has failed already.
+    std::chrono::milliseconds grace{1000};
     /// Ranks expected to die (e.g. killed on purpose by the test): their
     /// death by SIGKILL is not a failure.
     std::vector<int> may_be_killed;
