@@ -99,6 +99,24 @@ void find_one_to_many(ucg_context *ctx)
     }
 }
 
+// The inline limits of UCP's shared-memory ifaces (ucg_context::shm_short).
+void find_shm_short(ucg_context *ctx)
+{
+    const char *const names[] = {"sysv", "posix"};
+    for (std::size_t i = 0; i < 2; ++i) {
+        uct_iface_h iface;
+        std::uint16_t csum;
+        std::size_t addr_len;
+        uct_iface_attr_t attr{};
+        if (ucg_ucp_find_iface(ctx->worker, names[i], 0, &iface, &csum,
+                               &addr_len, nullptr) &&
+            uct_iface_query(iface, &attr) == UCS_OK) {
+            ctx->shm_short[i] =
+                static_cast<std::uint32_t>(attr.cap.am.max_short);
+        }
+    }
+}
+
 // UCG_MCAST=1 (y, yes, on, true): the runtime may multicast between hosts.
 bool mcast_wanted()
 {
@@ -222,6 +240,7 @@ ucs_status_t context_create(const ucg_context_params_t *params,
         }
     }
     find_one_to_many(ctx.get());
+    find_shm_short(ctx.get());
     find_mcast(ctx.get());
     *context_p = ctx.release();
     return UCS_OK;

@@ -15,15 +15,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <map>
 #include <random>
 #include <sched.h>
+#include <string>
 #include <unistd.h>
 
 namespace ucg::rt {
 
 namespace {
 
-constexpr std::uint32_t kHelloMagic = 0x55434731; // "UCG1"
+constexpr std::uint32_t kHelloMagic = 0x55434732; // "UCG2"
 
 struct Oob {
     ucg_oob_allgather_fn_t fn;
@@ -129,6 +131,8 @@ ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
     const auto self = uct_mm_common::self_process_id();
     h->pid = self.pid;
     h->start_time = self.start_time;
+    h->shm_short[0] = g->ctx->shm_short[0];
+    h->shm_short[1] = g->ctx->shm_short[1];
     h->key = std::random_device{}();
     h->key = h->key << 32 | std::random_device{}();
     std::string host;
@@ -435,6 +439,34 @@ bool oversubscribed(const ucg_group *g)
     return ncpus > 0 && local > ncpus;
 }
 
+// UCX's sysv and posix senders index a peer's FIFO with their own
+// element size, so processes of one machine that disagree on it would
+// write each other's FIFOs out of place (say, a caller's UCP context at
+// UCX's 128 B and UCG's own at 512, decision 0019). Every member checks
+// every host alike, so all refuse together.
+ucs_status_t check_shm_fifos(const std::vector<ucg::rt::Hello> &hello)
+{
+    std::map<std::string, const ucg::rt::Hello *> first;
+    for (const auto &h : hello) {
+        const auto [it, added] = first.emplace(h.real_host, &h);
+        const ucg::rt::Hello &f = *it->second;
+        for (int i = 0; i < 2 && !added; ++i) {
+            if (h.shm_short[i] != 0 && f.shm_short[i] != 0 &&
+                h.shm_short[i] != f.shm_short[i]) {
+                log_error("ucg_group_create: ranks %u and %u of host %s send "
+                          "%u and %u B inline over UCX's %s: their UCP "
+                          "contexts disagree on the shared-memory FIFO "
+                          "element (UCX_MM_FIFO_ELEM_SIZE), which UCX "
+                          "needs alike in every process of a host",
+                          f.rank, h.rank, h.real_host, f.shm_short[i],
+                          h.shm_short[i], i == 0 ? "sysv" : "posix");
+                return UCS_ERR_UNSUPPORTED;
+            }
+        }
+    }
+    return UCS_OK;
+}
+
 ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
 {
     const Oob oob{p->oob_allgather, p->oob_arg, g->size};
@@ -462,6 +494,9 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
                 break;
             }
         }
+    }
+    if (st == UCS_OK) {
+        st = check_shm_fifos(g->hello);
     }
     if (st == UCS_OK) {
         st = exchange_addresses(g, oob, addr, len);

@@ -49,12 +49,13 @@ struct Hello {
     std::uint32_t rank;
     std::uint32_t addr_len; ///< UCP worker address bytes
     std::int32_t pid;
-    std::uint32_t flags;      ///< kHello*
-    std::uint64_t start_time; ///< process start (pid reuse check)
-    std::uint64_t key;        ///< random, from every member (rank 0's used)
-    char host[64];            ///< host identity (UCG_TOPO_HOST or name)
-    char real_host[64];       ///< gethostname(): whether pids can be probed
-    std::uint64_t cpus[16];   ///< CPUs it may run on (sched_getaffinity)
+    std::uint32_t flags;        ///< kHello*
+    std::uint64_t start_time;   ///< process start (pid reuse check)
+    std::uint64_t key;          ///< random, from every member (rank 0's used)
+    char host[64];              ///< host identity (UCG_TOPO_HOST or name)
+    char real_host[64];         ///< gethostname(): whether pids can be probed
+    std::uint64_t cpus[16];     ///< CPUs it may run on (sched_getaffinity)
+    std::uint32_t shm_short[2]; ///< ucg_context::shm_short
 };
 enum : std::uint32_t {
     kHelloBcast = 1,     ///< has an mm_bcast iface
@@ -103,6 +104,10 @@ struct ucg_context {
     void (*idle)(void *) = nullptr; ///< the caller's progress, in waits
     void *idle_arg = nullptr;
     OneToMany bcast, incast;
+    /// The inline limit (am.max_short) of UCP's sysv and posix ifaces, 0
+    /// where UCP opened none: it follows UCX's FIFO element, which every
+    /// process of a host must share (group creation checks it).
+    std::uint32_t shm_short[2] = {0, 0};
     /// ud_mcast (UCG_MCAST=1 and UCX_TLS allowing it), between hosts: an
     /// iface per device UCP opened it on, in UCP's order (lo among them).
     std::vector<OneToMany> mcast;

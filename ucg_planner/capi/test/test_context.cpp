@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // UCG's own UCP context: the shared-memory FIFO element it asks for
-// (capi/shm_fifo.h, decision 0019), and the user's setting winning.
+// (capi/shm_fifo.h, decision 0019), the user's setting winning, and a
+// group refused where the processes of a host disagree on it.
 #include "capi/internal.h"
 #include "capi/shm_fifo.h"
+#include "local_launch.h"
 #include "ucx/ucp_glue.h"
 
 #include <catch2/catch.hpp>
+#include <ucg_test/check.h>
+#include <ucg_test/fork_ranks.h>
 #include <uct/api/uct.h>
 
+#include <chrono>
 #include <cstdlib>
+#include <memory>
 
 using ucg::rt::user_sets_fifo_elem;
 
@@ -75,4 +81,48 @@ TEST_CASE("UCG's own UCP context sends 128-500 B messages inline over "
     const size_t users = shm_max_short();
     unsetenv("UCX_MM_FIFO_ELEM_SIZE");
     CHECK(users < 128);
+}
+
+TEST_CASE("ranks of one host whose UCX FIFO elements differ refuse the "
+          "group together",
+          "[ucg][context][fork]")
+{
+    if (user_sets_fifo_elem(environ)) {
+        WARN("the environment sets a FIFO element size: not checked");
+        return;
+    }
+    constexpr int kRanks = 3;
+    std::unique_ptr<ucg::launch::Board> board(
+        ucg::launch::Board::create(kRanks, 4096));
+    REQUIRE(board != nullptr);
+    ucg_test::ForkOptions opts(kRanks);
+    opts.timeout = std::chrono::milliseconds(60000);
+    const auto result = ucg_test::run_fork_ranks(opts, [&](int rank) {
+        if (rank == 1) { // a process whose UCP keeps UCX's 128 B element
+            UCG_CHECK(setenv("UCX_MM_FIFO_ELEM_SIZE", "128", 1) == 0);
+        }
+        ucg_context_h ctx;
+        UCG_CHECK(ucg_context_create(nullptr, &ctx) == UCS_OK);
+        if (ctx->shm_short[0] == 0 && ctx->shm_short[1] == 0) {
+            ucg_context_destroy(ctx); // no sysv or posix here: nothing
+            return;                   // to disagree on
+        }
+        ucg::launch::BoardOob oob{board.get(), rank};
+        ucg_group_params_t p{};
+        p.field_mask = UCG_GROUP_PARAM_FIELD_SIZE | UCG_GROUP_PARAM_FIELD_RANK |
+                       UCG_GROUP_PARAM_FIELD_OOB;
+        p.size = kRanks;
+        p.rank = static_cast<unsigned>(rank);
+        p.oob_allgather = ucg::launch::board_allgather;
+        p.oob_arg = &oob;
+        ucg_group_h g = nullptr;
+        const ucs_status_t st = ucg_group_create(ctx, &p, &g);
+        if (st == UCS_OK) {
+            ucg_group_destroy(g);
+        }
+        ucg_context_destroy(ctx);
+        UCG_CHECK(st == UCS_ERR_UNSUPPORTED);
+    });
+    INFO(result.summary());
+    CHECK(result.ok);
 }
