@@ -8,11 +8,13 @@
 
 #include "ucg_test/fork_ranks.h"
 #include "ucg_test/thread_ranks.h"
+#include "ucg_test/uct_events.h"
 
 #include "uct_mm_common/backoff.h"
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <string>
 #include <vector>
 
 using namespace uct_mm_bcast::test;
@@ -205,4 +207,14 @@ TEST_CASE("uct caps: zcopy is advertised only above the measured sizes",
         {"mm_bcast", "mm_bcast", "memory", {{"MIN_ZCOPY", "64k"}}});
     CHECK(r.attr.cap.am.min_zcopy == 65536);
     CHECK(r.attr.cap.am.max_zcopy == (size_t{64} << 20));
+}
+
+TEST_CASE("uct events: armed, a peer's message wakes the iface's descriptor; "
+          "busy while one is at hand",
+          "[mm][bcast][uct][fork]")
+{
+    const std::string failed =
+        ucg_test::check_receive_events({"mm_bcast", "mm_bcast", "memory", {}});
+    INFO(failed);
+    CHECK(failed.empty());
 }

@@ -44,7 +44,11 @@ ucs_status_t iface_query(uct_iface_h tl_iface, uct_iface_attr_t *attr) noexcept
         UCT_IFACE_FLAG_AM_BCOPY | UCT_IFACE_FLAG_AM_ZCOPY |
         UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CB_SYNC |
         UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE | UCT_IFACE_FLAG_EP_CHECK;
-    attr->cap.event_flags = 0;
+    attr->cap.event_flags = iface->bell.fd() >= 0
+                                ? UCT_IFACE_FLAG_EVENT_RECV |
+                                      UCT_IFACE_FLAG_EVENT_SEND_COMP |
+                                      UCT_IFACE_FLAG_EVENT_FD
+                                : 0;
     attr->cap.am.max_short = iface->max_short;
     attr->cap.am.max_bcopy = capacity;
     attr->cap.am.min_zcopy = iface->min_zcopy;
@@ -233,6 +237,8 @@ ucs_status_t iface_open_impl(uct_md_h md, uct_worker_h worker,
         return status;
     }
     iface->rx.init(iface->fifo.ring(), iface->chan_cfg);
+    // Without a doorbell the iface is simply polled always (no events).
+    (void)iface->bell.open({static_cast<int32_t>(getpid()), iface->fifo.fd()});
     iface->secret = uct_mm_common::random_secret();
     iface->system_id = ucs_get_system_id();
     *iface_p = &iface->super.super;
@@ -259,6 +265,35 @@ ucs_status_t iface_fence(uct_iface_h, unsigned) noexcept
 {
     return UCS_OK;
 }
+
+ucs_status_t iface_event_fd_get(uct_iface_h tl_iface, int *fd_p) noexcept
+{
+    const int fd = to_iface(tl_iface)->bell.fd();
+    if (fd < 0) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    *fd_p = fd;
+    return UCS_OK;
+}
+
+// UCS_OK: the doorbell's descriptor will be readable once a message lands
+// (a receive event) or nothing can complete (no send is outstanding);
+// UCS_ERR_BUSY: an event is at hand, progress first.
+ucs_status_t iface_event_arm(uct_iface_h tl_iface, unsigned events) noexcept
+{
+    Iface *iface = to_iface(tl_iface);
+    if (iface->bell.fd() < 0) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    iface->bell.drain();
+    if ((events & UCT_EVENT_SEND_COMP) && !iface->busy.empty()) {
+        return UCS_ERR_BUSY; // pending or zcopy sends complete by polling
+    }
+    if ((events & (UCT_EVENT_RECV | UCT_EVENT_RECV_SIG)) && !iface->rx.arm()) {
+        return UCS_ERR_BUSY;
+    }
+    return UCS_OK;
+}
 ucs_status_t ep_fence(uct_ep_h, unsigned) noexcept
 {
     return UCS_OK;
@@ -279,6 +314,8 @@ uct_iface_ops_t g_iface_ops = [] {
     ops.ep_destroy = ep_destroy;
     ops.iface_flush = iface_flush;
     ops.iface_fence = iface_fence;
+    ops.iface_event_fd_get = iface_event_fd_get;
+    ops.iface_event_arm = iface_event_arm;
     ops.iface_progress_enable = uct_base_iface_progress_enable;
     ops.iface_progress_disable = uct_base_iface_progress_disable;
     ops.iface_progress = iface_progress;

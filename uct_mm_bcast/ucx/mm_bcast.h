@@ -81,9 +81,13 @@ struct GroupSettings {
 };
 
 struct Iface {
-    uct_base_iface_t super;       ///< must stay first (UCX casts)
-    FifoSegment fifo;             ///< my point-to-point receive FIFO
-    Channel rx;                   ///< reader of `fifo`
+    uct_base_iface_t super; ///< must stay first (UCX casts)
+    FifoSegment fifo;       ///< my point-to-point receive FIFO
+    Channel rx;             ///< reader of `fifo`
+    /// Rung by senders into `fifo` while UCP sleeps on it (its adaptive
+    /// progress stops polling an iface no endpoint uses); fd() -1: none,
+    /// and the iface advertises no events.
+    uct_mm_common::Doorbell bell;
     std::vector<Ep *> eps;        ///< every endpoint
     std::vector<Ep *> busy;       ///< endpoints with pending or zcopy work:
                                   ///< the only ones progress visits

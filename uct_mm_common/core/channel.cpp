@@ -95,10 +95,10 @@ Status Channel::send_cma(std::uint8_t am_id, const void *header,
         cma_.push_back({pos, cookie});
     } catch (...) {
         // Published or not, the slot must be filled: send it as empty.
-        ring_.publish(pos, 0, am_id, SlotKind::kInline);
+        publish(pos, 0, am_id, SlotKind::kInline);
         return Status::kNoMemory;
     }
-    ring_.publish(pos, static_cast<std::uint32_t>(used), am_id, SlotKind::kCma);
+    publish(pos, static_cast<std::uint32_t>(used), am_id, SlotKind::kCma);
     last_activity_ns_ = 0;
     return Status::kOk;
 }
@@ -106,7 +106,7 @@ Status Channel::send_cma(std::uint8_t am_id, const void *header,
 Status Channel::skip_oversized(std::uint64_t pos, std::uint8_t am_id,
                                std::size_t length) noexcept
 {
-    ring_.publish(pos, 0, am_id, SlotKind::kSkip);
+    publish(pos, 0, am_id, SlotKind::kSkip);
     log(LogLevel::kError, "%s: packed %zu bytes, over the slot's %zu",
         cfg_.name, length, max_inline());
     return Status::kExceedsLimit;

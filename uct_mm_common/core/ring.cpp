@@ -131,7 +131,11 @@ Status Ring::claim(std::uint64_t *pos_p) noexcept
             return slot(pos)->seq;
         },
         [this](std::uint64_t pos) { return room_for(pos); }, pos_p);
-    return ok ? Status::kOk : Status::kNoResource;
+    if (!ok) {
+        return Status::kNoResource;
+    }
+    bell_ = head_->armed.load(std::memory_order_seq_cst) != 0;
+    return Status::kOk;
 }
 
 bool Ring::room_for(std::uint64_t pos) noexcept
@@ -155,7 +159,7 @@ std::uint8_t *Ring::payload(std::uint64_t pos) const noexcept
     return reinterpret_cast<std::uint8_t *>(slot(pos)) + sizeof(SlotHeader);
 }
 
-void Ring::publish(std::uint64_t pos, std::uint32_t length, std::uint8_t am_id,
+bool Ring::publish(std::uint64_t pos, std::uint32_t length, std::uint8_t am_id,
                    SlotKind kind) noexcept
 {
     SlotHeader *sh = slot(pos);
@@ -164,6 +168,23 @@ void Ring::publish(std::uint64_t pos, std::uint32_t length, std::uint8_t am_id,
     sh->am_id = am_id;
     sh->kind = kind;
     sh->seq.store(pos + 1, std::memory_order_release);
+    if (!bell_) {
+        return false;
+    }
+    bell_ = false;
+    return head_->armed.exchange(0, std::memory_order_acq_rel) != 0;
+}
+
+bool Ring::arm() noexcept
+{
+    head_->armed.store(1, std::memory_order_seq_cst);
+    const std::uint64_t seq =
+        slot(cursor_)->seq.load(std::memory_order_seq_cst);
+    if (seq != cursor_ + 1 && !is_claim_of(seq, cursor_)) {
+        return true;
+    }
+    head_->armed.store(0, std::memory_order_relaxed);
+    return false;
 }
 
 bool Ring::all_passed(std::uint64_t pos, std::uint32_t except) const noexcept

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The ring protocol with ranks as threads on one mapping (run under TSan):
-// every member is a producer and a reader at once.
+// every member is a producer and a reader at once; and the owner's
+// doorbell (arm, and the producer that must ring it).
 #include "channel_test_util.h"
 
 #include "ucg_test/thread_ranks.h"
 
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
 
 using namespace uct_mm_common;
 using namespace uct_mm_common::test;
@@ -81,4 +85,113 @@ TEST_CASE("ring geometry limits are checked", "[mm][bcast]")
     CHECK(Ring::validate(geo) == Status::kInvalidParam);
     geo.slot_bytes = 128;
     CHECK(Ring::validate(geo) == Status::kOk);
+}
+
+namespace {
+
+RingGeometry fifo_geometry(std::uint32_t slots)
+{
+    RingGeometry geo;
+    geo.num_members = 1; // the owner; producers are not members
+    geo.num_slots = slots;
+    geo.slot_bytes = 128;
+    return geo;
+}
+
+// False if the owner gave up (its check failed) while the ring was full.
+bool send_one(Ring &producer, std::atomic<unsigned> *rings,
+              const std::atomic<bool> &owner_gone)
+{
+    std::uint64_t pos;
+    while (producer.claim(&pos) != Status::kOk) {
+        if (owner_gone.load()) {
+            return false;
+        }
+        std::this_thread::yield(); // full: the owner drains
+    }
+    if (producer.publish(pos, 0, 1, SlotKind::kInline)) {
+        rings->fetch_add(1);
+    }
+    return true;
+}
+
+} // namespace
+
+TEST_CASE("ring doorbell: an armed owner is rung by one producer, an unarmed "
+          "one by none",
+          "[mm][fifo]")
+{
+    ucg_test::SharedMapping mem(fifo_geometry(8).segment_bytes());
+    Ring::format(mem.data(), fifo_geometry(8));
+    Ring owner, a, b;
+    REQUIRE(owner.open(mem.data(), mem.size(), 0, true) == Status::kOk);
+    REQUIRE(a.open(mem.data(), mem.size(), kNoOrigin, true) == Status::kOk);
+    REQUIRE(b.open(mem.data(), mem.size(), kNoOrigin, true) == Status::kOk);
+    std::uint64_t pa, pb;
+    // Not armed: nobody rings.
+    REQUIRE(a.claim(&pa) == Status::kOk);
+    CHECK_FALSE(a.publish(pa, 0, 1, SlotKind::kInline));
+    CHECK_FALSE(owner.arm()); // a message is at hand: not armed
+    REQUIRE(owner.peek() != nullptr);
+    owner.consume();
+    // Armed: of two producers that claimed after, the first to publish
+    // rings, the other does not.
+    CHECK(owner.arm());
+    REQUIRE(a.claim(&pa) == Status::kOk);
+    REQUIRE(b.claim(&pb) == Status::kOk);
+    CHECK(b.publish(pb, 0, 1, SlotKind::kInline));
+    CHECK_FALSE(a.publish(pa, 0, 1, SlotKind::kInline));
+    // A claim alone (not yet published) keeps the owner from sleeping.
+    for (int i = 0; i < 2; ++i) {
+        REQUIRE(owner.peek() != nullptr);
+        owner.consume();
+    }
+    REQUIRE(a.claim(&pa) == Status::kOk);
+    CHECK_FALSE(owner.arm());
+    CHECK_FALSE(a.publish(pa, 0, 1, SlotKind::kInline)); // disarmed again
+}
+
+TEST_CASE("ring doorbell: an owner that sleeps whenever it is armed is "
+          "always woken (threads)",
+          "[mm][fifo][threads]")
+{
+    constexpr unsigned kProducers = 3, kEach = 3000;
+    ucg_test::SharedMapping mem(fifo_geometry(4).segment_bytes());
+    Ring::format(mem.data(), fifo_geometry(4));
+    std::atomic<unsigned> rings{0};
+    std::atomic<bool> owner_gone{false};
+    ucg_test::run_thread_ranks(kProducers + 1, [&](int rank) {
+        Ring ring;
+        if (rank > 0) {
+            UCG_CHECK(ring.open(mem.data(), mem.size(), kNoOrigin, true) ==
+                      Status::kOk);
+            for (unsigned i = 0; i < kEach; ++i) {
+                UCG_CHECK(send_one(ring, &rings, owner_gone));
+            }
+            return;
+        }
+        UCG_CHECK(ring.open(mem.data(), mem.size(), 0, true) == Status::kOk);
+        unsigned got = 0;
+        while (got < kProducers * kEach) {
+            const unsigned seen = rings.load();
+            if (ring.arm()) {
+                // Asleep until rung: a missed ring would leave messages
+                // unread (and producers blocked on a full ring) for good.
+                const auto limit =
+                    std::chrono::steady_clock::now() + std::chrono::seconds(10);
+                while (rings.load() == seen) {
+                    if (std::chrono::steady_clock::now() > limit) {
+                        owner_gone.store(true);
+                        UCG_CHECK(!"an armed owner was never rung");
+                    }
+                    std::this_thread::yield();
+                }
+            }
+            while (ring.peek() != nullptr) {
+                ring.consume();
+                ++got;
+            }
+        }
+    });
+    CHECK(rings.load() > 0);
 }

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // mm_incast as an ordinary UCT transport, in one process: AM short/bcopy
 // delivered by progress, a full FIFO answering no-resource, pending
-// requests dispatched when it drains, flush, and bad input refused.
+// requests dispatched when it drains, flush, and bad input refused; and
+// its receive events between two processes.
 #include "ucx_iface_fixture.h"
+
+#include "ucg_test/uct_events.h"
 
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <string>
 #include <vector>
 
 using incast_test::Iface;
@@ -182,4 +186,14 @@ TEST_CASE("FIFO_SIZE must be a power of two (the shared p2p FIFO's slots)",
     CHECK(open_with("FIFO_SIZE", "128") == UCS_OK);
     CHECK(open_with("FIFO_SIZE", "1") == UCS_ERR_INVALID_PARAM);
     CHECK(open_with("FIFO_SIZE", "48") == UCS_ERR_INVALID_PARAM);
+}
+
+TEST_CASE("events: armed, a peer's message wakes the iface's descriptor; "
+          "busy while one is at hand",
+          "[mm_incast][ucx][fork]")
+{
+    const std::string failed = ucg_test::check_receive_events(
+        {"mm_incast", "mm_incast", "memory", {}});
+    INFO(failed);
+    CHECK(failed.empty());
 }

@@ -35,6 +35,13 @@ void uct_mm_incast_fifo_rx_destroy(uct_mm_incast_fifo_rx_t *rx)
     UCT_MM_INCAST_NOEXCEPT;
 int uct_mm_incast_fifo_rx_fd(const uct_mm_incast_fifo_rx_t *rx)
     UCT_MM_INCAST_NOEXCEPT;
+/** The FIFO's doorbell descriptor (uct_iface_event_fd_get), -1 if none. */
+int uct_mm_incast_fifo_rx_event_fd(const uct_mm_incast_fifo_rx_t *rx)
+    UCT_MM_INCAST_NOEXCEPT;
+/** Arms the doorbell for the next message: 1, or 0 (not armed) when a
+ *  message is at hand already. */
+int uct_mm_incast_fifo_rx_arm(uct_mm_incast_fifo_rx_t *rx)
+    UCT_MM_INCAST_NOEXCEPT;
 size_t uct_mm_incast_fifo_rx_bytes(const uct_mm_incast_fifo_rx_t *rx)
     UCT_MM_INCAST_NOEXCEPT;
 /** Delivers up to `max` messages in order: cb(arg, am_id, data, length),

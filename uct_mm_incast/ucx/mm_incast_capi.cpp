@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <new>
+#include <unistd.h>
 
 using uct_mm_common::Channel;
 using uct_mm_common::ChannelConfig;
@@ -24,7 +25,8 @@ using uct_mm_common::to_ucs_status;
 
 struct uct_mm_incast_fifo_rx {
     FifoSegment fifo;
-    Channel ch; ///< reader of `fifo`
+    Channel ch;                   ///< reader of `fifo`
+    uct_mm_common::Doorbell bell; ///< rung by senders while armed
 };
 struct uct_mm_incast_fifo_tx {
     FifoSegment fifo; ///< the peer's FIFO (this process produces into it)
@@ -81,6 +83,9 @@ uct_mm_incast_fifo_rx_create(unsigned slots, unsigned slot_bytes,
             return to_ucs_status(st);
         }
         rx->ch.init(rx->fifo.ring(), channel_config(timeout_ms));
+        // Without a doorbell the iface advertises no events (always polled).
+        (void)rx->bell.open(
+            {static_cast<std::int32_t>(getpid()), rx->fifo.fd()});
         *rx_p = rx.release();
         return UCS_OK;
     });
@@ -96,6 +101,18 @@ extern "C" int
 uct_mm_incast_fifo_rx_fd(const uct_mm_incast_fifo_rx_t *rx) noexcept
 {
     return rx->fifo.fd();
+}
+
+extern "C" int
+uct_mm_incast_fifo_rx_event_fd(const uct_mm_incast_fifo_rx_t *rx) noexcept
+{
+    return rx->bell.fd();
+}
+
+extern "C" int uct_mm_incast_fifo_rx_arm(uct_mm_incast_fifo_rx_t *rx) noexcept
+{
+    rx->bell.drain();
+    return rx->ch.arm() ? 1 : 0;
 }
 
 extern "C" size_t
@@ -123,6 +140,7 @@ uct_mm_incast_fifo_tx_create(int pid, int fd, size_t bytes, unsigned timeout_ms,
             return to_ucs_status(st);
         }
         tx->ch.init(tx->fifo.ring(), channel_config(timeout_ms));
+        tx->ch.set_bell({pid, fd});
         *tx_p = tx.release();
         return UCS_OK;
     });

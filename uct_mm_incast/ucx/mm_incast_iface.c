@@ -137,7 +137,11 @@ static ucs_status_t uct_mm_incast_iface_query(uct_iface_h tl_iface,
                       UCT_IFACE_FLAG_PENDING | UCT_IFACE_FLAG_CB_SYNC |
                       UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE |
                       UCT_IFACE_FLAG_EP_CHECK;
-    attr->cap.event_flags = 0;
+    attr->cap.event_flags =
+        (uct_mm_incast_fifo_rx_event_fd(iface->rx) >= 0)
+            ? (UCT_IFACE_FLAG_EVENT_RECV | UCT_IFACE_FLAG_EVENT_SEND_COMP |
+               UCT_IFACE_FLAG_EVENT_FD)
+            : 0;
     attr->cap.am.max_short = iface->max_payload - sizeof(uint64_t);
     attr->cap.am.max_bcopy = iface->max_payload;
     attr->cap.am.min_zcopy = 0;
@@ -228,6 +232,43 @@ static unsigned uct_mm_incast_iface_progress(uct_iface_h tl_iface)
         count += uct_mm_incast_iface_dispatch_pending(iface);
     }
     return count;
+}
+
+static ucs_status_t uct_mm_incast_iface_event_fd_get(uct_iface_h tl_iface,
+                                                     int *fd_p)
+{
+    uct_mm_incast_iface_t *iface =
+        ucs_derived_of(tl_iface, uct_mm_incast_iface_t);
+    int fd = uct_mm_incast_fifo_rx_event_fd(iface->rx);
+
+    if (fd < 0) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    *fd_p = fd;
+    return UCS_OK;
+}
+
+/* UCS_OK: the doorbell's descriptor becomes readable once a message lands
+ * (nothing can complete a send: none is pending); UCS_ERR_BUSY: an event
+ * is at hand, progress first. */
+static ucs_status_t uct_mm_incast_iface_event_arm(uct_iface_h tl_iface,
+                                                  unsigned events)
+{
+    uct_mm_incast_iface_t *iface =
+        ucs_derived_of(tl_iface, uct_mm_incast_iface_t);
+
+    if (uct_mm_incast_fifo_rx_event_fd(iface->rx) < 0) {
+        return UCS_ERR_UNSUPPORTED;
+    }
+    if ((events & UCT_EVENT_SEND_COMP) &&
+        !ucs_queue_is_empty(&iface->pending)) {
+        return UCS_ERR_BUSY;
+    }
+    if ((events & (UCT_EVENT_RECV | UCT_EVENT_RECV_SIG)) &&
+        !uct_mm_incast_fifo_rx_arm(iface->rx)) {
+        return UCS_ERR_BUSY;
+    }
+    return UCS_OK;
 }
 
 static ucs_status_t uct_mm_incast_iface_flush(uct_iface_h tl_iface,
@@ -368,6 +409,8 @@ static uct_iface_ops_t uct_mm_incast_iface_ops = {
     .ep_destroy = UCS_CLASS_DELETE_FUNC_NAME(uct_mm_incast_ep_t),
     .iface_flush = uct_mm_incast_iface_flush,
     .iface_fence = uct_sm_iface_fence,
+    .iface_event_fd_get = uct_mm_incast_iface_event_fd_get,
+    .iface_event_arm = uct_mm_incast_iface_event_arm,
     .iface_progress_enable = uct_base_iface_progress_enable,
     .iface_progress_disable = uct_base_iface_progress_disable,
     .iface_progress = uct_mm_incast_iface_progress,

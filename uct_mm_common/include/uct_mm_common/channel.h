@@ -7,6 +7,7 @@
 #include "uct_mm_common/ring.h"
 
 #include "uct_mm_common/backoff.h"
+#include "uct_mm_common/doorbell.h"
 
 #include <cstdint>
 #include <cstring>
@@ -37,6 +38,8 @@ class Channel {
 
     /// Takes an opened ring view.
     void init(const Ring &ring, const ChannelConfig &cfg);
+    /// Sender: the owner's doorbell, rung when the owner sleeps on it.
+    void set_bell(BellAddress owner) noexcept { bell_ = owner; }
 
     /// kOk, or the sticky failure (kPeerDead, kTimeout).
     Status state() const noexcept { return state_; }
@@ -82,8 +85,20 @@ class Channel {
 
     /// Bounded-time failure check, rate limited; poll() calls it when idle.
     void check_health() noexcept;
+    /// Owner: asks the next producer to ring the doorbell; false (not
+    /// armed) when a message is at hand already. A failed channel delivers
+    /// nothing more: armed.
+    bool arm() noexcept { return state_ != Status::kOk || ring_.arm(); }
 
   private:
+    /// Publishes a claimed slot; rings the owner's doorbell if it asked.
+    void publish(std::uint64_t pos, std::uint32_t length, std::uint8_t am_id,
+                 SlotKind kind) noexcept
+    {
+        if (ring_.publish(pos, length, am_id, kind)) {
+            Doorbell::ring(bell_);
+        }
+    }
     /// poll() with something at the cursor (a message, or a claim).
     unsigned deliver(unsigned max, DeliverFn fn, void *arg) noexcept;
     /// A poll that delivered nothing: the health check now and then.
@@ -116,6 +131,7 @@ class Channel {
     std::uint64_t last_activity_ns_ = 0;
     std::uint64_t next_check_ns_ = 0;
     unsigned idle_polls_ = 0;
+    BellAddress bell_; ///< sender: the owner's doorbell
 };
 
 template <typename Pack>
@@ -134,8 +150,7 @@ Status Channel::send_packed(std::uint8_t am_id, Pack &&pack,
     if (length > max_inline()) {
         return skip_oversized(pos, am_id, length);
     }
-    ring_.publish(pos, static_cast<std::uint32_t>(length), am_id,
-                  SlotKind::kInline);
+    publish(pos, static_cast<std::uint32_t>(length), am_id, SlotKind::kInline);
     last_activity_ns_ = 0;
     *length_p = length;
     return Status::kOk;

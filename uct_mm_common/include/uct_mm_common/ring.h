@@ -38,7 +38,10 @@ class Ring {
     /// Whether claim() would succeed now (refreshes the cursor cache).
     bool has_space() noexcept;
     std::uint8_t *payload(std::uint64_t pos) const noexcept;
-    void publish(std::uint64_t pos, std::uint32_t length, std::uint8_t am_id,
+    /// Returns true when this producer must ring the owner's doorbell: the
+    /// owner was armed when it claimed `pos`, and no other producer has
+    /// taken the ring since (HeadLine::armed).
+    bool publish(std::uint64_t pos, std::uint32_t length, std::uint8_t am_id,
                  SlotKind kind) noexcept;
     /// Whether every member except `except` has read position `pos`.
     bool all_passed(std::uint64_t pos, std::uint32_t except) const noexcept;
@@ -60,6 +63,9 @@ class Ring {
     void consume() noexcept;
     /// Something was claimed but this member has not read it yet.
     bool behind() const noexcept;
+    /// Owner: asks producers to ring its doorbell on their next message.
+    /// False (and not armed) when something is at the cursor already.
+    bool arm() noexcept;
 
     /// Index of a member whose process is gone, or -1.
     int find_dead_member() const noexcept;
@@ -94,7 +100,8 @@ class Ring {
     std::uint64_t cursor_ = 0;     ///< my cursor (members)
     std::uint64_t cached_min_ = 0; ///< producers: last min of all cursors
     std::int32_t self_pid_ = 0;    ///< producers: written into claims
-    StallWatch watch_;             ///< consumer: dead claimers
+    bool bell_ = false; ///< producer: the owner was armed at the last claim
+    StallWatch watch_;  ///< consumer: dead claimers
 };
 
 } // namespace uct_mm_common

@@ -92,8 +92,10 @@ bool claim_slot(std::atomic<std::uint64_t> &head, std::uint64_t slots,
             h = head.load(std::memory_order_acquire); // h is stale
             continue;
         }
+        // seq_cst: a p2p FIFO's producer then reads the owner's doorbell
+        // flag (ring_layout.h, HeadLine::armed).
         if (word.compare_exchange_strong(w, claim_word(h, pid),
-                                         std::memory_order_acq_rel,
+                                         std::memory_order_seq_cst,
                                          std::memory_order_relaxed)) {
             std::uint64_t expected = h;
             head.compare_exchange_strong(expected, h + 1,
