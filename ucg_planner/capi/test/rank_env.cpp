@@ -76,13 +76,17 @@ void run_ranks(int size, int hosts,
     REQUIRE(result.ok);
 }
 
-bool expect_group_create(int size, ucs_status_t expect)
+bool expect_group_create(int size, ucs_status_t expect,
+                         const std::function<void(int)> &setup)
 {
     std::unique_ptr<launch::Board> board(launch::Board::create(size, 4096));
     REQUIRE(board != nullptr);
     ucg_test::ForkOptions opts(size);
     opts.timeout = std::chrono::milliseconds(60000);
     const auto result = ucg_test::run_fork_ranks(opts, [&](int rank) {
+        if (setup) {
+            setup(rank);
+        }
         ucg_context_h ctx;
         UCG_CHECK(ucg_context_create(nullptr, &ctx) == UCS_OK);
         launch::BoardOob oob{board.get(), rank};

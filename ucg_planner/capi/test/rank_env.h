@@ -21,7 +21,9 @@ void run_ranks(int size, int hosts,
 
 /// Creates a group on `size` forked ranks of one host; true when every
 /// rank's creation returned `expect` (a group made is destroyed).
-bool expect_group_create(int size, ucs_status_t expect);
+/// `setup(rank)`, if given, runs in each rank before its context is made.
+bool expect_group_create(int size, ucs_status_t expect,
+                         const std::function<void(int)> &setup = nullptr);
 
 /// Inside a run_ranks body: every rank meets here (out of band).
 void oob_barrier();
