@@ -294,6 +294,7 @@ ucs_status_t iface_event_arm(uct_iface_h tl_iface, unsigned events) noexcept
     }
     return UCS_OK;
 }
+
 ucs_status_t ep_fence(uct_ep_h, unsigned) noexcept
 {
     return UCS_OK;
