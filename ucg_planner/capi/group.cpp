@@ -448,7 +448,9 @@ ucs_status_t check_shm_fifos(const std::vector<ucg::rt::Hello> &hello)
 {
     std::map<std::string, const ucg::rt::Hello *> first;
     for (const auto &h : hello) {
-        const auto [it, added] = first.emplace(h.real_host, &h);
+        const std::string host(h.real_host,
+                               strnlen(h.real_host, sizeof(h.real_host)));
+        const auto [it, added] = first.emplace(host, &h);
         const ucg::rt::Hello &f = *it->second;
         for (int i = 0; i < 2 && !added; ++i) {
             if (h.shm_short[i] != 0 && f.shm_short[i] != 0 &&
@@ -458,7 +460,7 @@ ucs_status_t check_shm_fifos(const std::vector<ucg::rt::Hello> &hello)
                           "contexts disagree on the shared-memory FIFO "
                           "element (UCX_MM_FIFO_ELEM_SIZE), which UCX "
                           "needs alike in every process of a host",
-                          f.rank, h.rank, h.real_host, f.shm_short[i],
+                          f.rank, h.rank, host.c_str(), f.shm_short[i],
                           h.shm_short[i], i == 0 ? "sysv" : "posix");
                 return UCS_ERR_UNSUPPORTED;
             }
