@@ -80,7 +80,7 @@ ucs_status_t p2p_ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p)
         return status;
     }
     ep->ch.init(ep->peer_fifo.ring(), iface->chan_cfg);
-    ep->ch.set_bell({addr.pid, addr.fifo_fd});
+    ep->ch.set_bell(ep->peer_fifo.bell());
     ep_link(ep);
     *ep_p = &ep->super.super;
     return UCS_OK;

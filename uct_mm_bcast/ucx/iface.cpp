@@ -238,7 +238,7 @@ ucs_status_t iface_open_impl(uct_md_h md, uct_worker_h worker,
     }
     iface->rx.init(iface->fifo.ring(), iface->chan_cfg);
     // Without a doorbell the iface is simply polled always (no events).
-    (void)iface->bell.open({static_cast<int32_t>(getpid()), iface->fifo.fd()});
+    (void)iface->bell.open(iface->fifo.bell());
     iface->secret = uct_mm_common::random_secret();
     iface->system_id = ucs_get_system_id();
     *iface_p = &iface->super.super;

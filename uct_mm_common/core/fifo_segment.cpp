@@ -2,6 +2,8 @@
 // The p2p receive FIFO segment: create (owner), attach (senders).
 #include "uct_mm_common/fifo_segment.h"
 
+#include <unistd.h>
+
 namespace uct_mm_common {
 
 Status FifoSegment::create(std::uint32_t num_slots, std::uint32_t slot_bytes,
@@ -26,6 +28,7 @@ Status FifoSegment::create(std::uint32_t num_slots, std::uint32_t slot_bytes,
         return st;
     }
     f.ring_.join();
+    f.bell_ = {static_cast<std::int32_t>(getpid()), f.segment_.fd()};
     *fifo_p = std::move(f);
     return Status::kOk;
 }
@@ -42,6 +45,7 @@ Status FifoSegment::attach(pid_t pid, int fd, std::size_t bytes,
     if (st != Status::kOk) {
         return st;
     }
+    f.bell_ = {static_cast<std::int32_t>(pid), fd};
     *fifo_p = std::move(f);
     return Status::kOk;
 }

@@ -15,7 +15,6 @@
 
 #include <memory>
 #include <new>
-#include <unistd.h>
 
 using uct_mm_common::Channel;
 using uct_mm_common::ChannelConfig;
@@ -84,8 +83,7 @@ uct_mm_incast_fifo_rx_create(unsigned slots, unsigned slot_bytes,
         }
         rx->ch.init(rx->fifo.ring(), channel_config(timeout_ms));
         // Without a doorbell the iface advertises no events (always polled).
-        (void)rx->bell.open(
-            {static_cast<std::int32_t>(getpid()), rx->fifo.fd()});
+        (void)rx->bell.open(rx->fifo.bell());
         *rx_p = rx.release();
         return UCS_OK;
     });
@@ -140,7 +138,7 @@ uct_mm_incast_fifo_tx_create(int pid, int fd, size_t bytes, unsigned timeout_ms,
             return to_ucs_status(st);
         }
         tx->ch.init(tx->fifo.ring(), channel_config(timeout_ms));
-        tx->ch.set_bell({pid, fd});
+        tx->ch.set_bell(tx->fifo.bell());
         *tx_p = tx.release();
         return UCS_OK;
     });

@@ -4,6 +4,7 @@
 // crash leaves nothing in /dev/shm.
 #pragma once
 
+#include "uct_mm_common/doorbell.h"
 #include "uct_mm_common/ring.h"
 
 #include "uct_mm_common/segment.h"
@@ -25,10 +26,13 @@ class FifoSegment {
     const Ring &ring() const noexcept { return ring_; }
     int fd() const noexcept { return segment_.fd(); }
     std::size_t bytes() const noexcept { return segment_.size(); }
+    /// The owner's doorbell (doorbell.h): its pid and the FIFO's fd there.
+    BellAddress bell() const noexcept { return bell_; }
 
   private:
     Segment segment_;
     Ring ring_;
+    BellAddress bell_;
 };
 
 } // namespace uct_mm_common
