@@ -5,11 +5,9 @@
 #include "capi/internal.h"
 #include "capi/shm_fifo.h"
 #include "rank_env.h"
-#include "ucx/ucp_glue.h"
 
 #include <catch2/catch.hpp>
 #include <ucg_test/check.h>
-#include <uct/api/uct.h>
 
 #include <cstdlib>
 
@@ -35,25 +33,14 @@ TEST_CASE("a FIFO element size in the environment is the user's",
 
 namespace {
 
-// The inline limit (am.max_short) of UCG's shared-memory UCP lane: sysv
-// or posix, whichever UCP opened; 0 if neither.
+// The inline limit (am.max_short) of UCG's shared-memory UCP lane, as its
+// context found it (sysv, else posix); 0 if UCP opened neither.
 size_t shm_max_short()
 {
     ucg_context_h ctx = nullptr;
     REQUIRE(ucg_context_create(nullptr, &ctx) == UCS_OK);
-    size_t max_short = 0;
-    for (const char *tl : {"sysv", "posix"}) {
-        uct_iface_h iface = nullptr;
-        uint16_t csum;
-        size_t addr_len;
-        uct_iface_attr_t attr{};
-        if (max_short == 0 &&
-            ucg_ucp_find_iface(ctx->worker, tl, 0, &iface, &csum, &addr_len,
-                               nullptr) &&
-            uct_iface_query(iface, &attr) == UCS_OK) {
-            max_short = attr.cap.am.max_short;
-        }
-    }
+    const size_t max_short =
+        ctx->shm_short[0] != 0 ? ctx->shm_short[0] : ctx->shm_short[1];
     ucg_context_destroy(ctx);
     return max_short;
 }
