@@ -34,7 +34,8 @@ class Lowering {
     {
     }
 
-    Result<Program> run();
+    /// Lowers `program`, or the plan's program of this rank when null.
+    Result<Program> run(const plan::RankProgram *program = nullptr);
 
   private:
     Result<void> add_ranges(const std::vector<Range> &ranges,
@@ -287,13 +288,15 @@ void Lowering::reverse_deps(const plan::RankProgram &rp)
     }
 }
 
-Result<Program> Lowering::run()
+Result<Program> Lowering::run(const plan::RankProgram *program)
 {
     if (rank_ < 0 || rank_ >= plan_.nranks ||
         static_cast<std::size_t>(rank_) >= plan_.ranks.size()) {
         return fail("rank " + std::to_string(rank_) + " is not in the plan");
     }
-    const plan::RankProgram &rp = plan_.ranks[static_cast<std::size_t>(rank_)];
+    const plan::RankProgram &rp =
+        program != nullptr ? *program
+                           : plan_.ranks[static_cast<std::size_t>(rank_)];
     out_.rank = rank_;
     out_.ops.resize(rp.ops.size());
     out_.scratch_bytes = static_cast<std::uint64_t>(rp.scratch_blocks) *
@@ -348,6 +351,45 @@ Result<Program> Lowering::run()
     return std::move(out_);
 }
 
+bool is_empty_local(const LOp &op)
+{
+    return (op.kind == OpKind::kCopy || op.kind == OpKind::kReduce) &&
+           op.bytes == 0;
+}
+
+// `rp` without the ops `lowered` found to copy or reduce no bytes (a
+// barrier's copies, an empty block's): an op that waited for one waits
+// for what that one waited for. They did nothing, but each cost a run, a
+// finish and its dependents' bookkeeping on every start.
+plan::RankProgram without_empty_local(const plan::RankProgram &rp,
+                                      const Program &lowered)
+{
+    plan::RankProgram out;
+    out.scratch_blocks = rp.scratch_blocks;
+    std::vector<int> index(rp.ops.size(), -1);          // old -> new
+    std::vector<std::vector<int>> waits(rp.ops.size()); // new deps
+    for (std::size_t i = 0; i < rp.ops.size(); ++i) {
+        std::vector<int> &deps = waits[i];
+        for (int d : rp.ops[i].deps) {
+            const auto old = static_cast<std::size_t>(d);
+            if (index[old] >= 0) {
+                deps.push_back(index[old]);
+            } else {
+                deps.insert(deps.end(), waits[old].begin(), waits[old].end());
+            }
+        }
+        std::sort(deps.begin(), deps.end());
+        deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+        if (is_empty_local(lowered.ops[i])) {
+            continue; // its dependents inherit `deps`
+        }
+        index[i] = static_cast<int>(out.ops.size());
+        out.ops.push_back(rp.ops[i]);
+        out.ops.back().deps = deps;
+    }
+    return out;
+}
+
 } // namespace
 
 BufferLayout BufferLayout::uniform(int nblocks, std::uint64_t count,
@@ -388,6 +430,13 @@ Result<Program> lower(const plan::Plan &plan, int rank, const Layout &layout)
 {
     Lowering l(plan, rank, layout);
     auto prog = l.run();
+    if (prog &&
+        std::any_of(prog->ops.begin(), prog->ops.end(), is_empty_local)) {
+        const plan::RankProgram pruned = without_empty_local(
+            plan.ranks[static_cast<std::size_t>(rank)], prog.value());
+        Lowering again(plan, rank, layout);
+        prog = again.run(&pruned);
+    }
     if (prog) {
         prog->input_bytes = layout.input.extent(layout.elem_bytes);
         prog->output_bytes = layout.output.extent(layout.elem_bytes);

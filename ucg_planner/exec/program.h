@@ -103,9 +103,11 @@ struct Program {
     std::uint64_t output_bytes = 0; ///< extent the program writes
 };
 
-/// Lowers `plan.ranks[rank]`. Fails (with a message) where the layout
-/// cannot serve the plan: a message whose sides would disagree, a range
-/// past a buffer.
+/// Lowers `plan.ranks[rank]`, leaving out copies and reductions that move
+/// no bytes in this layout (their dependents wait for what they waited
+/// for), so a program's ops need not be the plan's one for one. Fails
+/// (with a message) where the layout cannot serve the plan: a message
+/// whose sides would disagree, a range past a buffer.
 Result<Program> lower(const plan::Plan &plan, int rank, const Layout &layout);
 
 } // namespace ucg::exec

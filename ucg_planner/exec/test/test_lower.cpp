@@ -143,6 +143,56 @@ TEST_CASE("messages of no bytes (a barrier's) are posted early but never "
     CHECK(prog->staging_bytes == 0);
 }
 
+TEST_CASE("copies and reductions of no bytes are left out, their waits "
+          "kept",
+          "[exec][lower]")
+{
+    // 0 copy (input -> output), 1 send after it, 2 reduce after both,
+    // 3 receive after 2: with no bytes, 0 and 2 go and 3 waits for 1.
+    plan::Plan p;
+    p.collective = Collective::kAllreduce;
+    p.nranks = 2;
+    const auto in = plan::chunks(Buffer::kInput, 0, 0, 1);
+    const auto out = plan::chunks(Buffer::kOutput, 0, 0, 1);
+    plan::RankProgram rp;
+    rp.ops.push_back(
+        plan::Op{OpKind::kCopy, plan::Channel::kP2p, {}, 0, {in}, {out}, {}});
+    rp.ops.push_back(
+        plan::Op{OpKind::kSend, plan::Channel::kP2p, {1}, 1, {out}, {}, {0}});
+    rp.ops.push_back(plan::Op{
+        OpKind::kReduce, plan::Channel::kP2p, {}, 0, {in}, {out}, {0, 1}});
+    rp.ops.push_back(
+        plan::Op{OpKind::kRecv, plan::Channel::kP2p, {1}, 1, {}, {out}, {2}});
+    p.ranks = {rp, rp};
+
+    const auto empty = lower(p, 0, one_block(0, 4));
+    REQUIRE(empty);
+    REQUIRE(empty->ops.size() == 2);
+    CHECK(empty->ops[0].kind == OpKind::kSend);
+    CHECK(empty->ops[1].kind == OpKind::kRecv);
+    CHECK(empty->roots == std::vector<std::uint32_t>{0});
+    CHECK(empty->ops[1].ndeps == 1);
+    REQUIRE(empty->ops[0].nnext == 1);
+    CHECK(empty->next[empty->ops[0].next] == 1);
+
+    const auto full = lower(p, 0, one_block(16, 4));
+    REQUIRE(full);
+    CHECK(full->ops.size() == 4); // bytes to move: every op stays
+    CHECK(full->roots == std::vector<std::uint32_t>{0});
+
+    // A barrier's program is its messages alone.
+    const plan::Plan b = build(Collective::kBarrier, "recursive_doubling", 4);
+    for (int r = 0; r < 4; ++r) {
+        const auto prog = lower(b, r, one_block(0, 1));
+        REQUIRE(prog);
+        for (const LOp &op : prog->ops) {
+            CHECK((op.kind == OpKind::kSend || op.kind == OpKind::kRecv ||
+                   op.kind == OpKind::kRecvReduce));
+        }
+        CHECK(prog->ops.size() == 4); // two steps, a send and a receive each
+    }
+}
+
 TEST_CASE("a layout without the plan's blocks is refused", "[exec][lower]")
 {
     const plan::Plan plan = build(Collective::kAllgather, "ring", 3);
