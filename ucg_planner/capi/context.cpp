@@ -4,8 +4,8 @@
 // collective in flight.
 #include "capi/internal.h"
 
-#include "capi/shm_fifo.h"
 #include "capi/ucp_fabric.h"
+#include "capi/ucp_settings.h"
 #include "ucx/ucp_glue.h"
 
 #include <algorithm>
@@ -31,14 +31,21 @@ ucs_status_t open_ucp(ucg_context *ctx)
     if (st != UCS_OK) {
         return st;
     }
-    // Collectives' 128-512 B messages inline (shm_fifo.h), unless the user
-    // chose the element. A UCX without the setting just ignores the key.
-    if (!user_sets_fifo_elem(environ)) {
-        st = ucp_config_modify(config, "MM_FIFO_ELEM_SIZE", kShmFifoElemBytes);
-        if (st != UCS_OK) {
-            log_warn("ucg_context_create: UCX_MM_FIFO_ELEM_SIZE=%s: %s",
-                     kShmFifoElemBytes, ucs_status_string(st));
+    // Collectives' 128-512 B messages inline, and messages to a rank of
+    // the same machine eager up to 512 KiB (ucp_settings.h), unless the
+    // user chose. A UCX without a setting just ignores the key.
+    const auto ask = [config](const char *key, const char *value) {
+        const ucs_status_t s = ucp_config_modify(config, key, value);
+        if (s != UCS_OK) {
+            log_warn("ucg_context_create: UCX_%s=%s: %s", key, value,
+                     ucs_status_string(s));
         }
+    };
+    if (!user_sets_fifo_elem(environ)) {
+        ask("MM_FIFO_ELEM_SIZE", kShmFifoElemBytes);
+    }
+    if (!user_sets_rndv(environ)) {
+        ask("RNDV_SEND_NBR_THRESH", kNearEagerBytes);
     }
     ucp_params_t p{};
     p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;

@@ -439,6 +439,26 @@ bool oversubscribed(const ucg_group *g)
     return ncpus > 0 && local > ncpus;
 }
 
+// The ranks whose sends UCP should complete fast (eager up to
+// RNDV_SEND_NBR_THRESH, decision 0021): those of this machine, where the
+// other choice is a CMA rendezvous (a system call that costs here what
+// 16-256 KiB take to copy through the FIFO), unless the machine has fewer
+// cores than ranks: a receiver that waits for its turn then drains
+// fragments late, while a rendezvous lets it pull the whole message when
+// it runs (np=4 on two cores, 256 KiB alltoall: 2x slower eager).
+std::vector<bool> eager_peers(const ucg_group *g)
+{
+    std::vector<bool> eager(static_cast<std::size_t>(g->size), false);
+    if (g->oversubscribed) {
+        return eager;
+    }
+    const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
+    for (std::size_t r = 0; r < eager.size(); ++r) {
+        eager[r] = std::strcmp(g->hello[r].real_host, me.real_host) == 0;
+    }
+    return eager;
+}
+
 // UCX's sysv and posix senders index a peer's FIFO with their own
 // element size, so processes of one machine that disagree on it would
 // write each other's FIFOs out of place (say, a caller's UCP context at
@@ -609,7 +629,8 @@ ucs_status_t group_create(ucg_context_h ctx, const ucg_group_params_t *p,
         group_destroy(g.release());
         return st;
     }
-    g->fabric = std::make_unique<UcpFabric>(ctx->worker, &g->eps);
+    g->fabric =
+        std::make_unique<UcpFabric>(ctx->worker, &g->eps, eager_peers(g.get()));
     ctx->groups.push_back(g.get());
     *group_p = g.release();
     return UCS_OK;

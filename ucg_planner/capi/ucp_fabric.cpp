@@ -115,11 +115,22 @@ uct_completion_t *uct_comp(Completion *c)
 
 } // namespace
 
+UcpFabric::UcpFabric(ucp_worker_h worker, const std::vector<ucp_ep_h> *eps,
+                     const std::vector<bool> &eager)
+    : worker_(worker), eps_(eps)
+{
+    const std::uint32_t attr =
+        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    for (const bool e : eager) {
+        send_attr_.push_back(e ? attr | UCP_OP_ATTR_FLAG_FAST_CMPL : attr);
+    }
+}
+
 ucs_status_t UcpFabric::send(int peer, std::uint64_t tag, const exec::Iov *iov,
                              unsigned iovcnt, Completion *c)
 {
     ucp_request_param_t p;
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.op_attr_mask = send_attr_[static_cast<std::size_t>(peer)];
     p.cb.send = send_done;
     p.user_data = c;
     void *buf;

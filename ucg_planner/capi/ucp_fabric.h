@@ -8,17 +8,18 @@
 
 #include <ucp/api/ucp.h>
 
+#include <cstdint>
 #include <vector>
 
 namespace ucg::rt {
 
 class UcpFabric : public exec::Fabric {
   public:
-    /// `eps[r]`: the endpoint to rank r of the group.
-    UcpFabric(ucp_worker_h worker, const std::vector<ucp_ep_h> *eps)
-        : worker_(worker), eps_(eps)
-    {
-    }
+    /// `eps[r]`: the endpoint to rank r of the group; `eager[r]`: sends to
+    /// rank r ask UCP to complete fast (UCP_OP_ATTR_FLAG_FAST_CMPL: eager
+    /// below its RNDV_SEND_NBR_THRESH, decision 0021).
+    UcpFabric(ucp_worker_h worker, const std::vector<ucp_ep_h> *eps,
+              const std::vector<bool> &eager);
 
     ucs_status_t send(int peer, std::uint64_t tag, const exec::Iov *iov,
                       unsigned iovcnt, exec::Completion *c) override;
@@ -33,6 +34,7 @@ class UcpFabric : public exec::Fabric {
   private:
     ucp_worker_h worker_;
     const std::vector<ucp_ep_h> *eps_;
+    std::vector<std::uint32_t> send_attr_; ///< per rank: op_attr_mask bits
     std::vector<exec::Completion *> cancel_tmp_;
 };
 

@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // UCG's own UCP context: the shared-memory FIFO element it asks for
-// (capi/shm_fifo.h, decision 0019), the user's setting winning, and a
-// group refused where the processes of a host disagree on it.
+// (decision 0019) and eager sends to ranks of the same machine (decision
+// 0021), both in capi/ucp_settings.h, the user's settings winning; a
+// group refused where the processes of a host disagree on the element.
 #include "capi/internal.h"
-#include "capi/shm_fifo.h"
+#include "capi/ucp_settings.h"
 #include "rank_env.h"
 
 #include <catch2/catch.hpp>
 #include <ucg_test/check.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <new>
+#include <sched.h>
+#include <sys/mman.h>
+#include <vector>
 
 using ucg::rt::user_sets_fifo_elem;
+using ucg::rt::user_sets_rndv;
 
 TEST_CASE("a FIFO element size in the environment is the user's",
           "[ucg][context]")
@@ -29,6 +37,22 @@ TEST_CASE("a FIFO element size in the environment is the user's",
     const char *other[] = {"MY_FIFO_ELEM_SIZE=64", "UCX_MM_FIFO_SIZE=64",
                            "UCX_FIFO_ELEM_SIZE_X=1", nullptr};
     CHECK_FALSE(user_sets_fifo_elem(other));
+}
+
+TEST_CASE("a rendezvous threshold in the environment is the user's",
+          "[ucg][context]")
+{
+    const char *none[] = {"PATH=/bin", "UCX_TLS=sm,self", nullptr};
+    CHECK_FALSE(user_sets_rndv(none));
+    const char *thresh[] = {"UCX_RNDV_THRESH=64k", nullptr};
+    CHECK(user_sets_rndv(thresh));
+    const char *nbr[] = {"UCG_UCX_RNDV_SEND_NBR_THRESH=1m", nullptr};
+    CHECK(user_sets_rndv(nbr));
+    // Neighbours of the names are not.
+    const char *other[] = {"UCX_RNDV_THRESH_FALLBACK=inf",
+                           "UCX_RNDV_SCHEME=get_zcopy", "RNDV_THRESH=1",
+                           nullptr};
+    CHECK_FALSE(user_sets_rndv(other));
 }
 
 namespace {
@@ -80,4 +104,72 @@ TEST_CASE("ranks of one host whose UCX FIFO elements differ refuse the "
             UCG_CHECK(setenv("UCX_MM_FIFO_ELEM_SIZE", "128", 1) == 0);
         }
     }));
+}
+
+namespace {
+
+int online_cpus()
+{
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+} // namespace
+
+TEST_CASE("a message to a rank of the same machine goes out eagerly: its "
+          "send completes before the receiver posts the receive",
+          "[ucg][context][fork]")
+{
+    if (user_sets_rndv(environ) || online_cpus() < 2) {
+        WARN("a rendezvous threshold set, or fewer cores than two ranks "
+             "(then sends stay rendezvous): not checked");
+        return;
+    }
+    // Above UCX's own eager limits (its rendezvous threshold, about 16 KiB
+    // here, and 256 KiB for fast-completing sends), below UCG's 512 KiB.
+    constexpr std::size_t kBytes = 320 << 10;
+    void *shared =
+        mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE,
+             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(shared != MAP_FAILED);
+    auto *sent = new (shared) std::atomic<int>(0);
+    ucg::test::run_ranks(
+        2, 1,
+        [sent](ucg_group_h g, int rank) {
+            std::vector<unsigned char> buf(kBytes, rank == 0 ? 0x5a : 0);
+            ucg_coll_args_t a{};
+            a.coll = UCG_COLL_BCAST;
+            a.dst.buffer = buf.data();
+            a.dst.count = kBytes;
+            a.dst.dtype = {UCG_DTYPE_UINT8, 1};
+            ucg_coll_h h = nullptr;
+            UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+            const auto deadline =
+                std::chrono::steady_clock::now() + std::chrono::seconds(10);
+            if (rank == 0) {
+                // The receiver progresses (it drains its FIFO) but posts
+                // no receive until this send is done: only an eager one
+                // can complete.
+                UCG_CHECK(ucg_collective_start(h) == UCS_OK);
+                ucs_status_t st = UCS_INPROGRESS;
+                while (st == UCS_INPROGRESS &&
+                       std::chrono::steady_clock::now() < deadline) {
+                    st = ucg_collective_test(h);
+                }
+                UCG_CHECK(st == UCS_OK);
+                sent->store(1);
+                UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
+            } else {
+                while (sent->load() == 0 &&
+                       std::chrono::steady_clock::now() < deadline) {
+                    ucg_progress(g->ctx);
+                }
+                UCG_CHECK(ucg_collective_start(h) == UCS_OK);
+                UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
+                UCG_CHECK(buf.front() == 0x5a && buf.back() == 0x5a);
+            }
+            ucg_collective_free(h);
+        },
+        60, "bcast:0-inf:linear:segments=1");
+    munmap(shared, sizeof(std::atomic<int>));
 }

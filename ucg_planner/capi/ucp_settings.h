@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// What UCG's own UCP context asks of UCX unless the user chose it
+// (decisions 0019 and 0021): pure steps, so tests can drive them.
+#pragma once
+
+#include <cstring>
+
+namespace ucg::rt {
+
+/// UCX's shared-memory transports (sysv, posix, xpmem) send a message that
+/// fits one FIFO element inline; a larger one takes a descriptor and one
+/// more copy. The default element (128 B, about 100 B of payload) puts
+/// that step right among collectives' small messages; UCG's own UCP
+/// context asks for this size instead (UCX's MM_FIFO_ELEM_SIZE).
+inline constexpr const char *kShmFifoElemBytes = "512";
+
+/// Sends to a rank of the same machine carry UCP_OP_ATTR_FLAG_FAST_CMPL
+/// (when the machine has a core per rank), which makes UCP send them
+/// eagerly below RNDV_SEND_NBR_THRESH instead of below its own rendezvous
+/// threshold (about 16 KiB here): UCG's own context asks for this one
+/// (UCX's default: 256 KiB).
+inline constexpr const char *kNearEagerBytes = "512k";
+
+/// Whether the environment `envp` (NULL-terminated) sets a UCX variable
+/// whose name ends in `suffix` (UCX_...SUFFIX, or UCG_UCX_...SUFFIX, as
+/// UCG's context reads its configuration with the "UCG" prefix).
+inline bool user_sets_ucx(const char *const *envp, const char *suffix) noexcept
+{
+    const std::size_t n = std::strlen(suffix);
+    for (; envp != nullptr && *envp != nullptr; ++envp) {
+        const char *e = *envp;
+        if (std::strncmp(e, "UCX_", 4) != 0 &&
+            std::strncmp(e, "UCG_UCX_", 8) != 0) {
+            continue;
+        }
+        const char *eq = std::strchr(e, '=');
+        if (eq != nullptr && static_cast<std::size_t>(eq - e) >= n &&
+            std::strncmp(eq - n, suffix, n) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/// A FIFO element size (UCX_*FIFO_ELEM_SIZE): then the user's value
+/// stands.
+inline bool user_sets_fifo_elem(const char *const *envp) noexcept
+{
+    return user_sets_ucx(envp, "FIFO_ELEM_SIZE");
+}
+
+/// A rendezvous threshold of UCX's own (UCX_RNDV_THRESH, which then also
+/// bounds FAST_CMPL sends, or UCX_RNDV_SEND_NBR_THRESH).
+inline bool user_sets_rndv(const char *const *envp) noexcept
+{
+    return user_sets_ucx(envp, "_RNDV_THRESH") ||
+           user_sets_ucx(envp, "_RNDV_SEND_NBR_THRESH");
+}
+
+} // namespace ucg::rt
