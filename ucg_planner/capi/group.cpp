@@ -53,6 +53,14 @@ std::string real_host_name()
     return name;
 }
 
+// Whether member `h` runs on this rank's machine (the same gethostname):
+// shared memory between us, and a pid that means something here.
+bool on_my_machine(const ucg_group *g, const ucg::rt::Hello &h)
+{
+    const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
+    return std::strcmp(h.real_host, me.real_host) == 0;
+}
+
 // The group id: the largest proposal, where every member proposes its
 // lowest free id from the last agreed one; repeated until all agree, so
 // the id is free on every member (ids are unique per process while live).
@@ -381,11 +389,9 @@ ucs_status_t setup_one_to_many(ucg_group *g)
     // asked for point-to-point only; more than one host. The world level
     // (the hosts' leaders) is then one multicast domain; the groups are
     // made per member set on first use (open_mcast).
-    const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
     const bool one_machine = std::all_of(
-        g->hello.begin(), g->hello.end(), [&me](const ucg::rt::Hello &h) {
-            return std::strcmp(h.real_host, me.real_host) == 0;
-        });
+        g->hello.begin(), g->hello.end(),
+        [g](const ucg::rt::Hello &h) { return on_my_machine(g, h); });
     const std::uint32_t need = one_machine ? kHelloMcastLo : kHelloMcastNet;
     g->mcast =
         g->host_ranks.size() < static_cast<std::size_t>(g->size) &&
@@ -421,11 +427,10 @@ ucs_status_t setup_one_to_many(ucg_group *g)
 // which is no oversubscription; four unbound ranks on two cores are.
 bool oversubscribed(const ucg_group *g)
 {
-    const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
     std::uint64_t cpus[std::size(ucg::rt::Hello{}.cpus)] = {};
     long local = 0;
     for (const ucg::rt::Hello &h : g->hello) {
-        if (std::strcmp(h.real_host, me.real_host) == 0) {
+        if (on_my_machine(g, h)) {
             ++local;
             for (std::size_t w = 0; w < std::size(cpus); ++w) {
                 cpus[w] |= h.cpus[w];
@@ -452,9 +457,8 @@ std::vector<bool> eager_peers(const ucg_group *g)
     if (g->oversubscribed) {
         return eager;
     }
-    const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
     for (std::size_t r = 0; r < eager.size(); ++r) {
-        eager[r] = std::strcmp(g->hello[r].real_host, me.real_host) == 0;
+        eager[r] = on_my_machine(g, g->hello[r]);
     }
     return eager;
 }
@@ -547,13 +551,12 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
 // packets: its process lives, or it is on another machine (no probe).
 bool others_may_wait(const ucg_group *g, const McastChannel &m)
 {
-    const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
     for (int r : m.ch.members) {
         const auto &h = g->hello[static_cast<std::size_t>(r)];
         if (r == g->rank) {
             continue;
         }
-        if (std::strcmp(h.real_host, me.real_host) != 0 ||
+        if (!on_my_machine(g, h) ||
             uct_mm_common::process_alive({h.pid, 0, h.start_time})) {
             return true;
         }
@@ -744,7 +747,6 @@ void close_ep(ucg_context *ctx, ucp_ep_h ep)
 
 int find_dead_member(ucg_group *g)
 {
-    const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
     for (int r = 0; r < g->size; ++r) {
         const auto &h = g->hello[static_cast<std::size_t>(r)];
         const auto &failed = g->ctx->failed_eps;
@@ -754,7 +756,7 @@ int find_dead_member(ucg_group *g)
             g->dead[static_cast<std::size_t>(r)] = 1;
             return r;
         }
-        if (r == g->rank || std::strcmp(h.real_host, me.real_host) != 0) {
+        if (r == g->rank || !on_my_machine(g, h)) {
             continue; // another machine: its pid means nothing here
         }
         const uct_mm_common::ProcessId id{h.pid, 0, h.start_time};
