@@ -71,7 +71,8 @@ IncastGeometry geometry_of(const IncastGroupConfig &cfg) noexcept
 }
 
 IncastGroup::IncastGroup(const IncastGroupConfig &cfg)
-    : cfg_(cfg), ops_(cfg.max_outstanding), srcs_(cfg.size)
+    : cfg_(cfg), limits_(limits_of(cfg)), ops_(cfg.max_outstanding),
+      srcs_(cfg.size)
 {
 }
 
@@ -221,7 +222,7 @@ Status IncastGroup::check(bool send, const Message &msg,
                           const char **why) const noexcept
 {
     Status st = uct_mm_common::check_common(send, msg, cfg_.member, cfg_.size,
-                                            limits_of(cfg_), why);
+                                            limits_, why);
     if (st != Status::kOk) {
         return st;
     }

@@ -125,6 +125,7 @@ class IncastGroup final : public uct_mm_common::GroupCore {
     int waiting_on() noexcept;
 
     IncastGroupConfig cfg_;
+    uct_mm_common::GroupLimits limits_; ///< limits_of(cfg_), once
     uct_mm_common::GroupLink link_;
     IncastGeometry geo_; ///< member 0's (checked at attach)
     uct_mm_incast_mode_t mode_ = UCT_MM_INCAST_MODE_AUTO; ///< member 0's
