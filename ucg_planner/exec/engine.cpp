@@ -65,6 +65,64 @@ Instance::Instance(std::shared_ptr<const Program> prog, Fabric *fabric,
     if (reducer_.user != nullptr) {
         user_tmp_.resize(widest);
     }
+    group_msgs_.resize(n); // buffers: bind()
+    for (std::size_t i = 0; i < n; ++i) {
+        if (plan::is_one_to_many(prog_->ops[i].kind)) {
+            group_msgs_[i] = group_msg(static_cast<std::uint32_t>(i));
+        }
+    }
+}
+
+void *Instance::group_buffer(std::uint32_t op) const
+{
+    const LOp &o = prog_->ops[op];
+    if ((o.flags & kOpStaged) != 0) {
+        return base_[static_cast<int>(Buf::kStaging)] + o.staging;
+    }
+    if (o.kind == OpKind::kIncastRecv) {
+        return nullptr; // member_buffers
+    }
+    const bool send = plan::is_send(o.kind);
+    const std::uint32_t seg = send ? o.src : o.dst;
+    const std::uint32_t nseg = send ? o.nsrc : o.ndst;
+    return nseg != 0 ? at(prog_->segs[seg]) : nullptr;
+}
+
+GroupMsg Instance::group_msg(std::uint32_t op) const
+{
+    const LOp &o = prog_->ops[op];
+    const GroupChannel &ch = *channels_[static_cast<std::size_t>(o.group)];
+    const auto root =
+        std::lower_bound(ch.members.begin(), ch.members.end(), o.peer);
+    GroupMsg m;
+    m.root = static_cast<unsigned>(root - ch.members.begin());
+    m.length = o.bytes;
+    m.op = reducer_.op;
+    m.dtype = reducer_.dtype;
+    const bool staged = (o.flags & kOpStaged) != 0;
+    switch (o.kind) { // the buffer comes with bind()
+    case OpKind::kBcastSend:
+    case OpKind::kBcastRecv:
+        m.coll = GroupColl::kBcast;
+        break;
+    case OpKind::kIncastGatherSend:
+        m.coll = GroupColl::kGather;
+        break;
+    case OpKind::kIncastRecv:
+        m.coll = GroupColl::kGather;
+        if (!staged) {
+            m.member_buffers = member_ptrs_.data() + o.parts;
+        }
+        break;
+    case OpKind::kIncastSend:
+        m.coll = GroupColl::kReduce;
+        break;
+    default: // kIncastRecvReduce
+        m.coll = GroupColl::kReduce;
+        m.accumulate = !staged;
+        break;
+    }
+    return m;
 }
 
 void Instance::bind(const void *input, void *output)
@@ -79,6 +137,11 @@ void Instance::bind(const void *input, void *output)
     }
     for (std::size_t i = 0; i < prog_->parts.size(); ++i) {
         member_ptrs_[i] = at(prog_->parts[i]);
+    }
+    for (std::uint32_t i = 0; i < group_msgs_.size(); ++i) {
+        if (plan::is_one_to_many(prog_->ops[i].kind)) {
+            group_msgs_[i].buffer = group_buffer(i);
+        }
     }
 }
 
@@ -102,7 +165,8 @@ ucs_status_t Instance::start(std::uint32_t seq)
     std::fill(group_next_.begin(), group_next_.end(), 0);
     for (std::size_t g = 0; g < channels_.size(); ++g) {
         if (!p.group_ops[g].empty()) {
-            channels_[g]->fifo.push_back(this);
+            channels_[g]->fifo.push_back(
+                ChannelTurn{this, static_cast<std::uint32_t>(g)});
         }
     }
     for (std::uint32_t op : p.early) {
@@ -355,44 +419,10 @@ ucs_status_t Instance::post_group(std::uint32_t op)
 {
     const LOp &o = prog_->ops[op];
     GroupChannel &ch = *channels_[static_cast<std::size_t>(o.group)];
-    const auto root =
-        std::lower_bound(ch.members.begin(), ch.members.end(), o.peer);
-    GroupMsg m;
-    m.root = static_cast<unsigned>(root - ch.members.begin());
-    m.length = o.bytes;
-    m.op = reducer_.op;
-    m.dtype = reducer_.dtype;
+    const GroupMsg &m = group_msgs_[op];
     const bool send = plan::is_send(o.kind);
-    const bool staged = (o.flags & kOpStaged) != 0;
-    std::uint8_t *stage = staging_.data() + o.staging;
-    const std::uint32_t seg = send ? o.src : o.dst;
-    const std::uint32_t nseg = send ? o.nsrc : o.ndst;
-    if (staged && send) {
-        pack(o.src, o.nsrc, stage);
-    }
-    m.buffer = staged ? stage : (nseg != 0 ? at(prog_->segs[seg]) : nullptr);
-    switch (o.kind) {
-    case OpKind::kBcastSend:
-    case OpKind::kBcastRecv:
-        m.coll = GroupColl::kBcast;
-        break;
-    case OpKind::kIncastGatherSend:
-        m.coll = GroupColl::kGather;
-        break;
-    case OpKind::kIncastRecv:
-        m.coll = GroupColl::kGather;
-        if (!staged) {
-            m.buffer = nullptr;
-            m.member_buffers = member_ptrs_.data() + o.parts;
-        }
-        break;
-    case OpKind::kIncastSend:
-        m.coll = GroupColl::kReduce;
-        break;
-    default: // kIncastRecvReduce
-        m.coll = GroupColl::kReduce;
-        m.accumulate = !staged;
-        break;
+    if (send && (o.flags & kOpStaged) != 0) {
+        pack(o.src, o.nsrc, staging_.data() + o.staging);
     }
     if (m.coll == GroupColl::kReduce && reducer_.user != nullptr) {
         fail(UCS_ERR_UNSUPPORTED); // plans for user operators avoid incasts
@@ -415,10 +445,8 @@ void Instance::post_channel(GroupChannel &ch)
 {
     ch.blocked = false;
     while (ch.head < ch.fifo.size()) {
-        Instance *inst = ch.fifo[ch.head];
-        const auto g = static_cast<std::size_t>(
-            std::find(inst->channels_.begin(), inst->channels_.end(), &ch) -
-            inst->channels_.begin());
+        Instance *inst = ch.fifo[ch.head].inst;
+        const std::uint32_t g = ch.fifo[ch.head].group;
         const std::vector<std::uint32_t> &list = inst->prog_->group_ops[g];
         std::uint32_t &next = inst->group_next_[g];
         if (inst->status_ != UCS_INPROGRESS || next == list.size()) {

@@ -48,15 +48,22 @@ struct GroupMsg {
     bool accumulate = false;
 };
 
+/// An instance waiting to post on a channel, and which of its program's
+/// groups the channel serves.
+struct ChannelTurn {
+    Instance *inst = nullptr;
+    std::uint32_t group = 0;
+};
+
 /// One transport group as the engine sees it: its handle in the fabric
 /// and the instances waiting to post on it, in start order.
 struct GroupChannel {
-    void *handle = nullptr;       ///< the fabric's group
-    std::vector<int> members;     ///< ranks, ascending
-    int my_index = 0;             ///< this rank's member index
-    std::vector<Instance *> fifo; ///< instances with posts to make
-    std::size_t head = 0;         ///< fifo[head] posts next
-    bool blocked = false;         ///< last post said NO_RESOURCE
+    void *handle = nullptr;        ///< the fabric's group
+    std::vector<int> members;      ///< ranks, ascending
+    int my_index = 0;              ///< this rank's member index
+    std::vector<ChannelTurn> fifo; ///< instances with posts to make
+    std::size_t head = 0;          ///< fifo[head] posts next
+    bool blocked = false;          ///< last post said NO_RESOURCE
 };
 
 /// Point-to-point and one-to-many messaging for one rank.
@@ -152,7 +159,8 @@ class Instance {
              std::uint32_t nsrc, bool reduce, bool src_first);
     void reduce_into(std::uint8_t *dst, const std::uint8_t *src,
                      std::size_t bytes, bool src_first);
-    bool group_turn(std::uint32_t op) const;
+    void *group_buffer(std::uint32_t op) const;
+    GroupMsg group_msg(std::uint32_t op) const;
 
     std::shared_ptr<const Program> prog_;
     Fabric *fabric_;
@@ -172,6 +180,9 @@ class Instance {
     std::vector<Iov> iov_;
     std::vector<Iov> stage_iov_;
     std::vector<void *> member_ptrs_; ///< Program::parts as addresses
+    /// Per op, what a one-to-many post carries: all but the addresses
+    /// from the program (constructor), the addresses from bind().
+    std::vector<GroupMsg> group_msgs_;
     std::uint32_t remaining_ = 0;
     std::uint32_t outstanding_ = 0;
     std::uint64_t events_ = 0;
