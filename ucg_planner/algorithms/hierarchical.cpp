@@ -206,7 +206,8 @@ Plan build_hierarchical(const Request &q, std::string_view name)
     const std::size_t top = teams.size() - 1;
     const PlaceFn place =
         c == Collective::kReduce ? reduce_place(pb, root) : PlaceFn(out0);
-    for (int r = 0; r < q.nranks; ++r) {
+    // A one-rank build visits only its rank (no O(P) vectors).
+    for (int r : visit(pb, q.nranks, {pb.only_rank().value_or(0)})) {
         if (c != Collective::kBcast || r == root) {
             pb.copy(r, {plan::chunks(Buffer::kInput, 0, 0, nc)},
                     {at(place(r), Span{0, nc})});

@@ -52,6 +52,9 @@ void tree_reduce(PlanBuilder &pb, const Team &team, const Tree &t, int tag,
         }
         const int from = team.at(*it);
         const int to = team.at(t.parent[static_cast<std::size_t>(*it)]);
+        if (!pb.active(from) && !pb.active(to)) {
+            continue; // another rank's edge (one-rank build)
+        }
         pb.xfer(from, to, tag, {at(place(from), span)}, {at(place(to), span)},
                 true);
     }
@@ -87,6 +90,9 @@ void tree_bcast(PlanBuilder &pb, const Team &team, const Tree &t, int tag,
         const int from = team.at(v);
         for (int c : t.children[static_cast<std::size_t>(v)]) {
             const int to = team.at(c);
+            if (!pb.active(from) && !pb.active(to)) {
+                continue; // another rank's edge (one-rank build)
+            }
             pb.xfer(from, to, tag, {at(place(from), span)},
                     {at(place(to), span)});
         }
