@@ -82,6 +82,11 @@ class Sim {
     const SimConfig &cfg_;
     // Flat ops.
     std::vector<int> rank_of_, index_of_, offset_;
+    // What the event handlers read of each op, so the loop never walks
+    // into the plan's (large, scattered) Op objects.
+    std::vector<plan::OpKind> kind_;
+    std::vector<int> peer0_;  // first peer, or the op's own rank
+    std::vector<int> npeers_; // peers listed
     std::vector<double> bytes_;
     std::vector<int> deps_left_, msgs_left_, gate_;
     std::vector<double> ready_, deliver_, start_, end_;

@@ -49,6 +49,9 @@ Result<void> Sim::flatten()
     const size_t nops = size_t(offset_.back());
     rank_of_.resize(nops);
     index_of_.resize(nops);
+    kind_.resize(nops);
+    peer0_.resize(nops);
+    npeers_.resize(nops);
     bytes_.resize(nops);
     deps_left_.assign(nops, 0);
     dep_begin_.assign(nops + 1, 0);
@@ -60,6 +63,9 @@ Result<void> Sim::flatten()
             size_t id = size_t(offset_[size_t(r)] + i);
             rank_of_[id] = r;
             index_of_[id] = i;
+            kind_[id] = op.kind;
+            peer0_[id] = op.peers.empty() ? r : op.peers[0];
+            npeers_[id] = int(op.peers.size());
             const auto &ranges = plan::is_send(op.kind) ? op.src : op.dst;
             bytes_[id] =
                 elem *

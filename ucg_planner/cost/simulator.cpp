@@ -16,18 +16,17 @@ namespace detail {
 void Sim::on_ready(int op, double t)
 {
     ready_[size_t(op)] = t;
-    const plan::Op &o =
-        op_at(plan_, rank_of_[size_t(op)], index_of_[size_t(op)]);
-    if (plan::is_send(o.kind)) {
+    const OpKind kind = kind_[size_t(op)];
+    if (plan::is_send(kind)) {
         on_send(op, t);
-    } else if (plan::is_recv(o.kind)) {
+    } else if (plan::is_recv(kind)) {
         if (msgs_left_[size_t(op)] == 0) {
             complete_recv(op, std::max(t, deliver_[size_t(op)]));
         }
     } else {
         int r = rank_of_[size_t(op)];
-        double per_byte = o.kind == OpKind::kReduce ? cfg_.reduce_ns_per_byte
-                                                    : cfg_.copy_ns_per_byte;
+        double per_byte = kind == OpKind::kReduce ? cfg_.reduce_ns_per_byte
+                                                  : cfg_.copy_ns_per_byte;
         double s = std::max(t, cpu_[size_t(r)]);
         cpu_[size_t(r)] = s + bytes_[size_t(op)] * per_byte;
         start_[size_t(op)] = s;
@@ -78,9 +77,7 @@ void Sim::on_land(int msg, double t)
     const Msg &mm = msgs_[size_t(msg)];
     const int from = rank_of_[size_t(mm.send)], to = mm.to;
     const double m = bytes_[size_t(mm.send)];
-    const plan::Op &recv =
-        op_at(plan_, rank_of_[size_t(mm.recv)], index_of_[size_t(mm.recv)]);
-    if (recv.kind == OpKind::kIncastRecvReduce) {
+    if (kind_[size_t(mm.recv)] == OpKind::kIncastRecvReduce) {
         // Each sender wrote its own slot; the root reads the slots as it
         // combines them (reduce_ns_per_byte), not through a port.
         push(t, kDeliver, msg);
@@ -120,12 +117,10 @@ void Sim::complete_recv(int op, double t)
         return;
     }
     const int r = rank_of_[size_t(op)];
-    const plan::Op &o = op_at(plan_, r, index_of_[size_t(op)]);
-    const double npeers = double(o.peers.size());
-    const double overhead =
-        link(r, o.peers.empty() ? r : o.peers[0]).overhead_ns;
+    const double npeers = double(npeers_[size_t(op)]);
+    const double overhead = link(r, peer0_[size_t(op)]).overhead_ns;
     double cost = npeers * overhead;
-    if (plan::is_reducing(o.kind)) {
+    if (plan::is_reducing(kind_[size_t(op)])) {
         cost += npeers * bytes_[size_t(op)] * cfg_.reduce_ns_per_byte;
     }
     double s = std::max(t, cpu_[size_t(r)]);
@@ -241,11 +236,12 @@ constexpr std::int64_t kPerRank = 6 * 8;
 
 std::int64_t sim_bytes(const plan::RankProgram &program)
 {
-    // Per op: 7 ints and 5 doubles of flat state plus two heap events (the
-    // heap's vector may double: counted twice). Per dependency: one int of
-    // the reversed CSR. Per peer of a send or receive: one End while
-    // matching, and per message a Msg, its CSR entry and two events.
-    constexpr std::int64_t kPerOp = 7 * 4 + 5 * 8 + 2 * 2 * 16;
+    // Per op: 9 ints, 5 doubles and a kind of flat state plus two heap
+    // events (the heap's vector may double: counted twice). Per
+    // dependency: one int of the reversed CSR. Per peer of a send or
+    // receive: one End while matching, and per message a Msg, its CSR
+    // entry and two events.
+    constexpr std::int64_t kPerOp = 9 * 4 + 5 * 8 + 1 + 2 * 2 * 16;
     constexpr std::int64_t kPerDep = 4;
     constexpr std::int64_t kPerPeer = 20 + (12 + 4 + 2 * 2 * 16);
     std::int64_t deps = 0, peers = 0;
