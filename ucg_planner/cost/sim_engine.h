@@ -23,6 +23,25 @@ struct Event {
     }
 };
 
+/// One flat op: what the event handlers read and write of it, together,
+/// so an event touches one or two cache lines (the plan's own Op objects
+/// are large and scattered; separate arrays cost a miss per field).
+struct OpState {
+    double ready = 0;   // its deps done
+    double deliver = 0; // its last message delivered (receives)
+    double start = -1;  // -1: not started
+    double end = -1;    // -1: not done
+    double bytes = 0;   // moved (sends: src; others: dst)
+    int rank = 0;
+    int index = 0;  // in its rank's program
+    int peer0 = 0;  // first peer, or its own rank
+    int npeers = 0; // peers listed
+    int deps_left = 0;
+    int msgs_left = 0; // receives: messages not yet delivered
+    int gate = -1;     // what it waited for last (critical path)
+    plan::OpKind kind = plan::OpKind::kCopy;
+};
+
 struct Msg {
     int send = -1; // flat op ids
     int recv = -1;
@@ -81,15 +100,8 @@ class Sim {
     const Fabric &fabric_;
     const SimConfig &cfg_;
     // Flat ops.
-    std::vector<int> rank_of_, index_of_, offset_;
-    // What the event handlers read of each op, so the loop never walks
-    // into the plan's (large, scattered) Op objects.
-    std::vector<plan::OpKind> kind_;
-    std::vector<int> peer0_;  // first peer, or the op's own rank
-    std::vector<int> npeers_; // peers listed
-    std::vector<double> bytes_;
-    std::vector<int> deps_left_, msgs_left_, gate_;
-    std::vector<double> ready_, deliver_, start_, end_;
+    std::vector<OpState> ops_;                // by flat id: rank after rank
+    std::vector<int> offset_;                 // flat id of each rank's op 0
     std::vector<int> dependents_, dep_begin_; // CSR
     std::vector<int> out_msgs_, out_begin_;   // CSR: messages of a send
     std::vector<Msg> msgs_;

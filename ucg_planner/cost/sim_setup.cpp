@@ -24,7 +24,7 @@ namespace ucg::cost::detail {
 
 std::string Sim::where(int op) const
 {
-    int r = rank_of_[size_t(op)], i = index_of_[size_t(op)];
+    const int r = ops_[size_t(op)].rank, i = ops_[size_t(op)].index;
     return "rank " + std::to_string(r) + " op " + std::to_string(i) + " (" +
            std::string(plan::to_string(op_at(plan_, r, i).kind)) + ")";
 }
@@ -47,13 +47,7 @@ Result<void> Sim::flatten()
             offset_[size_t(r)] + int(plan_.ranks[size_t(r)].ops.size());
     }
     const size_t nops = size_t(offset_.back());
-    rank_of_.resize(nops);
-    index_of_.resize(nops);
-    kind_.resize(nops);
-    peer0_.resize(nops);
-    npeers_.resize(nops);
-    bytes_.resize(nops);
-    deps_left_.assign(nops, 0);
+    ops_.assign(nops, OpState{});
     dep_begin_.assign(nops + 1, 0);
     const double elem = double(cfg_.elem_bytes);
     for (int r = 0; r < n; ++r) {
@@ -61,16 +55,16 @@ Result<void> Sim::flatten()
         for (int i = 0; i < int(ops.size()); ++i) {
             const plan::Op &op = ops[size_t(i)];
             size_t id = size_t(offset_[size_t(r)] + i);
-            rank_of_[id] = r;
-            index_of_[id] = i;
-            kind_[id] = op.kind;
-            peer0_[id] = op.peers.empty() ? r : op.peers[0];
-            npeers_[id] = int(op.peers.size());
+            OpState &o = ops_[id];
+            o.rank = r;
+            o.index = i;
+            o.kind = op.kind;
+            o.peer0 = op.peers.empty() ? r : op.peers[0];
+            o.npeers = int(op.peers.size());
             const auto &ranges = plan::is_send(op.kind) ? op.src : op.dst;
-            bytes_[id] =
-                elem *
-                double(plan::range_elements(ranges, plan_.nchunks, cfg_.count));
-            deps_left_[id] = int(op.deps.size());
+            o.bytes = elem * double(plan::range_elements(ranges, plan_.nchunks,
+                                                         cfg_.count));
+            o.deps_left = int(op.deps.size());
             for (int d : op.deps) {
                 if (d < 0 || d >= i) {
                     return fail("simulate: " + where(int(id)) +
@@ -89,9 +83,9 @@ Result<void> Sim::flatten()
     dependents_.resize(size_t(dep_begin_[nops]));
     std::vector<int> fill(dep_begin_.begin(), dep_begin_.end() - 1);
     for (size_t id = 0; id < nops; ++id) {
-        const plan::Op &op = op_at(plan_, rank_of_[id], index_of_[id]);
+        const plan::Op &op = op_at(plan_, ops_[id].rank, ops_[id].index);
         for (int d : op.deps) {
-            size_t dep = size_t(offset_[size_t(rank_of_[id])] + d);
+            size_t dep = size_t(offset_[size_t(ops_[id].rank)] + d);
             dependents_[size_t(fill[dep]++)] = int(id);
         }
     }
@@ -117,9 +111,9 @@ Result<void> Sim::match()
 {
     std::vector<End> sends, recvs;
     const int n = plan_.nranks;
-    for (size_t id = 0; id < rank_of_.size(); ++id) {
-        int r = rank_of_[id];
-        const plan::Op &op = op_at(plan_, r, index_of_[id]);
+    for (size_t id = 0; id < ops_.size(); ++id) {
+        int r = ops_[id].rank;
+        const plan::Op &op = op_at(plan_, r, ops_[id].index);
         bool snd = plan::is_send(op.kind), rcv = plan::is_recv(op.kind);
         for (int peer : op.peers) {
             if (peer < 0 || peer >= n) {
@@ -154,12 +148,11 @@ Result<void> Sim::match()
         ++j;
     }
     // Messages per send (CSR) and per receive (a count).
-    const size_t nops = rank_of_.size();
+    const size_t nops = ops_.size();
     out_begin_.assign(nops + 1, 0);
-    msgs_left_.assign(nops, 0);
     for (const Msg &m : msgs_) {
         ++out_begin_[size_t(m.send) + 1];
-        ++msgs_left_[size_t(m.recv)];
+        ++ops_[size_t(m.recv)].msgs_left;
     }
     for (size_t k = 0; k < nops; ++k) {
         out_begin_[k + 1] += out_begin_[k];

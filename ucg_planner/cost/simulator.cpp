@@ -15,37 +15,37 @@ namespace detail {
 
 void Sim::on_ready(int op, double t)
 {
-    ready_[size_t(op)] = t;
-    const OpKind kind = kind_[size_t(op)];
-    if (plan::is_send(kind)) {
+    OpState &o = ops_[size_t(op)];
+    o.ready = t;
+    if (plan::is_send(o.kind)) {
         on_send(op, t);
-    } else if (plan::is_recv(kind)) {
-        if (msgs_left_[size_t(op)] == 0) {
-            complete_recv(op, std::max(t, deliver_[size_t(op)]));
+    } else if (plan::is_recv(o.kind)) {
+        if (o.msgs_left == 0) {
+            complete_recv(op, std::max(t, o.deliver));
         }
     } else {
-        int r = rank_of_[size_t(op)];
-        double per_byte = kind == OpKind::kReduce ? cfg_.reduce_ns_per_byte
-                                                  : cfg_.copy_ns_per_byte;
-        double s = std::max(t, cpu_[size_t(r)]);
-        cpu_[size_t(r)] = s + bytes_[size_t(op)] * per_byte;
-        start_[size_t(op)] = s;
-        push(cpu_[size_t(r)], kDone, op);
+        double per_byte = o.kind == OpKind::kReduce ? cfg_.reduce_ns_per_byte
+                                                    : cfg_.copy_ns_per_byte;
+        double &cpu = cpu_[size_t(o.rank)];
+        o.start = std::max(t, cpu);
+        cpu = o.start + o.bytes * per_byte;
+        push(cpu, kDone, op);
     }
 }
 
 void Sim::on_send(int op, double t)
 {
-    const int r = rank_of_[size_t(op)];
+    OpState &o = ops_[size_t(op)];
+    const int r = o.rank;
     const int first = out_begin_[size_t(op)], last = out_begin_[size_t(op) + 1];
     if (first == last) { // a send with no peers: nothing to do
-        start_[size_t(op)] = t;
+        o.start = t;
         push(t, kDone, op);
         return;
     }
     const int peer0 = msgs_[size_t(out_msgs_[size_t(first)])].to;
     const topology::LinkCost &l = link(r, peer0);
-    const double m = bytes_[size_t(op)];
+    const double m = o.bytes;
     double &port =
         host(r) != host(peer0) ? nic_tx_[size_t(host(r))] : port_tx_[size_t(r)];
     double *up = cross_switch(r, peer0)
@@ -57,7 +57,7 @@ void Sim::on_send(int op, double t)
     if (up) {
         *up = s + m * cfg_.uplink_ns_per_byte;
     }
-    start_[size_t(op)] = s;
+    o.start = s;
     const double injected = s + l.overhead_ns + m * l.ns_per_byte;
     // Across switches the slower of NIC and uplink sets the byte rate.
     const double uplink_extra =
@@ -75,9 +75,10 @@ void Sim::on_send(int op, double t)
 void Sim::on_land(int msg, double t)
 {
     const Msg &mm = msgs_[size_t(msg)];
-    const int from = rank_of_[size_t(mm.send)], to = mm.to;
-    const double m = bytes_[size_t(mm.send)];
-    if (kind_[size_t(mm.recv)] == OpKind::kIncastRecvReduce) {
+    const OpState &send = ops_[size_t(mm.send)];
+    const int from = send.rank, to = mm.to;
+    const double m = send.bytes;
+    if (ops_[size_t(mm.recv)].kind == OpKind::kIncastRecvReduce) {
         // Each sender wrote its own slot; the root reads the slots as it
         // combines them (reduce_ns_per_byte), not through a port.
         push(t, kDeliver, msg);
@@ -98,14 +99,15 @@ void Sim::on_land(int msg, double t)
 void Sim::on_deliver(int msg, double t)
 {
     const int op = msgs_[size_t(msg)].recv;
-    if (t >= deliver_[size_t(op)]) {
-        deliver_[size_t(op)] = t;
-        if (t > ready_[size_t(op)] || deps_left_[size_t(op)] > 0) {
-            gate_[size_t(op)] = msgs_[size_t(msg)].send;
+    OpState &o = ops_[size_t(op)];
+    if (t >= o.deliver) {
+        o.deliver = t;
+        if (t > o.ready || o.deps_left > 0) {
+            o.gate = msgs_[size_t(msg)].send;
         }
     }
-    if (--msgs_left_[size_t(op)] == 0 && deps_left_[size_t(op)] == 0) {
-        complete_recv(op, std::max(t, ready_[size_t(op)]));
+    if (--o.msgs_left == 0 && o.deps_left == 0) {
+        complete_recv(op, std::max(t, o.ready));
     }
 }
 
@@ -113,33 +115,33 @@ void Sim::complete_recv(int op, double t)
 {
     // Both the last delivery (deps already done, its ready event not yet
     // run) and the ready event find the receive complete: run it once.
-    if (start_[size_t(op)] >= 0) {
+    OpState &o = ops_[size_t(op)];
+    if (o.start >= 0) {
         return;
     }
-    const int r = rank_of_[size_t(op)];
-    const double npeers = double(npeers_[size_t(op)]);
-    const double overhead = link(r, peer0_[size_t(op)]).overhead_ns;
-    double cost = npeers * overhead;
-    if (plan::is_reducing(kind_[size_t(op)])) {
-        cost += npeers * bytes_[size_t(op)] * cfg_.reduce_ns_per_byte;
+    const double npeers = double(o.npeers);
+    double cost = npeers * link(o.rank, o.peer0).overhead_ns;
+    if (plan::is_reducing(o.kind)) {
+        cost += npeers * o.bytes * cfg_.reduce_ns_per_byte;
     }
-    double s = std::max(t, cpu_[size_t(r)]);
-    cpu_[size_t(r)] = s + cost;
-    start_[size_t(op)] = s;
-    push(s + cost, kDone, op);
+    double &cpu = cpu_[size_t(o.rank)];
+    o.start = std::max(t, cpu);
+    cpu = o.start + cost;
+    push(o.start + cost, kDone, op);
 }
 
 void Sim::on_done(int op, double t)
 {
-    end_[size_t(op)] = t;
+    ops_[size_t(op)].end = t;
     for (int k = dep_begin_[size_t(op)]; k < dep_begin_[size_t(op) + 1]; ++k) {
-        int d = dependents_[size_t(k)];
-        if (t >= ready_[size_t(d)]) {
-            ready_[size_t(d)] = t;
-            gate_[size_t(d)] = op;
+        const int d = dependents_[size_t(k)];
+        OpState &next = ops_[size_t(d)];
+        if (t >= next.ready) {
+            next.ready = t;
+            next.gate = op;
         }
-        if (--deps_left_[size_t(d)] == 0) {
-            push(ready_[size_t(d)], kReady, d);
+        if (--next.deps_left == 0) {
+            push(next.ready, kReady, d);
         }
     }
 }
@@ -155,13 +157,8 @@ Result<SimResult> Sim::run()
     if (auto m = match(); !m) {
         return m.error();
     }
-    const size_t nops = rank_of_.size();
+    const size_t nops = ops_.size(); // times and gates as OpState{} has them
     const size_t n = size_t(plan_.nranks);
-    ready_.assign(nops, 0);
-    deliver_.assign(nops, 0);
-    start_.assign(nops, -1);
-    end_.assign(nops, -1);
-    gate_.assign(nops, -1);
     cpu_.assign(n, 0);
     port_tx_.assign(n, 0);
     port_rx_.assign(n, 0);
@@ -172,7 +169,7 @@ Result<SimResult> Sim::run()
     up_tx_.assign(sw, 0);
     up_rx_.assign(sw, 0);
     for (size_t id = 0; id < nops; ++id) {
-        if (deps_left_[id] == 0) {
+        if (ops_[id].deps_left == 0) {
             push(0, kReady, int(id));
         }
     }
@@ -201,27 +198,26 @@ Result<SimResult> Sim::run()
     res.finish_ns.assign(n, 0);
     int last = -1;
     for (size_t id = 0; id < nops; ++id) {
-        if (end_[id] < 0) {
+        const OpState &o = ops_[id];
+        if (o.end < 0) {
             return fail("simulate: deadlock: " + where(int(id)) +
-                        " never completes (" + std::to_string(deps_left_[id]) +
-                        " deps, " + std::to_string(msgs_left_[id]) +
+                        " never completes (" + std::to_string(o.deps_left) +
+                        " deps, " + std::to_string(o.msgs_left) +
                         " messages outstanding)");
         }
-        double &f = res.finish_ns[size_t(rank_of_[id])];
-        f = std::max(f, end_[id]);
-        if (last < 0 || end_[id] > end_[size_t(last)]) {
+        double &f = res.finish_ns[size_t(o.rank)];
+        f = std::max(f, o.end);
+        if (last < 0 || o.end > ops_[size_t(last)].end) {
             last = int(id);
         }
     }
-    res.makespan_ns = last < 0 ? 0 : end_[size_t(last)];
-    for (int op = last; cfg_.critical_path && op >= 0; op = gate_[size_t(op)]) {
-        const plan::Op &o =
-            op_at(plan_, rank_of_[size_t(op)], index_of_[size_t(op)]);
-        bool waited = start_[size_t(op)] >
-                      std::max(ready_[size_t(op)], deliver_[size_t(op)]);
+    res.makespan_ns = last < 0 ? 0 : ops_[size_t(last)].end;
+    for (int op = last; cfg_.critical_path && op >= 0;
+         op = ops_[size_t(op)].gate) {
+        const OpState &o = ops_[size_t(op)];
+        const bool waited = o.start > std::max(o.ready, o.deliver);
         res.critical_path.push_back(
-            {rank_of_[size_t(op)], index_of_[size_t(op)], o.kind,
-             start_[size_t(op)], end_[size_t(op)], waited});
+            {o.rank, o.index, o.kind, o.start, o.end, waited});
     }
     std::reverse(res.critical_path.begin(), res.critical_path.end());
     return res;
@@ -236,12 +232,13 @@ constexpr std::int64_t kPerRank = 6 * 8;
 
 std::int64_t sim_bytes(const plan::RankProgram &program)
 {
-    // Per op: 9 ints, 5 doubles and a kind of flat state plus two heap
-    // events (the heap's vector may double: counted twice). Per
+    // Per op: its OpState plus two heap events (the heap's vector may
+    // double: counted twice). Per
     // dependency: one int of the reversed CSR. Per peer of a send or
     // receive: one End while matching, and per message a Msg, its CSR
     // entry and two events.
-    constexpr std::int64_t kPerOp = 9 * 4 + 5 * 8 + 1 + 2 * 2 * 16;
+    constexpr std::int64_t kPerOp =
+        std::int64_t{sizeof(detail::OpState)} + 2 * 2 * 16;
     constexpr std::int64_t kPerDep = 4;
     constexpr std::int64_t kPerPeer = 20 + (12 + 4 + 2 * 2 * 16);
     std::int64_t deps = 0, peers = 0;
