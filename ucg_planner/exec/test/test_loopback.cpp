@@ -4,10 +4,13 @@
 // synchronous ones (rendezvous: a send completes only once received).
 #include "exec/test/loopback_runner.h"
 
+#include "exec/loopback.h"
+
 #include "algorithms/registry.h"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <sstream>
 
 namespace ucg::exec::test {
@@ -109,6 +112,98 @@ TEST_CASE("every algorithm gives the right result on the loopback fabric",
     const bool sync = GENERATE(false, true);
     INFO(plan::to_string(c) << (sync ? " synchronous sends" : " eager"));
     run_collective(c, sync);
+}
+
+// A one-to-many post carries the buffers of the latest bind(): an
+// instance started again after binding new buffers moves the new ones
+// (its messages are built once, their addresses at bind()).
+TEST_CASE("a rebound instance's shm bcast and gather use the new buffers",
+          "[exec][loopback]")
+{
+    for (const auto &[coll, name] :
+         {std::pair{Collective::kBcast, "shm"},
+          std::pair{Collective::kGather, "hierarchical"}}) {
+        INFO(plan::to_string(coll));
+        const int n = 3;
+        const std::uint64_t count = 5;
+        Request q;
+        q.collective = coll;
+        q.nranks = n;
+        q.root = 1;
+        q.levels = algorithms::make_levels(n, {n});
+        q.per_level = {LevelChoice{Shape::kShm, 2}};
+        auto built = algorithms::build(name, q);
+        REQUIRE(built.ok());
+        const plan::Plan &p = built.value();
+        const auto &root_ops = p.ranks[size_t(q.root)].ops;
+        REQUIRE(std::any_of(
+            root_ops.begin(), root_ops.end(),
+            [](const plan::Op &o) { return plan::is_one_to_many(o.kind); }));
+        LoopbackWorld world(n);
+        Reducer red;
+        red.kernel = ucg_reduce_kernel(UCG_OP_SUM, UCG_DTYPE_UINT8);
+        struct Bufs {
+            std::vector<std::uint8_t> in, out;
+        };
+        std::vector<std::unique_ptr<Instance>> inst;
+        std::vector<Bufs> first(n), second(n);
+        for (int r = 0; r < n; ++r) {
+            const int ib = plan::input_blocks(coll, n, q.root, r);
+            const int ob = plan::output_blocks(coll, n, q.root, r);
+            Layout lay;
+            lay.input = BufferLayout::uniform(ib, count, 1);
+            lay.output = BufferLayout::uniform(ob, count, 1);
+            lay.scratch_count = count;
+            auto prog = lower(p, r, lay);
+            REQUIRE(prog.ok());
+            std::vector<GroupChannel *> chans;
+            for (const ProgramGroup &g : prog->groups) {
+                chans.push_back(world.channel(r, g.channel, g.members));
+            }
+            inst.push_back(std::make_unique<Instance>(
+                std::make_shared<const Program>(std::move(prog.value())),
+                world.fabric(r), red, 1, std::move(chans)));
+            for (auto [b, base] : {std::pair{&first, 10}, {&second, 100}}) {
+                Bufs &x = (*b)[size_t(r)];
+                x.in.assign(size_t(ib) * count, std::uint8_t(base + r));
+                x.out.assign(size_t(ob) * count, 0);
+            }
+        }
+        for (std::vector<Bufs> *b : {&first, &second}) {
+            for (int r = 0; r < n; ++r) {
+                Bufs &x = (*b)[size_t(r)];
+                inst[size_t(r)]->bind(x.in.data(), x.out.data());
+                REQUIRE(inst[size_t(r)]->start(b == &first ? 0 : 1) == UCS_OK);
+            }
+            for (int guard = 0; guard < 1000; ++guard) {
+                unsigned ev = world.progress();
+                for (auto &i : inst) {
+                    ev += i->drain();
+                }
+                if (ev == 0) {
+                    break;
+                }
+            }
+            for (auto &i : inst) {
+                REQUIRE(i->status() == UCS_OK);
+            }
+        }
+        // Run 2 wrote the second buffers only: run 1's results stand.
+        for (auto [b, base] : {std::pair{&first, 10}, {&second, 100}}) {
+            for (int r = 0; r < n; ++r) {
+                const std::vector<std::uint8_t> &out = (*b)[size_t(r)].out;
+                for (std::size_t i = 0; i < out.size(); ++i) {
+                    const int from = coll == Collective::kBcast
+                                         ? q.root
+                                         : int(i / count); // gather: block
+                    if (coll == Collective::kGather && r != q.root) {
+                        break; // only the root has output
+                    }
+                    CHECK(int(out[i]) == base + from);
+                }
+            }
+        }
+    }
 }
 
 } // namespace ucg::exec::test
