@@ -65,10 +65,13 @@ Instance::Instance(std::shared_ptr<const Program> prog, Fabric *fabric,
     if (reducer_.user != nullptr) {
         user_tmp_.resize(widest);
     }
-    group_msgs_.resize(n); // buffers: bind()
-    for (std::size_t i = 0; i < n; ++i) {
-        if (plan::is_one_to_many(prog_->ops[i].kind)) {
-            group_msgs_[i] = group_msg(static_cast<std::uint32_t>(i));
+    // The one-to-many messages, group after group in posting order; their
+    // buffers come with bind().
+    group_first_.resize(prog_->group_ops.size());
+    for (std::size_t g = 0; g < prog_->group_ops.size(); ++g) {
+        group_first_[g] = static_cast<std::uint32_t>(group_msgs_.size());
+        for (std::uint32_t op : prog_->group_ops[g]) {
+            group_msgs_.push_back(group_msg(op));
         }
     }
 }
@@ -100,7 +103,7 @@ GroupMsg Instance::group_msg(std::uint32_t op) const
     m.op = reducer_.op;
     m.dtype = reducer_.dtype;
     const bool staged = (o.flags & kOpStaged) != 0;
-    switch (o.kind) { // the buffer comes with bind()
+    switch (o.kind) {
     case OpKind::kBcastSend:
     case OpKind::kBcastRecv:
         m.coll = GroupColl::kBcast;
@@ -138,9 +141,10 @@ void Instance::bind(const void *input, void *output)
     for (std::size_t i = 0; i < prog_->parts.size(); ++i) {
         member_ptrs_[i] = at(prog_->parts[i]);
     }
-    for (std::uint32_t i = 0; i < group_msgs_.size(); ++i) {
-        if (plan::is_one_to_many(prog_->ops[i].kind)) {
-            group_msgs_[i].buffer = group_buffer(i);
+    for (std::size_t g = 0; g < prog_->group_ops.size(); ++g) {
+        const std::vector<std::uint32_t> &list = prog_->group_ops[g];
+        for (std::size_t k = 0; k < list.size(); ++k) {
+            group_msgs_[group_first_[g] + k].buffer = group_buffer(list[k]);
         }
     }
 }
@@ -415,11 +419,12 @@ void Instance::zip(std::uint32_t dst, std::uint32_t ndst, std::uint32_t src,
     }
 }
 
-ucs_status_t Instance::post_group(std::uint32_t op)
+ucs_status_t Instance::post_group(std::uint32_t g, std::uint32_t k)
 {
+    const std::uint32_t op = prog_->group_ops[g][k];
     const LOp &o = prog_->ops[op];
-    GroupChannel &ch = *channels_[static_cast<std::size_t>(o.group)];
-    const GroupMsg &m = group_msgs_[op];
+    GroupChannel &ch = *channels_[g];
+    const GroupMsg &m = group_msgs_[group_first_[g] + k];
     const bool send = plan::is_send(o.kind);
     if (send && (o.flags & kOpStaged) != 0) {
         pack(o.src, o.nsrc, staging_.data() + o.staging);
@@ -457,7 +462,7 @@ void Instance::post_channel(GroupChannel &ch)
         if (!(inst->state_[op] & kDepsDone)) {
             break;
         }
-        const ucs_status_t st = inst->post_group(op);
+        const ucs_status_t st = inst->post_group(g, next);
         if (st == UCS_ERR_NO_RESOURCE) {
             ch.blocked = true;
             break;

@@ -148,7 +148,8 @@ class Instance {
     void run(std::uint32_t op);
     void finish(std::uint32_t op);
     ucs_status_t post_p2p(std::uint32_t op);
-    ucs_status_t post_group(std::uint32_t op);
+    /// Posts message k of program group g (Program::group_ops[g][k]).
+    ucs_status_t post_group(std::uint32_t g, std::uint32_t k);
     void on_posted(std::uint32_t op, ucs_status_t st);
     void apply_received(std::uint32_t op);
     std::uint8_t *at(const Segment &s) const;
@@ -180,9 +181,13 @@ class Instance {
     std::vector<Iov> iov_;
     std::vector<Iov> stage_iov_;
     std::vector<void *> member_ptrs_; ///< Program::parts as addresses
-    /// Per op, what a one-to-many post carries: all but the addresses
-    /// from the program (constructor), the addresses from bind().
+    /// What each one-to-many post carries, group after group in
+    /// Program::group_ops order: all but the addresses from the program
+    /// (constructor), the addresses from bind().
     std::vector<GroupMsg> group_msgs_;
+    /// Per group: where its messages start in group_msgs_.
+    std::vector<std::uint32_t> group_first_;
+
     std::uint32_t remaining_ = 0;
     std::uint32_t outstanding_ = 0;
     std::uint64_t events_ = 0;
