@@ -2,14 +2,14 @@
 // --calibrate: the thresholds that make each transport's automatic choice
 // the fastest path measured on this machine. Runs the incast and bcast
 // benchmarks quietly at the sizes and group sizes asked for, then fits:
-//  - mm_incast MODE=auto (UCX_MM_INCAST_AUTO_*): coordinate descent over
+//  - mm_incast MODE=auto (UCX_MM_INCAST_AUTO_*): every combination of
 //    the five thresholds of policy.h, each over the values that change a
 //    measured point's mode; the cost of a set is the sum over points of
 //    (median of the mode message_mode() picks) / (fastest mode measured),
 //    evaluated with the transport's own policy function, at most
-//    kMaxRatio per point (an outlier median must not decide). A value
-//    moves only if it saves kMinGain per point it changes (noise keeps
-//    the default);
+//    kMaxRatio per point (an outlier median must not decide). The set
+//    leaves the defaults only if it saves kMinGain per point it changes
+//    (noise keeps the defaults);
 //  - mm_bcast UCX_MM_BCAST_CMA_THRESH: the same cost over ring vs CMA;
 //    UCX_MM_BCAST_MIN_ZCOPY (am_zcopy's advertised minimum): the same fit
 //    over the two-rank points alone (one receiver reading by CMA);

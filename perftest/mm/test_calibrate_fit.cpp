@@ -93,3 +93,39 @@ TEST_CASE("mm_incast's thresholds stay at their defaults where every mode "
     CHECK(fit.gather_batched_max_group == def.gather_batched_max_group);
     CHECK(incast_cost(pts, fit) == Approx(double(pts.size())));
 }
+
+TEST_CASE("mm_incast's thresholds move together where only a combination "
+          "is faster",
+          "[calibrate]")
+{
+    // Pairs reduce fastest LOCKED at every size; bigger groups tie in
+    // every mode. Pairs reach LOCKED only with three thresholds moved at
+    // once (pair_group, locked_min_group, locked_min_bytes; and
+    // atomic_max_bytes for int32 at 8 B): no single one gains alone.
+    std::vector<IncastPoint> pts;
+    for (int coll = 0; coll < 3; ++coll) {
+        for (int n : {2, 4, 8}) {
+            for (std::size_t b : {8u, 64u, 4096u, 32768u}) {
+                IncastPoint p{coll, n, b, {}, 1.0, 0.0, {}};
+                for (double &us : p.mode_us) {
+                    us = 5.0;
+                }
+                if (n == 2 && coll != 0) {
+                    p.mode_us[UCT_MM_INCAST_MODE_LOCKED] = 4.0;
+                    p.mode_us[UCT_MM_INCAST_MODE_BATCHED] = 6.0;
+                }
+                pts.push_back(p);
+            }
+        }
+    }
+    const AutoThresholds fit = fit_incast(pts);
+    for (const IncastPoint &p : pts) {
+        INFO("coll " << p.coll << " n " << p.n << " bytes " << p.bytes);
+        if (p.n == 2 && p.coll != 0) {
+            CHECK(picked(p, fit) == UCT_MM_INCAST_MODE_LOCKED);
+        } else {
+            CHECK(p.mode_us[picked(p, fit)] == 5.0); // a tie: any mode
+        }
+    }
+    CHECK(incast_cost(pts, fit) == Approx(double(pts.size())));
+}
