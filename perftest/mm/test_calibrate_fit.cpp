@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <initializer_list>
 
 using namespace ucg_mm_bench;
 
@@ -27,6 +28,25 @@ template <class Ring> std::vector<SegPoint> seg_points(Ring &&ring)
 }
 
 const std::vector<std::size_t> kCands{4096, 16384, 32768};
+
+// Gather, int32 and double sums at 2, 4 and 8 ranks and these sizes,
+// every mode at 5 us.
+std::vector<IncastPoint> tied_incast(std::initializer_list<std::size_t> sizes)
+{
+    std::vector<IncastPoint> pts;
+    for (int coll = 0; coll < 3; ++coll) {
+        for (int n : {2, 4, 8}) {
+            for (std::size_t b : sizes) {
+                IncastPoint p{coll, n, b, {}, 1.0, 0.0, {}};
+                for (double &us : p.mode_us) {
+                    us = 5.0;
+                }
+                pts.push_back(p);
+            }
+        }
+    }
+    return pts;
+}
 
 } // namespace
 
@@ -73,18 +93,7 @@ TEST_CASE("mm_incast's thresholds stay at their defaults where every mode "
           "ties",
           "[calibrate]")
 {
-    std::vector<IncastPoint> pts;
-    for (int coll = 0; coll < 3; ++coll) {
-        for (int n : {2, 4, 8}) {
-            for (std::size_t b : {8u, 4096u, 1048576u}) {
-                IncastPoint p{coll, n, b, {}, 1.0, 0.0, {}};
-                for (double &us : p.mode_us) {
-                    us = 5.0;
-                }
-                pts.push_back(p);
-            }
-        }
-    }
+    const std::vector<IncastPoint> pts = tied_incast({8, 4096, 1048576});
     const AutoThresholds def, fit = fit_incast(pts);
     CHECK(fit.atomic_max_bytes == def.atomic_max_bytes);
     CHECK(fit.locked_min_bytes == def.locked_min_bytes);
@@ -102,20 +111,11 @@ TEST_CASE("mm_incast's thresholds move together where only a combination "
     // every mode. Pairs reach LOCKED only with three thresholds moved at
     // once (pair_group, locked_min_group, locked_min_bytes; and
     // atomic_max_bytes for int32 at 8 B): no single one gains alone.
-    std::vector<IncastPoint> pts;
-    for (int coll = 0; coll < 3; ++coll) {
-        for (int n : {2, 4, 8}) {
-            for (std::size_t b : {8u, 64u, 4096u, 32768u}) {
-                IncastPoint p{coll, n, b, {}, 1.0, 0.0, {}};
-                for (double &us : p.mode_us) {
-                    us = 5.0;
-                }
-                if (n == 2 && coll != 0) {
-                    p.mode_us[UCT_MM_INCAST_MODE_LOCKED] = 4.0;
-                    p.mode_us[UCT_MM_INCAST_MODE_BATCHED] = 6.0;
-                }
-                pts.push_back(p);
-            }
+    std::vector<IncastPoint> pts = tied_incast({8, 64, 4096, 32768});
+    for (IncastPoint &p : pts) {
+        if (p.n == 2 && p.coll != 0) {
+            p.mode_us[UCT_MM_INCAST_MODE_LOCKED] = 4.0;
+            p.mode_us[UCT_MM_INCAST_MODE_BATCHED] = 6.0;
         }
     }
     const AutoThresholds fit = fit_incast(pts);
