@@ -35,6 +35,29 @@ bool geometry_ok(std::uint64_t elements, std::uint64_t seg,
            mode < UCT_MM_INCAST_MODE_LAST;
 }
 
+std::uint64_t pack_group_sizes(const AutoThresholds &t) noexcept
+{
+    return std::uint64_t{t.locked_min_group} |
+           (std::uint64_t{t.pair_group} << kGroupSizeBits) |
+           (std::uint64_t{t.gather_batched_max_group} << (2 * kGroupSizeBits));
+}
+
+// Member 0's word into t; a field out of range reads 0, which valid()
+// refuses (as do bits above the three fields).
+bool unpack_group_sizes(std::uint64_t word, AutoThresholds *t) noexcept
+{
+    constexpr std::uint64_t kField = (std::uint64_t{1} << kGroupSizeBits) - 1;
+    const auto field = [word](unsigned i) {
+        const std::uint64_t v = (word >> (i * kGroupSizeBits)) & kField;
+        return v <= AutoThresholds::kMaxGroup ? static_cast<std::uint32_t>(v)
+                                              : 0;
+    };
+    t->locked_min_group = field(0);
+    t->pair_group = field(1);
+    t->gather_batched_max_group = field(2);
+    return (word >> (3 * kGroupSizeBits)) == 0 && t->valid();
+}
+
 // What every member's chunks of one message carry (the agreement check).
 std::uint32_t message_check(const Message &m, std::uint32_t msg_no) noexcept
 {
@@ -100,10 +123,8 @@ Status IncastGroup::create(const IncastGroupConfig &cfg, IncastGroup **group_p)
     lc.params.value[kParamMode] = static_cast<std::uint64_t>(cfg.mode);
     lc.params.value[kParamAtomicMax] = cfg.thresholds.atomic_max_bytes;
     lc.params.value[kParamLockedMin] = cfg.thresholds.locked_min_bytes;
-    lc.params.value[kParamLockedMinGroup] = cfg.thresholds.locked_min_group;
-    lc.params.value[kParamPairGroup] = cfg.thresholds.pair_group;
-    lc.params.value[kParamGatherBatchedMax] =
-        cfg.thresholds.gather_batched_max_group;
+    lc.params.value[kParamGroupSizes] = pack_group_sizes(cfg.thresholds);
+    lc.params.value[kParamPairLockedMin] = cfg.thresholds.pair_locked_min_bytes;
     lc.timeout_ms = cfg.timeout_ms;
     lc.attach_timeout_ms = cfg.attach_timeout_ms;
     lc.validate = validate;
@@ -174,17 +195,11 @@ Status IncastGroup::validate(void *arg, const LinkParams &p,
         return Status::kIoError;
     }
     AutoThresholds t;
-    const auto group_value = [&p](unsigned i) {
-        return p.value[i] <= AutoThresholds::kMaxGroup
-                   ? static_cast<std::uint32_t>(p.value[i])
-                   : 0; // out of range: refused by valid()
-    };
     t.atomic_max_bytes = static_cast<std::size_t>(p.value[kParamAtomicMax]);
     t.locked_min_bytes = static_cast<std::size_t>(p.value[kParamLockedMin]);
-    t.locked_min_group = group_value(kParamLockedMinGroup);
-    t.pair_group = group_value(kParamPairGroup);
-    t.gather_batched_max_group = group_value(kParamGatherBatchedMax);
-    if (!t.valid()) {
+    t.pair_locked_min_bytes =
+        static_cast<std::size_t>(p.value[kParamPairLockedMin]);
+    if (!unpack_group_sizes(p.value[kParamGroupSizes], &t)) {
         uct_mm_common::log(uct_mm_common::LogLevel::kError,
                            "mm_incast group %s: member 0's AUTO group-size "
                            "thresholds are out of range",

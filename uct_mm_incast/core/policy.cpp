@@ -25,7 +25,9 @@ uct_mm_incast_mode_t auto_reduce(const uct_mm_common::Message &msg,
         return UCT_MM_INCAST_MODE_ATOMIC;
     }
     if (size <= t.pair_group) {
-        return UCT_MM_INCAST_MODE_CENTRALIZED;
+        return msg.length >= t.pair_locked_min_bytes
+                   ? UCT_MM_INCAST_MODE_LOCKED
+                   : UCT_MM_INCAST_MODE_CENTRALIZED;
     }
     if (msg.length >= t.locked_min_bytes && size >= t.locked_min_group) {
         return UCT_MM_INCAST_MODE_LOCKED;

@@ -34,6 +34,11 @@ struct AutoThresholds {
     /// line (0.69-0.89x p2p from 8 B to 1 MiB, batched 0.81-1.02x)
     /// (AUTO_PAIR_GROUP).
     std::uint32_t pair_group = 2;
+    /// Reductions in those groups from this size run LOCKED instead (the
+    /// sender reduces into the root's buffer; gathers stay CENTRALIZED):
+    /// never by default, a calibration sets it where a machine's pairs
+    /// reduce faster locked (AUTO_PAIR_LOCKED_MIN).
+    std::size_t pair_locked_min_bytes = SIZE_MAX;
     /// Gather in bigger groups runs CENTRALIZED, smaller ones BATCHED
     /// (AUTO_GATHER_BATCHED_MAX_GROUP).
     std::uint32_t gather_batched_max_group = 4;

@@ -51,9 +51,9 @@ namespace uct_mm_incast {
 using uct_mm_common::align_up;
 using uct_mm_common::kCacheLine;
 
-/// LinkConfig::layout of an mm_incast group segment ('I', version 2: the
-/// AUTO thresholds in its params).
-inline constexpr std::uint32_t kIncastLayout = 0x49000002;
+/// LinkConfig::layout of an mm_incast group segment ('I', version 3: the
+/// AUTO thresholds in its params, the group sizes in one word).
+inline constexpr std::uint32_t kIncastLayout = 0x49000003;
 
 /// Written by senders only (the root never resets it: it would bounce the
 /// line once more per position). Counters run over every use of the
@@ -88,15 +88,20 @@ static_assert(offsetof(SlotTrailer, seq) == 8);
 
 /// Indexes of LinkParams::value (member 0's constants).
 enum IncastParam : unsigned {
-    kParamElements = 0,        ///< elements in the ring
-    kParamSegBytes = 1,        ///< chunk bytes per member and element
-    kParamMode = 2,            ///< configured uct_mm_incast_mode_t
-    kParamAtomicMax = 3,       ///< AutoThresholds::atomic_max_bytes
-    kParamLockedMin = 4,       ///< AutoThresholds::locked_min_bytes
-    kParamLockedMinGroup = 5,  ///< AutoThresholds::locked_min_group
-    kParamPairGroup = 6,       ///< AutoThresholds::pair_group
-    kParamGatherBatchedMax = 7 ///< AutoThresholds::gather_batched_max_group
+    kParamElements = 0,      ///< elements in the ring
+    kParamSegBytes = 1,      ///< chunk bytes per member and element
+    kParamMode = 2,          ///< configured uct_mm_incast_mode_t
+    kParamAtomicMax = 3,     ///< AutoThresholds::atomic_max_bytes
+    kParamLockedMin = 4,     ///< AutoThresholds::locked_min_bytes
+    kParamGroupSizes = 5,    ///< the three group sizes (pack_group_sizes)
+    kParamPairLockedMin = 6, ///< AutoThresholds::pair_locked_min_bytes
+    kParamUnused = 7         ///< zero
 };
+
+/// AutoThresholds' group sizes (each at most 256) in one params word:
+/// locked_min_group, pair_group, gather_batched_max_group, 16 bits each
+/// from the lowest.
+inline constexpr unsigned kGroupSizeBits = 16;
 
 inline constexpr std::uint32_t kMaxElements = 1U << 16;
 inline constexpr std::uint32_t kMinSegBytes = kCacheLine;

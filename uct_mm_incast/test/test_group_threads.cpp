@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 using namespace incast_test;
+using uct_mm_incast::AutoThresholds;
 
 namespace {
 
@@ -121,4 +122,56 @@ TEST_CASE("incast threads: member 0's AUTO thresholds decide for all",
     });
     CHECK(modes[0] == UCT_MM_INCAST_MODE_LOCKED);
     CHECK(modes[1] == UCT_MM_INCAST_MODE_LOCKED);
+}
+
+TEST_CASE("incast threads: member 0's pair and gather thresholds travel",
+          "[mm][incast][threads]")
+{
+    // Each member reads its mode of a 64-byte int32 reduction and of a
+    // 64-byte gather; rank 0 alone moves the thresholds that decide them.
+    const auto modes_of = [](unsigned n, const AutoThresholds &t0) {
+        ucg_test::SharedMapping mem(segment_bytes(n));
+        Spec s;
+        s.count = 16;
+        std::vector<Spec> script = {s};
+        s.coll = Coll::kGather;
+        s.count = 64;
+        script.push_back(s);
+        std::vector<std::pair<uct_mm_incast_mode_t, uct_mm_incast_mode_t>>
+            modes(n);
+        ucg_test::run_thread_ranks(static_cast<int>(n), [&](int rank) {
+            IncastGroupConfig c = config(mem.data(), mem.size(), rank, n,
+                                         UCT_MM_INCAST_MODE_AUTO);
+            if (rank == 0) {
+                c.thresholds = t0;
+            }
+            auto g = open_group(c);
+            run_script(*g, static_cast<uint32_t>(rank), n, script);
+            Message m;
+            m.coll = Coll::kReduce;
+            m.dtype = UCG_DTYPE_INT32;
+            m.length = 64;
+            Message gm;
+            gm.coll = Coll::kGather;
+            gm.length = 64;
+            modes[static_cast<std::size_t>(rank)] = {g->mode_of(m),
+                                                     g->mode_of(gm)};
+        });
+        return modes;
+    };
+    AutoThresholds pair;
+    pair.pair_locked_min_bytes = 64; // pairs reduce locked from 64 B
+    for (const auto &[reduce, gather] : modes_of(2, pair)) {
+        CHECK(reduce == UCT_MM_INCAST_MODE_LOCKED);
+        CHECK(gather == UCT_MM_INCAST_MODE_CENTRALIZED);
+    }
+    AutoThresholds three; // no pair rule; 3 reduce locked, gather centralized
+    three.pair_group = 1;
+    three.locked_min_group = 3;
+    three.locked_min_bytes = 64;
+    three.gather_batched_max_group = 2;
+    for (const auto &[reduce, gather] : modes_of(3, three)) {
+        CHECK(reduce == UCT_MM_INCAST_MODE_LOCKED);
+        CHECK(gather == UCT_MM_INCAST_MODE_CENTRALIZED);
+    }
 }

@@ -77,6 +77,14 @@ TEST_CASE("incast policy: each threshold moves the mode AUTO picks",
     t = {};
     t.gather_batched_max_group = 8;
     CHECK(auto_mode(gather(64), 5, t) == UCT_MM_INCAST_MODE_BATCHED);
+    t = {};
+    t.pair_locked_min_bytes = 64; // pairs reduce locked from 64 B ...
+    CHECK(auto_mode(reduce_i32(64), 2, t) == UCT_MM_INCAST_MODE_LOCKED);
+    CHECK(auto_mode(reduce_i32(32), 2, t) == UCT_MM_INCAST_MODE_CENTRALIZED);
+    CHECK(auto_mode(reduce_i32(8), 2, t) == UCT_MM_INCAST_MODE_ATOMIC);
+    // ... their gathers stay centralized, bigger groups are not pairs.
+    CHECK(auto_mode(gather(64), 2, t) == UCT_MM_INCAST_MODE_CENTRALIZED);
+    CHECK(auto_mode(reduce_i32(64), 3, t) == UCT_MM_INCAST_MODE_BATCHED);
     // An explicit mode still wins.
     CHECK(message_mode(reduce_i32(8), 2, UCT_MM_INCAST_MODE_BATCHED, t) ==
           UCT_MM_INCAST_MODE_BATCHED);

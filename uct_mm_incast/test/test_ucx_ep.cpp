@@ -168,10 +168,12 @@ TEST_CASE("AUTO thresholds: settings parse, bad values are refused",
     CHECK(open_with("AUTO_LOCKED_MIN", "64k") == UCS_OK);
     CHECK(open_with("AUTO_LOCKED_MIN_GROUP", "256") == UCS_OK);
     CHECK(open_with("AUTO_PAIR_GROUP", "1") == UCS_OK);
+    CHECK(open_with("AUTO_PAIR_LOCKED_MIN", "4k") == UCS_OK);
     CHECK(open_with("AUTO_GATHER_BATCHED_MAX_GROUP", "8") == UCS_OK);
     // Not a size or a number: UCX's parser refuses it.
     CHECK(open_with("AUTO_ATOMIC_MAX", "lots") == UCS_ERR_INVALID_PARAM);
     CHECK(open_with("AUTO_PAIR_GROUP", "two") == UCS_ERR_INVALID_PARAM);
+    CHECK(open_with("AUTO_PAIR_LOCKED_MIN", "some") == UCS_ERR_INVALID_PARAM);
     // Out of 1..256: the iface refuses it (one log line).
     CHECK(open_with("AUTO_PAIR_GROUP", "0") == UCS_ERR_INVALID_PARAM);
     CHECK(open_with("AUTO_LOCKED_MIN_GROUP", "257") == UCS_ERR_INVALID_PARAM);

@@ -88,6 +88,7 @@ typedef struct uct_mm_incast_group_settings {
     size_t auto_locked_min;
     unsigned auto_locked_min_group;
     unsigned auto_pair_group;
+    size_t auto_pair_locked_min;
     unsigned auto_gather_batched_max_group;
 } uct_mm_incast_group_settings_t;
 

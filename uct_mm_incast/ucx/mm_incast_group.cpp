@@ -30,6 +30,7 @@ IncastGroupConfig group_config(const uct_mm_incast_group_settings_t &s)
     c.thresholds.locked_min_bytes = s.auto_locked_min;
     c.thresholds.locked_min_group = s.auto_locked_min_group;
     c.thresholds.pair_group = s.auto_pair_group;
+    c.thresholds.pair_locked_min_bytes = s.auto_pair_locked_min;
     c.thresholds.gather_batched_max_group = s.auto_gather_batched_max_group;
     c.max_outstanding = s.max_outstanding;
     c.max_group_size = s.max_group_size;

@@ -112,6 +112,13 @@ ucs_config_field_t uct_mm_incast_iface_config_table[] = {
      ucs_offsetof(uct_mm_incast_iface_config_t, auto_pair_group),
      UCS_CONFIG_TYPE_UINT},
 
+    {"AUTO_PAIR_LOCKED_MIN", "inf",
+     "MODE=auto: reductions in groups up to AUTO_PAIR_GROUP from this size\n"
+     "(inf: never) run locked instead; their gathers stay centralized.\n"
+     "Member 0's is used",
+     ucs_offsetof(uct_mm_incast_iface_config_t, auto_pair_locked_min),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
     {"AUTO_GATHER_BATCHED_MAX_GROUP", "4",
      "MODE=auto: gather in groups over AUTO_PAIR_GROUP and up to this size\n"
      "(members, 1..256) runs batched, in bigger ones centralized. Member\n"
@@ -377,6 +384,7 @@ static UCS_CLASS_INIT_FUNC(uct_mm_incast_iface_t, uct_md_h md,
     self->group.auto_locked_min = config->auto_locked_min;
     self->group.auto_locked_min_group = config->auto_locked_min_group;
     self->group.auto_pair_group = config->auto_pair_group;
+    self->group.auto_pair_locked_min = config->auto_pair_locked_min;
     self->group.auto_gather_batched_max_group =
         config->auto_gather_batched_max_group;
     return UCS_OK;

@@ -36,6 +36,7 @@ typedef struct uct_mm_incast_iface_config {
     size_t auto_locked_min;   /* AUTO: LOCKED from these bytes ... */
     unsigned auto_locked_min_group;         /* ... and members */
     unsigned auto_pair_group;               /* AUTO: CENTRALIZED up to */
+    size_t auto_pair_locked_min;            /* ... but reductions LOCKED from */
     unsigned auto_gather_batched_max_group; /* AUTO gather: BATCHED up to */
 } uct_mm_incast_iface_config_t;
 
