@@ -3,7 +3,7 @@
 // the fastest path measured on this machine. Runs the incast and bcast
 // benchmarks quietly at the sizes and group sizes asked for, then fits:
 //  - mm_incast MODE=auto (UCX_MM_INCAST_AUTO_*): every combination of
-//    the five thresholds of policy.h, each over the values that change a
+//    the six thresholds of policy.h, each over the values that change a
 //    measured point's mode; the cost of a set is the sum over points of
 //    (median of the mode message_mode() picks) / (fastest mode measured),
 //    evaluated with the transport's own policy function, at most
@@ -140,6 +140,8 @@ int run_calibrate(Options opts, bool incast, bool bcast)
                     fit.locked_min_group);
         std::printf("export UCX_MM_INCAST_AUTO_PAIR_GROUP=%u\n",
                     fit.pair_group);
+        std::printf("export UCX_MM_INCAST_AUTO_PAIR_LOCKED_MIN=%s\n",
+                    size_str(fit.pair_locked_min_bytes).c_str());
         std::printf("export UCX_MM_INCAST_AUTO_GATHER_BATCHED_MAX_GROUP=%u\n",
                     fit.gather_batched_max_group);
         std::printf("export UCX_MM_INCAST_GROUP_SEG_SIZE=%zu\n",

@@ -91,6 +91,7 @@ int moved(const AutoThresholds &t)
            (t.locked_min_bytes != d.locked_min_bytes) +
            (t.locked_min_group != d.locked_min_group) +
            (t.pair_group != d.pair_group) +
+           (t.pair_locked_min_bytes != d.pair_locked_min_bytes) +
            (t.gather_batched_max_group != d.gather_batched_max_group);
 }
 
@@ -100,18 +101,20 @@ AutoThresholds fit_incast(const std::vector<IncastPoint> &pts)
 {
     // Each threshold over the values that change a measured point's mode
     // (and its default), every combination: the modes interlock (a pair
-    // reaches LOCKED only with pair_group, locked_min_group and
-    // locked_min_bytes moved together), so one at a time can stall.
-    // (sizes + 2)^2 x 9^3 combinations: 26,244 with the five default
-    // sizes, a fraction of a second.
+    // can reach LOCKED through pair_locked_min_bytes, or through
+    // pair_group, locked_min_group and locked_min_bytes moved together),
+    // so one at a time can stall. (sizes + 2)^2 x (sizes + 1) x 9^3
+    // combinations: 214,326 with the five default sizes, under a second.
     const AutoThresholds def;
     std::vector<std::size_t> atomic_max{0, def.atomic_max_bytes},
-        locked_min{def.locked_min_bytes, SIZE_MAX};
+        locked_min{def.locked_min_bytes, SIZE_MAX},
+        pair_locked_min{def.pair_locked_min_bytes};
     for (const IncastPoint &p : pts) {
         atomic_max.push_back(p.bytes);
         locked_min.push_back(p.bytes);
+        pair_locked_min.push_back(p.bytes);
     }
-    for (auto *v : {&atomic_max, &locked_min}) {
+    for (auto *v : {&atomic_max, &locked_min, &pair_locked_min}) {
         std::sort(v->begin(), v->end());
         v->erase(std::unique(v->begin(), v->end()), v->end());
     }
@@ -123,6 +126,23 @@ AutoThresholds fit_incast(const std::vector<IncastPoint> &pts)
     AutoThresholds best = def;
     double best_cost = def_cost;
     int best_changed = 0;
+    // Leaves the defaults only where that saves kMinGain per point whose
+    // path it changes; among equal costs, the fewest paths changed, then
+    // the fewest thresholds moved.
+    const auto consider = [&](const AutoThresholds &t) {
+        const double c = incast_cost(pts, t);
+        const int ch = changed(pts, def, t);
+        if (c >= def_cost - kMinGain * ch) {
+            return;
+        }
+        if (c < best_cost ||
+            (c == best_cost &&
+             std::pair{ch, moved(t)} < std::pair{best_changed, moved(best)})) {
+            best = t;
+            best_cost = c;
+            best_changed = ch;
+        }
+    };
     AutoThresholds t;
     for (std::size_t am : atomic_max) {
         t.atomic_max_bytes = am;
@@ -132,24 +152,11 @@ AutoThresholds fit_incast(const std::vector<IncastPoint> &pts)
                 t.locked_min_group = lg;
                 for (std::uint32_t pg : groups) {
                     t.pair_group = pg;
-                    for (std::uint32_t gb : groups) {
-                        t.gather_batched_max_group = gb;
-                        const double c = incast_cost(pts, t);
-                        const int ch = changed(pts, def, t);
-                        // Leaves the defaults only where that saves
-                        // kMinGain per point whose path it changes; among
-                        // equal costs, the fewest paths changed, then the
-                        // fewest thresholds moved.
-                        if (c >= def_cost - kMinGain * ch) {
-                            continue;
-                        }
-                        if (c < best_cost ||
-                            (c == best_cost &&
-                             std::pair{ch, moved(t)} <
-                                 std::pair{best_changed, moved(best)})) {
-                            best = t;
-                            best_cost = c;
-                            best_changed = ch;
+                    for (std::size_t pl : pair_locked_min) {
+                        t.pair_locked_min_bytes = pl;
+                        for (std::uint32_t gb : groups) {
+                            t.gather_batched_max_group = gb;
+                            consider(t);
                         }
                     }
                 }

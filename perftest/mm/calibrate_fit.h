@@ -24,7 +24,7 @@ uct_mm_incast_mode_t picked(const IncastPoint &p, const AutoThresholds &t);
 double incast_cost(const std::vector<IncastPoint> &pts,
                    const AutoThresholds &t);
 
-/// UCX_MM_INCAST_AUTO_*: every combination of the five thresholds, each
+/// UCX_MM_INCAST_AUTO_*: every combination of the six thresholds, each
 /// over the values that change a measured point's mode; the cheapest
 /// that saves 5% per point it changes, else the defaults.
 AutoThresholds fit_incast(const std::vector<IncastPoint> &pts);

@@ -5,8 +5,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 
 using namespace ucg_mm_bench;
 
@@ -46,6 +48,12 @@ std::vector<IncastPoint> tied_incast(std::initializer_list<std::size_t> sizes)
         }
     }
     return pts;
+}
+
+// The fastest of a point's modes (index 0, AUTO, is not one).
+double fastest_us(const IncastPoint &p)
+{
+    return *std::min_element(std::begin(p.mode_us) + 1, std::end(p.mode_us));
 }
 
 } // namespace
@@ -99,6 +107,7 @@ TEST_CASE("mm_incast's thresholds stay at their defaults where every mode "
     CHECK(fit.locked_min_bytes == def.locked_min_bytes);
     CHECK(fit.locked_min_group == def.locked_min_group);
     CHECK(fit.pair_group == def.pair_group);
+    CHECK(fit.pair_locked_min_bytes == def.pair_locked_min_bytes);
     CHECK(fit.gather_batched_max_group == def.gather_batched_max_group);
     CHECK(incast_cost(pts, fit) == Approx(double(pts.size())));
 }
@@ -108,9 +117,9 @@ TEST_CASE("mm_incast's thresholds move together where only a combination "
           "[calibrate]")
 {
     // Pairs reduce fastest LOCKED at every size; bigger groups tie in
-    // every mode. Pairs reach LOCKED only with three thresholds moved at
-    // once (pair_group, locked_min_group, locked_min_bytes; and
-    // atomic_max_bytes for int32 at 8 B): no single one gains alone.
+    // every mode. An int32 pair at 8 B reaches LOCKED only with two
+    // thresholds moved at once (atomic_max_bytes and
+    // pair_locked_min_bytes): neither gains there alone.
     std::vector<IncastPoint> pts = tied_incast({8, 64, 4096, 32768});
     for (IncastPoint &p : pts) {
         if (p.n == 2 && p.coll != 0) {
@@ -125,6 +134,40 @@ TEST_CASE("mm_incast's thresholds move together where only a combination "
             CHECK(picked(p, fit) == UCT_MM_INCAST_MODE_LOCKED);
         } else {
             CHECK(p.mode_us[picked(p, fit)] == 5.0); // a tie: any mode
+        }
+    }
+    CHECK(incast_cost(pts, fit) == Approx(double(pts.size())));
+}
+
+TEST_CASE("mm_incast: pairs can reduce locked and still gather centralized",
+          "[calibrate]")
+{
+    // What the VM measures: pair gathers fastest centralized, 4-rank
+    // gathers batched, pair reductions locked from 4 KiB (centralized or
+    // atomic below). Only AUTO_PAIR_LOCKED_MIN gives all of it: moving
+    // pair_group off the pair sends its gathers off centralized.
+    std::vector<IncastPoint> pts = tied_incast({8, 64, 4096, 32768});
+    for (IncastPoint &p : pts) {
+        auto &us = p.mode_us;
+        if (p.coll == 0 && p.n <= 4) {
+            const bool pair = p.n == 2;
+            us[UCT_MM_INCAST_MODE_CENTRALIZED] = pair ? 4.0 : 6.0;
+            us[UCT_MM_INCAST_MODE_BATCHED] = pair ? 6.0 : 4.0;
+        } else if (p.coll != 0 && p.n == 2) {
+            const bool big = p.bytes >= 4096;
+            us[UCT_MM_INCAST_MODE_LOCKED] = big ? 4.0 : 6.0;
+            us[UCT_MM_INCAST_MODE_CENTRALIZED] = big ? 5.0 : 4.0;
+            us[UCT_MM_INCAST_MODE_ATOMIC] = 4.0;
+        }
+    }
+    const AutoThresholds fit = fit_incast(pts);
+    CHECK(fit.pair_locked_min_bytes == 4096);
+    for (const IncastPoint &p : pts) {
+        INFO("coll " << p.coll << " n " << p.n << " bytes " << p.bytes);
+        const auto mode = picked(p, fit);
+        CHECK(p.mode_us[mode] == fastest_us(p));
+        if (p.n == 2 && p.coll != 0 && p.bytes >= 4096) {
+            CHECK(mode == UCT_MM_INCAST_MODE_LOCKED);
         }
     }
     CHECK(incast_cost(pts, fit) == Approx(double(pts.size())));
