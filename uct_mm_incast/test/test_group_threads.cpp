@@ -93,84 +93,72 @@ TEST_CASE("incast threads: group sizes 1 to 8, auto mode",
     });
 }
 
-TEST_CASE("incast threads: member 0's AUTO thresholds decide for all",
-          "[mm][incast][threads]")
+namespace {
+
+// Each member's mode of an int32 reduction of `reduce_bytes` and of a
+// 64-byte gather, after one message of each, when rank 0 alone configures
+// `t0` (the others keep the defaults).
+std::vector<std::pair<uct_mm_incast_mode_t, uct_mm_incast_mode_t>>
+modes_of(unsigned n, const AutoThresholds &t0, std::size_t reduce_bytes)
 {
-    constexpr unsigned n = 2;
     ucg_test::SharedMapping mem(segment_bytes(n));
     Spec s;
-    s.count = 2; // 8 bytes of int32: ATOMIC by default
-    s.dtype = UCG_DTYPE_INT32;
-    const std::vector<Spec> script = {s};
-    std::vector<uct_mm_incast_mode_t> modes(n, UCT_MM_INCAST_MODE_LAST);
+    s.count = reduce_bytes / 4;
+    std::vector<Spec> script = {s};
+    s.coll = Coll::kGather;
+    s.count = 64;
+    script.push_back(s);
+    std::vector<std::pair<uct_mm_incast_mode_t, uct_mm_incast_mode_t>> modes(n);
     ucg_test::run_thread_ranks(static_cast<int>(n), [&](int rank) {
         IncastGroupConfig c =
             config(mem.data(), mem.size(), rank, n, UCT_MM_INCAST_MODE_AUTO);
-        if (rank == 0) { // the others keep the defaults
-            c.thresholds.atomic_max_bytes = 0;
-            c.thresholds.pair_group = 1;
-            c.thresholds.locked_min_bytes = 8;
-            c.thresholds.locked_min_group = 2;
+        if (rank == 0) {
+            c.thresholds = t0;
         }
         auto g = open_group(c);
         run_script(*g, static_cast<uint32_t>(rank), n, script);
         Message m;
         m.coll = Coll::kReduce;
         m.dtype = UCG_DTYPE_INT32;
-        m.length = 8;
-        modes[static_cast<std::size_t>(rank)] = g->mode_of(m);
+        m.length = reduce_bytes;
+        Message gm;
+        gm.coll = Coll::kGather;
+        gm.length = 64;
+        modes[static_cast<std::size_t>(rank)] = {g->mode_of(m), g->mode_of(gm)};
     });
-    CHECK(modes[0] == UCT_MM_INCAST_MODE_LOCKED);
-    CHECK(modes[1] == UCT_MM_INCAST_MODE_LOCKED);
+    return modes;
+}
+
+} // namespace
+
+TEST_CASE("incast threads: member 0's AUTO thresholds decide for all",
+          "[mm][incast][threads]")
+{
+    // 8 bytes of int32 run ATOMIC by default, LOCKED with these.
+    const AutoThresholds t{.atomic_max_bytes = 0,
+                           .locked_min_bytes = 8,
+                           .locked_min_group = 2,
+                           .pair_group = 1};
+    for (const auto &[reduce, gather] : modes_of(2, t, 8)) {
+        CHECK(reduce == UCT_MM_INCAST_MODE_LOCKED);
+    }
 }
 
 TEST_CASE("incast threads: member 0's pair and gather thresholds travel",
           "[mm][incast][threads]")
 {
-    // Each member reads its mode of a 64-byte int32 reduction and of a
-    // 64-byte gather; rank 0 alone moves the thresholds that decide them.
-    const auto modes_of = [](unsigned n, const AutoThresholds &t0) {
-        ucg_test::SharedMapping mem(segment_bytes(n));
-        Spec s;
-        s.count = 16;
-        std::vector<Spec> script = {s};
-        s.coll = Coll::kGather;
-        s.count = 64;
-        script.push_back(s);
-        std::vector<std::pair<uct_mm_incast_mode_t, uct_mm_incast_mode_t>>
-            modes(n);
-        ucg_test::run_thread_ranks(static_cast<int>(n), [&](int rank) {
-            IncastGroupConfig c = config(mem.data(), mem.size(), rank, n,
-                                         UCT_MM_INCAST_MODE_AUTO);
-            if (rank == 0) {
-                c.thresholds = t0;
-            }
-            auto g = open_group(c);
-            run_script(*g, static_cast<uint32_t>(rank), n, script);
-            Message m;
-            m.coll = Coll::kReduce;
-            m.dtype = UCG_DTYPE_INT32;
-            m.length = 64;
-            Message gm;
-            gm.coll = Coll::kGather;
-            gm.length = 64;
-            modes[static_cast<std::size_t>(rank)] = {g->mode_of(m),
-                                                     g->mode_of(gm)};
-        });
-        return modes;
-    };
-    AutoThresholds pair;
-    pair.pair_locked_min_bytes = 64; // pairs reduce locked from 64 B
-    for (const auto &[reduce, gather] : modes_of(2, pair)) {
+    // Pairs reduce locked from 64 B; 3 members with no pair rule reduce
+    // locked from 64 B and gather centralized.
+    const AutoThresholds pair{.pair_locked_min_bytes = 64};
+    const AutoThresholds three{.locked_min_bytes = 64,
+                               .locked_min_group = 3,
+                               .pair_group = 1,
+                               .gather_batched_max_group = 2};
+    for (const auto &[reduce, gather] : modes_of(2, pair, 64)) {
         CHECK(reduce == UCT_MM_INCAST_MODE_LOCKED);
         CHECK(gather == UCT_MM_INCAST_MODE_CENTRALIZED);
     }
-    AutoThresholds three; // no pair rule; 3 reduce locked, gather centralized
-    three.pair_group = 1;
-    three.locked_min_group = 3;
-    three.locked_min_bytes = 64;
-    three.gather_batched_max_group = 2;
-    for (const auto &[reduce, gather] : modes_of(3, three)) {
+    for (const auto &[reduce, gather] : modes_of(3, three, 64)) {
         CHECK(reduce == UCT_MM_INCAST_MODE_LOCKED);
         CHECK(gather == UCT_MM_INCAST_MODE_CENTRALIZED);
     }
