@@ -77,6 +77,13 @@ std::uint32_t message_check(const Message &m, std::uint32_t msg_no) noexcept
     return static_cast<std::uint32_t>(h ^ (h >> 32));
 }
 
+// The direct slot bytes member 0 publishes for a group of its size.
+std::uint32_t direct_bytes_of(const IncastGroupConfig &cfg) noexcept
+{
+    return cfg.size >= 2 && cfg.size <= cfg.direct_max_group ? cfg.direct_bytes
+                                                             : 0;
+}
+
 } // namespace
 
 IncastGeometry geometry_of(const IncastGroupConfig &cfg) noexcept
@@ -105,7 +112,8 @@ Status IncastGroup::create(const IncastGroupConfig &cfg, IncastGroup **group_p)
     if (cfg.size == 0 || cfg.member >= cfg.size ||
         cfg.size > uct_mm_common::kMaxGroupMembers ||
         cfg.max_outstanding == 0 || !cfg.thresholds.valid() ||
-        !geometry_ok(geo.elements, geo.seg_bytes, cfg.mode)) {
+        !geometry_ok(geo.elements, geo.seg_bytes, cfg.mode) ||
+        !DirectGeometry::valid(cfg.direct_bytes)) {
         return Status::kInvalidParam;
     }
     std::unique_ptr<IncastGroup> g(new (std::nothrow) IncastGroup(cfg));
@@ -117,7 +125,8 @@ Status IncastGroup::create(const IncastGroupConfig &cfg, IncastGroup **group_p)
     lc.layout = kIncastLayout;
     lc.member = cfg.member;
     lc.size = cfg.size;
-    lc.region_bytes = geo.region_bytes();
+    const DirectGeometry dgeo{cfg.size, direct_bytes_of(cfg)};
+    lc.region_bytes = geo.region_bytes() + dgeo.region_bytes();
     lc.params.value[kParamElements] = geo.elements;
     lc.params.value[kParamSegBytes] = geo.seg_bytes;
     lc.params.value[kParamMode] = static_cast<std::uint64_t>(cfg.mode);
@@ -125,6 +134,7 @@ Status IncastGroup::create(const IncastGroupConfig &cfg, IncastGroup **group_p)
     lc.params.value[kParamLockedMin] = cfg.thresholds.locked_min_bytes;
     lc.params.value[kParamGroupSizes] = pack_group_sizes(cfg.thresholds);
     lc.params.value[kParamPairLockedMin] = cfg.thresholds.pair_locked_min_bytes;
+    lc.params.value[kParamDirectBytes] = dgeo.slot_bytes;
     lc.timeout_ms = cfg.timeout_ms;
     lc.attach_timeout_ms = cfg.attach_timeout_ms;
     lc.validate = validate;
@@ -145,6 +155,7 @@ Status IncastGroup::create(const IncastGroupConfig &cfg, IncastGroup **group_p)
     g->thresholds_ = cfg.thresholds;
     g->element_bytes_ = geo.element_bytes();
     g->seen_.resize(geo.elements);
+    g->direct_geo_ = dgeo;
     g->known_ = true;
     st = g->format();
     if (st != Status::kOk) {
@@ -182,16 +193,22 @@ Status IncastGroup::validate(void *arg, const LinkParams &p,
     geo.members = g->cfg_.size;
     geo.elements = static_cast<std::uint32_t>(p.value[kParamElements]);
     geo.seg_bytes = static_cast<std::uint32_t>(p.value[kParamSegBytes]);
+    const std::uint64_t direct_bytes = p.value[kParamDirectBytes];
+    const DirectGeometry dgeo{g->cfg_.size,
+                              static_cast<std::uint32_t>(direct_bytes)};
     if (!geometry_ok(p.value[kParamElements], p.value[kParamSegBytes],
                      p.value[kParamMode]) ||
-        geo.region_bytes() > region_bytes) {
+        !DirectGeometry::valid(direct_bytes) ||
+        geo.region_bytes() + dgeo.region_bytes() > region_bytes) {
         uct_mm_common::log(uct_mm_common::LogLevel::kError,
                            "mm_incast group %s: %llu elements of %llu-byte "
-                           "chunks (mode %llu) do not fit its segment",
+                           "chunks (mode %llu) and %llu-byte direct slots do "
+                           "not fit its segment",
                            g->cfg_.name.c_str(),
                            static_cast<unsigned long long>(p.value[0]),
                            static_cast<unsigned long long>(p.value[1]),
-                           static_cast<unsigned long long>(p.value[2]));
+                           static_cast<unsigned long long>(p.value[2]),
+                           static_cast<unsigned long long>(direct_bytes));
         return Status::kIoError;
     }
     AutoThresholds t;
@@ -215,8 +232,22 @@ Status IncastGroup::validate(void *arg, const LinkParams &p,
     g->mode_ = static_cast<uct_mm_incast_mode_t>(p.value[kParamMode]);
     g->thresholds_ = t;
     g->element_bytes_ = geo.element_bytes();
+    g->direct_geo_ = dgeo;
     g->known_ = true;
     return Status::kOk;
+}
+
+DirectArea *IncastGroup::direct() noexcept
+{
+    if (!link_.joined() || direct_geo_.slot_bytes == 0) {
+        return nullptr;
+    }
+    if (!direct_.attached() &&
+        direct_.attach(link_.region() + geo_.region_bytes(), direct_geo_,
+                       cfg_.member, &link_) != Status::kOk) {
+        return nullptr;
+    }
+    return &direct_;
 }
 
 uct_mm_common::GroupLimits

@@ -6,6 +6,7 @@
 // failures from the common link.
 #pragma once
 
+#include "direct.h"
 #include "policy.h"
 #include "reduce_ops.h"
 #include "seq_layout.h"
@@ -31,6 +32,10 @@ struct IncastGroupConfig {
     std::uint32_t seg_bytes = 8192;
     uct_mm_incast_mode_t mode = UCT_MM_INCAST_MODE_AUTO;
     AutoThresholds thresholds; ///< AUTO's crossovers (member 0's)
+    /// Direct messages (direct.h): payload bytes per slot (a multiple of
+    /// 64, 0: none) in groups of 2 to direct_max_group members (member 0's).
+    std::uint32_t direct_bytes = 0;
+    std::uint32_t direct_max_group = 0;
     std::uint32_t max_outstanding = 16;
     std::uint32_t timeout_ms = 2000;
     std::uint32_t attach_timeout_ms = 10000;
@@ -68,6 +73,11 @@ class IncastGroup final : public uct_mm_common::GroupCore {
     /// The mode `msg` runs in; UCT_MM_INCAST_MODE_LAST before this member
     /// knows member 0's configuration (not yet attached).
     uct_mm_incast_mode_t mode_of(const Message &msg) const noexcept;
+    /// The group's direct area once this member has joined, or nullptr
+    /// (not joined yet; member 0 configured none for this group).
+    DirectArea *direct() noexcept;
+    /// Whether this member has joined (knows member 0's configuration).
+    bool joined() const noexcept { return link_.joined(); }
 
   private:
     struct Op {
@@ -130,6 +140,8 @@ class IncastGroup final : public uct_mm_common::GroupCore {
     IncastGeometry geo_; ///< member 0's (checked at attach)
     uct_mm_incast_mode_t mode_ = UCT_MM_INCAST_MODE_AUTO; ///< member 0's
     AutoThresholds thresholds_;                           ///< member 0's
+    DirectGeometry direct_geo_;                           ///< member 0's
+    DirectArea direct_;
     bool known_ = false; ///< geo_, mode_, thresholds_ are member 0's
     std::size_t element_bytes_ = 0;
     uct_mm_common::PostRing<Op> ops_;

@@ -51,9 +51,10 @@ namespace uct_mm_incast {
 using uct_mm_common::align_up;
 using uct_mm_common::kCacheLine;
 
-/// LinkConfig::layout of an mm_incast group segment ('I', version 3: the
-/// AUTO thresholds in its params, the group sizes in one word).
-inline constexpr std::uint32_t kIncastLayout = 0x49000003;
+/// LinkConfig::layout of an mm_incast group segment ('I', version 4: the
+/// AUTO thresholds in its params, the group sizes in one word, the direct
+/// area (direct.h) after the ring).
+inline constexpr std::uint32_t kIncastLayout = 0x49000004;
 
 /// Written by senders only (the root never resets it: it would bounce the
 /// line once more per position). Counters run over every use of the
@@ -95,7 +96,7 @@ enum IncastParam : unsigned {
     kParamLockedMin = 4,     ///< AutoThresholds::locked_min_bytes
     kParamGroupSizes = 5,    ///< the three group sizes (pack_group_sizes)
     kParamPairLockedMin = 6, ///< AutoThresholds::pair_locked_min_bytes
-    kParamUnused = 7         ///< zero
+    kParamDirectBytes = 7    ///< direct slot payload (direct.h); 0: none
 };
 
 /// AutoThresholds' group sizes (each at most 256) in one params word:

@@ -76,6 +76,76 @@ uct_mm_incast_mode_t uct_mm_incast_group_msg_mode(uct_group_h group,
 /** "auto", "batched", "centralized", "locked", "atomic"; "invalid". */
 const char *uct_mm_incast_mode_name(uct_mm_incast_mode_t mode);
 
+/**
+ * Direct messages: small collectives of the whole group that the caller
+ * runs on flags in the group's segment, without the iface's progress.
+ * Every member posts its part of each direct message in one order (a
+ * sequence of its own, apart from uct_group_send/recv's); a member's slot
+ * holds at most max_length bytes (UCX_MM_INCAST_DIRECT_SIZE of member 0,
+ * in groups of up to DIRECT_MAX_GROUP members). Reductions combine in
+ * member order, so every member gets the same result.
+ */
+typedef struct uct_mm_incast_direct *uct_mm_incast_direct_h;
+
+/** Kinds of direct message. */
+typedef enum uct_mm_incast_direct_coll {
+    UCT_MM_INCAST_DIRECT_BARRIER = 0, /**< length 0: done once all posted */
+    UCT_MM_INCAST_DIRECT_BCAST,       /**< root's src into others' dst */
+    UCT_MM_INCAST_DIRECT_REDUCE,      /**< all srcs reduced into root's dst */
+    UCT_MM_INCAST_DIRECT_ALLREDUCE,   /**< all srcs reduced into every dst */
+    UCT_MM_INCAST_DIRECT_ALLGATHER    /**< member m's src at dst + m*length */
+} uct_mm_incast_direct_coll_t;
+
+/** One member's part of one direct message. */
+typedef struct uct_mm_incast_direct_msg {
+    uct_mm_incast_direct_coll_t coll;
+    unsigned root;     /**< BCAST, REDUCE: member index */
+    ucg_op_t op;       /**< reductions (no UCG_OP_USER) */
+    ucg_dtype_t dtype; /**< reductions */
+    size_t length;     /**< bytes per member, the same on every member */
+    const void *src;   /**< read during the post only */
+    void *dst;         /**< written before completion; may equal src */
+} uct_mm_incast_direct_msg_t;
+
+/**
+ * The direct messages of a connected group.
+ * @param [in]  group         An mm_incast group this member has joined.
+ * @param [out] direct_p      Its direct messages, valid until the group is
+ *                            destroyed.
+ * @param [out] max_length_p  Largest length of a direct message.
+ * @return UCS_OK; UCS_ERR_UNSUPPORTED where member 0 configured none for
+ *         this group; UCS_ERR_NO_RESOURCE before this member joined;
+ *         UCS_ERR_INVALID_PARAM for a group of another transport.
+ */
+ucs_status_t uct_mm_incast_group_direct(uct_group_h group,
+                                        uct_mm_incast_direct_h *direct_p,
+                                        size_t *max_length_p);
+
+/**
+ * Posts this member's part of the next direct message.
+ * @return UCS_OK when complete already; UCS_INPROGRESS (*id_p set: test
+ *         it); UCS_ERR_NO_RESOURCE with 64 posts not complete (nothing
+ *         posted); UCS_ERR_INVALID_PARAM (one log line) for a message the
+ *         group cannot run; the group's failure (as uct_group.h).
+ */
+ucs_status_t uct_mm_incast_direct_post(uct_mm_incast_direct_h direct,
+                                       const uct_mm_incast_direct_msg_t *msg,
+                                       uint64_t *id_p);
+
+/**
+ * Moves every posted direct message as far as it goes (never blocks).
+ * @return UCS_OK once message `id` is complete, UCS_INPROGRESS, or the
+ *         group's failure (a dead member: UCS_ERR_CONNECTION_RESET within
+ *         UCX_MM_INCAST_TIMEOUT; members that disagree on a message:
+ *         UCS_ERR_IO_ERROR).
+ */
+ucs_status_t uct_mm_incast_direct_test(uct_mm_incast_direct_h direct,
+                                       uint64_t id);
+
+/** The poster of message `id` is gone: it completes in order without
+ *  writing its dst. */
+void uct_mm_incast_direct_abandon(uct_mm_incast_direct_h direct, uint64_t id);
+
 #ifdef __cplusplus
 }
 #endif

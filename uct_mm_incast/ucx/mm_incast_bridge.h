@@ -90,6 +90,8 @@ typedef struct uct_mm_incast_group_settings {
     unsigned auto_pair_group;
     size_t auto_pair_locked_min;
     unsigned auto_gather_batched_max_group;
+    size_t direct_size;        /* direct slot payload bytes (0: none) */
+    unsigned direct_max_group; /* ... in groups of up to these members */
 } uct_mm_incast_group_settings_t;
 
 /** Fills *s from an mm_incast iface; returns 0 when `iface` (a

@@ -32,6 +32,8 @@ IncastGroupConfig group_config(const uct_mm_incast_group_settings_t &s)
     c.thresholds.pair_group = s.auto_pair_group;
     c.thresholds.pair_locked_min_bytes = s.auto_pair_locked_min;
     c.thresholds.gather_batched_max_group = s.auto_gather_batched_max_group;
+    c.direct_bytes = static_cast<std::uint32_t>(s.direct_size);
+    c.direct_max_group = s.direct_max_group;
     c.max_outstanding = s.max_outstanding;
     c.max_group_size = s.max_group_size;
     c.timeout_ms = static_cast<std::uint32_t>(s.timeout * 1e3);
@@ -98,6 +100,59 @@ uct_mm_incast_mode_t msg_mode(uct_group_h group, const uct_group_msg_t *m)
     return core->mode_of(msg);
 }
 
+ucs_status_t group_direct(uct_group_h group, uct_mm_incast_direct_h *direct_p,
+                          size_t *max_length_p)
+{
+    auto *core = dynamic_cast<IncastGroup *>(uct_mm_common::core_of(group));
+    if (core == nullptr || direct_p == nullptr || max_length_p == nullptr) {
+        ucs_error("mm_incast: group_direct needs an mm_incast group");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    if (core->state() != Status::kOk) {
+        return to_ucs_status(core->state());
+    }
+    DirectArea *d = core->direct();
+    if (d == nullptr) {
+        // Not joined yet, or member 0 configured no direct slots.
+        return core->joined() ? UCS_ERR_UNSUPPORTED : UCS_ERR_NO_RESOURCE;
+    }
+    *direct_p = reinterpret_cast<uct_mm_incast_direct_h>(d);
+    *max_length_p = d->max_length();
+    return UCS_OK;
+}
+
+DirectArea *to_area(uct_mm_incast_direct_h direct)
+{
+    return reinterpret_cast<DirectArea *>(direct);
+}
+
+ucs_status_t direct_post(uct_mm_incast_direct_h direct,
+                         const uct_mm_incast_direct_msg_t *msg, uint64_t *id_p)
+{
+    if (direct == nullptr || msg == nullptr || id_p == nullptr) {
+        ucs_error("mm_incast: direct_post without a group, message or id");
+        return UCS_ERR_INVALID_PARAM;
+    }
+    DirectMsg m;
+    // The kinds map one to one; an out-of-range value fails check().
+    m.coll = static_cast<DirectColl>(static_cast<unsigned>(msg->coll));
+    m.root = msg->root;
+    m.op = msg->op;
+    m.dtype = msg->dtype;
+    m.length = msg->length;
+    m.src = msg->src;
+    m.dst = msg->dst;
+    DirectArea *d = to_area(direct);
+    const char *why = "";
+    if (d->check(m, &why) != Status::kOk) {
+        ucs_error("mm_incast: direct message of %zu bytes (kind %u, root "
+                  "%u): %s",
+                  m.length, static_cast<unsigned>(msg->coll), m.root, why);
+        return UCS_ERR_INVALID_PARAM;
+    }
+    return to_ucs_status(d->post(m, id_p));
+}
+
 } // namespace
 } // namespace uct_mm_incast
 
@@ -130,4 +185,33 @@ extern "C" __attribute__((visibility("default"))) const char *
 uct_mm_incast_mode_name(uct_mm_incast_mode_t mode)
 {
     return uct_mm_incast::mode_name(mode);
+}
+
+extern "C" __attribute__((visibility("default"))) ucs_status_t
+uct_mm_incast_group_direct(uct_group_h group, uct_mm_incast_direct_h *direct_p,
+                           size_t *max_length_p)
+{
+    UCT_MM_GUARD("uct_mm_incast_group_direct",
+                 uct_mm_incast::group_direct(group, direct_p, max_length_p));
+}
+
+extern "C" __attribute__((visibility("default"))) ucs_status_t
+uct_mm_incast_direct_post(uct_mm_incast_direct_h direct,
+                          const uct_mm_incast_direct_msg_t *msg, uint64_t *id_p)
+{
+    UCT_MM_GUARD("uct_mm_incast_direct_post",
+                 uct_mm_incast::direct_post(direct, msg, id_p));
+}
+
+extern "C" __attribute__((visibility("default"))) ucs_status_t
+uct_mm_incast_direct_test(uct_mm_incast_direct_h direct, uint64_t id)
+{
+    return uct_mm_common::to_ucs_status(
+        reinterpret_cast<uct_mm_incast::DirectArea *>(direct)->test(id));
+}
+
+extern "C" __attribute__((visibility("default"))) void
+uct_mm_incast_direct_abandon(uct_mm_incast_direct_h direct, uint64_t id)
+{
+    reinterpret_cast<uct_mm_incast::DirectArea *>(direct)->abandon(id);
 }

@@ -126,6 +126,20 @@ ucs_config_field_t uct_mm_incast_iface_config_table[] = {
      ucs_offsetof(uct_mm_incast_iface_config_t, auto_gather_batched_max_group),
      UCS_CONFIG_TYPE_UINT},
 
+    {"DIRECT_SIZE", "1k",
+     "Payload bytes of a member's direct slot (a multiple of 64, at most\n"
+     "64k; 0: no direct messages): the largest barrier, bcast, reduce,\n"
+     "allreduce or allgather block its callers run directly on the group's\n"
+     "shared memory (uct_mm_incast_direct_*). Member 0's is used",
+     ucs_offsetof(uct_mm_incast_iface_config_t, direct_size),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
+    {"DIRECT_MAX_GROUP", "16",
+     "Largest group (members) with direct messages: each member reads\n"
+     "every other's slot. Member 0's is used",
+     ucs_offsetof(uct_mm_incast_iface_config_t, direct_max_group),
+     UCS_CONFIG_TYPE_UINT},
+
     {NULL}};
 
 static ucs_status_t uct_mm_incast_iface_query(uct_iface_h tl_iface,
@@ -358,6 +372,13 @@ static UCS_CLASS_INIT_FUNC(uct_mm_incast_iface_t, uct_md_h md,
                   config->auto_gather_batched_max_group);
         return UCS_ERR_INVALID_PARAM;
     }
+    if ((config->direct_size % 64 != 0) || (config->direct_size > 65536) ||
+        (config->direct_max_group > 256)) {
+        ucs_error("mm_incast: UCX_MM_INCAST_DIRECT_SIZE=%zu (a multiple of 64 "
+                  "up to 64k) or DIRECT_MAX_GROUP=%u (0..256) out of range",
+                  config->direct_size, config->direct_max_group);
+        return UCS_ERR_INVALID_PARAM;
+    }
     /* A slot holds its 16-byte header and SEG_SIZE bytes of message. */
     status = uct_mm_incast_fifo_rx_create(
         config->fifo_elems,
@@ -387,6 +408,8 @@ static UCS_CLASS_INIT_FUNC(uct_mm_incast_iface_t, uct_md_h md,
     self->group.auto_pair_locked_min = config->auto_pair_locked_min;
     self->group.auto_gather_batched_max_group =
         config->auto_gather_batched_max_group;
+    self->group.direct_size = config->direct_size;
+    self->group.direct_max_group = config->direct_max_group;
     return UCS_OK;
 }
 
