@@ -222,6 +222,71 @@ ucs_status_t channels_for(ucg_group *g, const exec::Program &prog,
     return UCS_OK;
 }
 
+// The direct message kind of a collective, or false where it has none.
+bool direct_kind(Collective c, uct_mm_incast_direct_coll_t *kind)
+{
+    switch (c) {
+    case Collective::kBarrier:
+        *kind = UCT_MM_INCAST_DIRECT_BARRIER;
+        return true;
+    case Collective::kBcast:
+        *kind = UCT_MM_INCAST_DIRECT_BCAST;
+        return true;
+    case Collective::kReduce:
+        *kind = UCT_MM_INCAST_DIRECT_REDUCE;
+        return true;
+    case Collective::kAllreduce:
+        *kind = UCT_MM_INCAST_DIRECT_ALLREDUCE;
+        return true;
+    case Collective::kAllgather:
+        *kind = UCT_MM_INCAST_DIRECT_ALLGATHER;
+        return true;
+    default:
+        return false;
+    }
+}
+
+// Whether the call runs as one direct message (decision 0022): the group
+// has them (one host), the bytes fit a slot, the operator is built in, and
+// neither a UCG_TUNE rule nor a plan file speaks for this call. Every
+// member decides alike (member 0's slot size, the same arguments).
+bool direct_fits(const ucg_group *g, const CollShape &s, bool user_op)
+{
+    uct_mm_incast_direct_coll_t kind;
+    if (g->direct == nullptr || user_op || s.forced != nullptr ||
+        s.select_bytes > g->direct_max || !direct_kind(s.collective, &kind) ||
+        g->file_plans.count(static_cast<int>(s.collective)) != 0) {
+        return false;
+    }
+    return std::none_of(
+        g->rules.rules.begin(), g->rules.rules.end(),
+        [&](const select::Rule &r) {
+            return (!r.collective || *r.collective == s.collective) &&
+                   s.select_bytes >= r.min_bytes &&
+                   s.select_bytes < r.max_bytes && g->size >= r.min_ranks &&
+                   g->size <= r.max_ranks;
+        });
+}
+
+// The direct message of this member: the shape's buffers (in place, a
+// reduction's input is its output: the post copies it out first).
+void prepare_direct(ucg_coll *c, const CollShape &s)
+{
+    auto d = std::make_unique<ucg_direct_call>();
+    uct_mm_incast_direct_msg_t &m = d->msg;
+    direct_kind(s.collective, &m.coll);
+    m.root = static_cast<unsigned>(s.root);
+    m.length = s.select_bytes;
+    if (s.reducing) {
+        m.op = c->args.op;
+        m.dtype = c->args.dst.dtype.base;
+    }
+    m.src = s.input != nullptr ? s.input : s.output;
+    m.dst = s.output;
+    c->direct = std::move(d);
+    c->plan_name = "direct [host: mm_incast]";
+}
+
 ucs_status_t prepare(ucg_coll *c, const CollShape &s)
 {
     ucg_group *g = c->group;
@@ -238,6 +303,10 @@ ucs_status_t prepare(ucg_coll *c, const CollShape &s)
             return UCS_ERR_UNSUPPORTED;
         }
         variant |= kVariantOrdered;
+    }
+    if (direct_fits(g, s, user_op)) {
+        prepare_direct(c, s);
+        return UCS_OK;
     }
     std::shared_ptr<const plan::Plan> plan;
     std::string name;
@@ -320,6 +389,73 @@ void check_stall(ucg_coll *c)
     }
 }
 
+// A direct call's failure: the caller sees one code for a dead member, and
+// the group is lost (the members' sequences diverged).
+ucs_status_t direct_failed(ucg_coll *c, ucs_status_t st)
+{
+    ucg_direct_call &d = *c->direct;
+    d.in_flight = false;
+    if (d.status == UCS_OK) {
+        d.status = st;
+        if (st != UCS_ERR_CONNECTION_RESET && find_dead_member(c->group) >= 0) {
+            d.status = UCS_ERR_CONNECTION_RESET;
+        }
+        log_error("ucg collective %s: %s", c->plan_name.c_str(),
+                  ucs_status_string(d.status));
+    }
+    if (c->group->failed == UCS_OK) {
+        c->group->failed = d.status;
+    }
+    return d.status;
+}
+
+// Posts a direct call; while 64 posts of the group are not complete, the
+// oldest must finish first: it needs the other members' posts (and their
+// progress of whatever they run before them), so this one progresses all.
+ucs_status_t start_direct(ucg_coll *c)
+{
+    ucg_direct_call &d = *c->direct;
+    if (d.in_flight) {
+        return UCS_ERR_BUSY;
+    }
+    d.status = UCS_OK;
+    ucg_context *ctx = c->group->ctx;
+    WaitBackoff backoff(c->group->oversubscribed);
+    ucs_status_t st;
+    while ((st = uct_mm_incast_direct_post(c->group->direct, &d.msg, &d.id)) ==
+           UCS_ERR_NO_RESOURCE) {
+        const bool moved = progress(ctx) != 0;
+        if (backoff.yield_after(false, moved)) {
+            sched_yield();
+        }
+    }
+    if (st == UCS_INPROGRESS) {
+        d.in_flight = true;
+        return UCS_OK;
+    }
+    return st == UCS_OK ? UCS_OK : direct_failed(c, st);
+}
+
+// One poll of a direct call; the context's other collectives progress
+// too, since members may wait in them for this rank.
+ucs_status_t poll_direct(ucg_coll *c, bool *moved)
+{
+    ucg_direct_call &d = *c->direct;
+    if (!d.in_flight) {
+        return d.status;
+    }
+    ucg_context *ctx = c->group->ctx;
+    if (!ctx->active.empty() || !ctx->zombies.empty()) {
+        *moved = progress(ctx) != 0;
+    }
+    const ucs_status_t st = uct_mm_incast_direct_test(c->group->direct, d.id);
+    if (st == UCS_INPROGRESS) {
+        return st;
+    }
+    d.in_flight = false;
+    return st == UCS_OK ? UCS_OK : direct_failed(c, st);
+}
+
 } // namespace
 
 ucs_status_t coll_init(ucg_group_h g, const ucg_coll_args_t *args,
@@ -363,6 +499,9 @@ ucs_status_t coll_start(ucg_coll_h c)
     if (g->failed != UCS_OK) {
         return g->failed;
     }
+    if (c->direct) {
+        return start_direct(c);
+    }
     if (c->inst->in_flight() || c->inst->outstanding() != 0) {
         return UCS_ERR_BUSY;
     }
@@ -392,6 +531,9 @@ ucs_status_t coll_poll(ucg_coll_h c, bool *moved)
     *moved = false;
     if (c->trivial) {
         return UCS_OK;
+    }
+    if (c->direct) {
+        return poll_direct(c, moved);
     }
     if (c->inst->in_flight()) {
         *moved = progress(c->group->ctx) != 0;
@@ -432,7 +574,8 @@ ucs_status_t coll_wait(ucg_coll_h c)
     ucg_context *ctx = c->group->ctx;
     WaitBackoff backoff(c->group->oversubscribed);
     for (unsigned spins = 0;; ++spins) {
-        // (A trivial collective has no instance: it completes at once.)
+        // (A trivial collective has no instance: it completes at once; a
+        // direct one has no events but its own completion.)
         const std::uint64_t before = c->inst ? c->inst->events() : 0;
         bool moved;
         const ucs_status_t st = coll_poll(c, &moved);
@@ -442,7 +585,8 @@ ucs_status_t coll_wait(ucg_coll_h c)
         if (ctx->idle != nullptr && spins % 16 == 15) {
             ctx->idle(ctx->idle_arg);
         }
-        if (backoff.yield_after(c->inst->events() != before, moved)) {
+        const bool ours = c->inst && c->inst->events() != before;
+        if (backoff.yield_after(ours, moved)) {
             sched_yield();
         }
     }
@@ -454,6 +598,10 @@ void coll_free(ucg_coll_h c)
         return;
     }
     deactivate(c);
+    if (c->direct && c->direct->in_flight) {
+        // Its buffers go with the caller: it completes without them.
+        uct_mm_incast_direct_abandon(c->group->direct, c->direct->id);
+    }
     if (c->inst && c->inst->in_flight()) {
         log_warn("ucg_collective_free: %s was still in flight",
                  c->plan_name.c_str());

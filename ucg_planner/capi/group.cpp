@@ -419,6 +419,19 @@ ucs_status_t setup_one_to_many(ucg_group *g)
     if (st == UCS_OK) {
         st = connect_channel(g, g->incast_group, false);
     }
+    if (st == UCS_OK &&
+        g->host_ranks.size() == static_cast<std::size_t>(g->size)) {
+        // Member 0's configuration decides alike for all: none, or slots.
+        st = uct_mm_incast_group_direct(g->incast_group, &g->direct,
+                                        &g->direct_max);
+        if (st == UCS_ERR_UNSUPPORTED) {
+            g->direct = nullptr;
+            st = UCS_OK;
+        } else if (st != UCS_OK) {
+            log_error("ucg_group_create: the host group's direct messages: %s",
+                      ucs_status_string(st));
+        }
+    }
     return st;
 }
 

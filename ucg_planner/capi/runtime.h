@@ -12,6 +12,7 @@
 #include "ucg/ucg.h"
 
 #include <uct_group.h>
+#include <uct_mm_incast.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -145,6 +146,12 @@ struct ucg_group {
     bool oversubscribed = false;
     uct_group_h bcast_group = nullptr, incast_group = nullptr;
     ucg::exec::GroupChannel bcast_ch, incast_ch;
+    /// The incast group's direct messages where every member shares this
+    /// host (member index = rank) and member 0 configured them: small
+    /// barriers, bcasts, reductions and allgathers run on them (coll.cpp,
+    /// decision 0022). Up to direct_max bytes per member.
+    uct_mm_incast_direct_h direct = nullptr;
+    std::size_t direct_max = 0;
     /// The ud_mcast iface the group's mcast groups use (`lo` when every
     /// member shares a machine, else another device) and the index of its
     /// address among the worker address's ud_mcast entries; [0] on lo,
@@ -166,12 +173,21 @@ struct ucg_group {
     std::vector<char> dead; ///< per rank, once seen dead
 };
 
+/// A collective run as one direct message of the group (no plan).
+struct ucg_direct_call {
+    uct_mm_incast_direct_msg_t msg{};
+    std::uint64_t id = 0;   ///< of the post in flight
+    bool in_flight = false; ///< posted and not seen complete
+    ucs_status_t status = UCS_OK;
+};
+
 /// A collective (the C handle's type).
 struct ucg_coll {
     ucg_group *group = nullptr;
     ucg_coll_args_t args{};
     ucg_user_op_t user_op{};
     std::unique_ptr<ucg::exec::Instance> inst;
+    std::unique_ptr<ucg_direct_call> direct; ///< instead of inst
     std::string plan_name;
     std::vector<std::uint8_t> input_copy; ///< in-place inputs the plan reads
     const void *input = nullptr;

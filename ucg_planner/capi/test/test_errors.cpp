@@ -236,16 +236,20 @@ TEST_CASE("a member killed mid-collective fails the others in bounded time",
 {
     ::setenv("UCG_TIMEOUT", "2", 1); // the children inherit it
     const int hosts = GENERATE(1, 2);
+    // 4 MiB runs a plan; 8 bytes on one host a direct message (the
+    // transport's own 2 s timeout finds the death).
+    const std::size_t count = GENERATE(std::size_t{1} << 20, std::size_t{2});
+    INFO(hosts << " hosts, " << count << " int32");
     const std::set<std::string> before = ucg_shm_entries();
     run_ranks(
         3, hosts,
-        [](ucg_group_h g, int rank) {
+        [count](ucg_group_h g, int rank) {
             if (rank == 2) {
                 for (;;) { // never joins the collective; killed by rank 0
                     pause();
                 }
             }
-            std::vector<int> in(1 << 20, rank), out(in.size());
+            std::vector<int> in(count, rank), out(in.size());
             ucg_coll_args_t a = allreduce(in.data(), out.data(), in.size());
             ucg_coll_h h;
             UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
