@@ -248,13 +248,18 @@ bool direct_kind(Collective c, uct_mm_incast_direct_coll_t *kind)
 
 // Whether the call runs as one direct message (decision 0022): the group
 // has them (one host), the bytes fit a slot, the operator is built in, and
-// neither a UCG_TUNE rule nor a plan file speaks for this call. Every
-// member decides alike (member 0's slot size, the same arguments).
+// neither a UCG_TUNE rule nor a plan file speaks for this call. Not the
+// barrier of a host with fewer cores than ranks: there its linear plan
+// lets rank 0 leave first, and a bcast from it after the barrier finds
+// its peers waiting (every member leaving at its own turn of the direct
+// barrier made an 8-byte bcast 2-3 µs instead of 0.2-0.4, decision 0018).
+// Every member decides alike (member 0's slot size, the same arguments).
 bool direct_fits(const ucg_group *g, const CollShape &s, bool user_op)
 {
     uct_mm_incast_direct_coll_t kind;
     if (g->direct == nullptr || user_op || s.forced != nullptr ||
         s.select_bytes > g->direct_max || !direct_kind(s.collective, &kind) ||
+        (kind == UCT_MM_INCAST_DIRECT_BARRIER && g->oversubscribed) ||
         g->file_plans.count(static_cast<int>(s.collective)) != 0) {
         return false;
     }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Which calls run as the host group's direct messages (decision 0022):
-// barrier, bcast, reduce, allreduce and allgather of up to the transport's
-// slot on a group of one host, with a built-in operator and no UCG_TUNE
-// rule or plan file for them; everything else takes a plan. Every result
-// is checked against the reference model.
+// barrier (with a core per rank), bcast, reduce, allreduce and allgather
+// of up to the transport's slot on a group of one host, with a built-in
+// operator and no UCG_TUNE rule or plan file for them; everything else
+// takes a plan. Every result is checked against the reference model.
 #include "coll_ref.h"
 #include "rank_env.h"
 
@@ -11,6 +11,7 @@
 #include <ucg_test/check.h>
 
 #include <cstdlib>
+#include <sched.h>
 #include <string>
 
 namespace ucg::test {
@@ -35,6 +36,14 @@ std::string plan_of(ucg_group_h g, RefCase c)
     }
     ucg_collective_free(h);
     return name;
+}
+
+// Whether `n` ranks of this machine have a core each: a barrier runs
+// direct only then (decision 0022).
+bool core_each(int n)
+{
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof(set), &set) == 0 && n <= CPU_COUNT(&set);
 }
 
 RefCase make(ucg_coll_type_t coll, int rank, int size, std::size_t count)
@@ -82,7 +91,7 @@ TEST_CASE("small collectives of a one-host group run as direct messages",
     maxloc.op = UCG_OP_MAXLOC;
     maxloc.dtype = UCG_DTYPE_DOUBLE_INT;
     expect_direct(n, 1, nullptr,
-                  {{make(UCG_COLL_BARRIER, 0, n, 0), true},
+                  {{make(UCG_COLL_BARRIER, 0, n, 0), core_each(n)},
                    {make(UCG_COLL_BCAST, 0, n, 1024), true},
                    {make(UCG_COLL_BCAST, 0, n, 1025), false},
                    {make(UCG_COLL_ALLREDUCE, 0, n, 256), true}, // 1 KiB
@@ -93,6 +102,9 @@ TEST_CASE("small collectives of a one-host group run as direct messages",
                    {make(UCG_COLL_ALLTOALL, 0, n, 1), false},
                    {make(UCG_COLL_SCAN, 0, n, 1), false},
                    {user, false}});
+    // Two ranks have a core each here (the CI machine has two).
+    expect_direct(2, 1, nullptr,
+                  {{make(UCG_COLL_BARRIER, 0, 2, 0), core_each(2)}});
 }
 
 TEST_CASE("a group of several hosts, a UCG_TUNE rule or DIRECT_SIZE=0 "
@@ -106,9 +118,8 @@ TEST_CASE("a group of several hosts, a UCG_TUNE rule or DIRECT_SIZE=0 "
     }
     SECTION("a rule for the collective")
     {
-        expect_direct(
-            4, 1, "allreduce:0-1k:recursive_doubling",
-            {{small, false}, {make(UCG_COLL_BARRIER, 0, 4, 0), true}});
+        expect_direct(4, 1, "allreduce:0-1k:recursive_doubling",
+                      {{small, false}, {make(UCG_COLL_BCAST, 0, 4, 8), true}});
     }
     SECTION("member 0's mm_incast configured no direct slots")
     {
