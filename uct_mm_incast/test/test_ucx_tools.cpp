@@ -84,15 +84,14 @@ TEST_CASE("ucx_info -c shows UCX_MM_INCAST_* settings", "[mm_incast][ucx]")
     INFO(out);
     CHECK(out.find("UCX_MM_INCAST_MODE=locked") != std::string::npos);
     // AUTO's crossovers, with today's table as the defaults.
-    for (const char *line :
-         {"UCX_MM_INCAST_AUTO_ATOMIC_MAX=8\n",
-          "UCX_MM_INCAST_AUTO_LOCKED_MIN=32K\n",
-          "UCX_MM_INCAST_AUTO_LOCKED_MIN_GROUP=4\n",
-          "UCX_MM_INCAST_AUTO_PAIR_GROUP=2\n",
-          "UCX_MM_INCAST_AUTO_PAIR_LOCKED_MIN=inf\n",
-          "UCX_MM_INCAST_AUTO_GATHER_BATCHED_MAX_GROUP=4\n",
-          "UCX_MM_INCAST_DIRECT_SIZE=1K\n",
-          "UCX_MM_INCAST_DIRECT_MAX_GROUP=16\n"}) {
+    for (const char *line : {"UCX_MM_INCAST_AUTO_ATOMIC_MAX=8\n",
+                             "UCX_MM_INCAST_AUTO_LOCKED_MIN=32K\n",
+                             "UCX_MM_INCAST_AUTO_LOCKED_MIN_GROUP=4\n",
+                             "UCX_MM_INCAST_AUTO_PAIR_GROUP=2\n",
+                             "UCX_MM_INCAST_AUTO_PAIR_LOCKED_MIN=inf\n",
+                             "UCX_MM_INCAST_AUTO_GATHER_BATCHED_MAX_GROUP=4\n",
+                             "UCX_MM_INCAST_DIRECT_SIZE=1K\n",
+                             "UCX_MM_INCAST_DIRECT_MAX_GROUP=16\n"}) {
         INFO(line);
         CHECK(out.find(line) != std::string::npos);
     }
