@@ -90,7 +90,7 @@ TEST_CASE("ucx_info -c shows UCX_MM_INCAST_* settings", "[mm_incast][ucx]")
                              "UCX_MM_INCAST_AUTO_PAIR_GROUP=2\n",
                              "UCX_MM_INCAST_AUTO_PAIR_LOCKED_MIN=inf\n",
                              "UCX_MM_INCAST_AUTO_GATHER_BATCHED_MAX_GROUP=4\n",
-                             "UCX_MM_INCAST_DIRECT_SIZE=1K\n",
+                             "UCX_MM_INCAST_DIRECT_SIZE=4K\n",
                              "UCX_MM_INCAST_DIRECT_MAX_GROUP=16\n"}) {
         INFO(line);
         CHECK(out.find(line) != std::string::npos);

@@ -126,7 +126,7 @@ ucs_config_field_t uct_mm_incast_iface_config_table[] = {
      ucs_offsetof(uct_mm_incast_iface_config_t, auto_gather_batched_max_group),
      UCS_CONFIG_TYPE_UINT},
 
-    {"DIRECT_SIZE", "1k",
+    {"DIRECT_SIZE", "4k",
      "Payload bytes of a member's direct slot (a multiple of 64, at most\n"
      "64k; 0: no direct messages): the largest barrier, bcast, reduce,\n"
      "allreduce or allgather block its callers run directly on the group's\n"

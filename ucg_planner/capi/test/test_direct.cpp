@@ -92,10 +92,10 @@ TEST_CASE("small collectives of a one-host group run as direct messages",
     maxloc.dtype = UCG_DTYPE_DOUBLE_INT;
     expect_direct(n, 1, nullptr,
                   {{make(UCG_COLL_BARRIER, 0, n, 0), core_each(n)},
-                   {make(UCG_COLL_BCAST, 0, n, 1024), true},
-                   {make(UCG_COLL_BCAST, 0, n, 1025), false},
-                   {make(UCG_COLL_ALLREDUCE, 0, n, 256), true}, // 1 KiB
-                   {make(UCG_COLL_ALLREDUCE, 0, n, 257), false},
+                   {make(UCG_COLL_BCAST, 0, n, 4096), true},
+                   {make(UCG_COLL_BCAST, 0, n, 4097), false},
+                   {make(UCG_COLL_ALLREDUCE, 0, n, 1024), true}, // 4 KiB
+                   {make(UCG_COLL_ALLREDUCE, 0, n, 1025), false},
                    {in_place, true},
                    {maxloc, true},
                    {make(UCG_COLL_ALLGATHER, 0, n, 100), true},
@@ -118,7 +118,7 @@ TEST_CASE("a group of several hosts, a UCG_TUNE rule or DIRECT_SIZE=0 "
     }
     SECTION("a rule for the collective")
     {
-        expect_direct(4, 1, "allreduce:0-1k:recursive_doubling",
+        expect_direct(4, 1, "allreduce:0-4k:recursive_doubling",
                       {{small, false}, {make(UCG_COLL_BCAST, 0, 4, 8), true}});
     }
     SECTION("member 0's mm_incast configured no direct slots")
