@@ -252,7 +252,8 @@ bool direct_kind(Collective c, uct_mm_incast_direct_coll_t *kind)
 // barrier of a host with fewer cores than ranks: there its linear plan
 // lets rank 0 leave first, and a bcast from it after the barrier finds
 // its peers waiting (every member leaving at its own turn of the direct
-// barrier made an 8-byte bcast 2-3 µs instead of 0.2-0.4, decision 0018).
+// barrier made an 8-byte bcast 2.2 µs instead of 0.3-0.4; decisions 0018
+// and 0022).
 // Every member decides alike (member 0's slot size, the same arguments).
 bool direct_fits(const ucg_group *g, const CollShape &s, bool user_op)
 {
