@@ -135,8 +135,10 @@ struct Ctx {
 // the base type, so chunks split on elements.
 ucs_status_t one_block_reduction(const Ctx &c, CollShape *s)
 {
-    const bool src_used = !c.in_place;
     const bool dst_used = s->collective != Collective::kReduce || c.at_root;
+    // A reduce's non-root has no dst: its in-place flag is ignored, as MPI
+    // ignores MPI_IN_PLACE anywhere but at the root.
+    const bool src_used = !(c.in_place && dst_used);
     if ((src_used && check_side(c.a.src, false, c.size, "src") != UCS_OK) ||
         (dst_used && check_side(c.a.dst, false, c.size, "dst") != UCS_OK)) {
         return UCS_ERR_INVALID_PARAM;

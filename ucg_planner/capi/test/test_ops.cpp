@@ -168,6 +168,30 @@ TEST_CASE("nonblocking collectives complete together and on two groups",
     }
 }
 
+TEST_CASE("a reduce's in-place flag counts at its root only", "[ucg][fork]")
+{
+    // Every rank passes the flag; the non-roots' src is still their input
+    // (it was read from the nothing a non-root's dst stands for).
+    run_ranks(3, 1, [](ucg_group_h g, int rank) {
+        for (std::size_t count : {std::size_t{5}, std::size_t{3000}}) {
+            RefCase c = make(UCG_COLL_REDUCE, rank, 3, count, 0);
+            c.in_place = true;
+            c.prepare();
+            ucg_coll_args_t a = c.args();
+            a.flags |= UCG_COLL_FLAG_IN_PLACE;
+            ucg_coll_h h = nullptr;
+            UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+            UCG_CHECK(ucg_collective_start(h) == UCS_OK);
+            UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
+            const std::string err = c.check();
+            if (!err.empty()) {
+                ucg_test::fail_check(__FILE__, __LINE__, "output", err);
+            }
+            ucg_collective_free(h);
+        }
+    });
+}
+
 TEST_CASE("a persistent collective starts a thousand times", "[ucg][fork]")
 {
     run_ranks(3, 1, [](ucg_group_h g, int rank) {
