@@ -395,24 +395,21 @@ void check_stall(ucg_coll *c)
     }
 }
 
-// A direct call's failure: the caller sees one code for a dead member, and
-// the group is lost (the members' sequences diverged).
-ucs_status_t direct_failed(ucg_coll *c, ucs_status_t st)
+// A call that failed with st: whichever layer saw a dead member first
+// (UCP's shared memory, a one-to-many transport, our check), the caller
+// sees one code; the group is lost (the members' sequences diverged).
+ucs_status_t call_failed(ucg_coll *c, ucs_status_t st)
 {
-    ucg_direct_call &d = *c->direct;
-    d.in_flight = false;
-    if (d.status == UCS_OK) {
-        d.status = st;
+    if (c->failure == UCS_OK) {
+        c->failure = st;
         if (st != UCS_ERR_CONNECTION_RESET && find_dead_member(c->group) >= 0) {
-            d.status = UCS_ERR_CONNECTION_RESET;
+            c->failure = UCS_ERR_CONNECTION_RESET;
         }
-        log_error("ucg collective %s: %s", c->plan_name.c_str(),
-                  ucs_status_string(d.status));
     }
     if (c->group->failed == UCS_OK) {
-        c->group->failed = d.status;
+        c->group->failed = c->failure;
     }
-    return d.status;
+    return c->failure;
 }
 
 // Posts a direct call; while 64 posts of the group are not complete, the
@@ -424,7 +421,7 @@ ucs_status_t start_direct(ucg_coll *c)
     if (d.in_flight) {
         return UCS_ERR_BUSY;
     }
-    d.status = UCS_OK;
+    c->failure = UCS_OK;
     ucg_context *ctx = c->group->ctx;
     WaitBackoff backoff(c->group->oversubscribed);
     ucs_status_t st;
@@ -439,7 +436,7 @@ ucs_status_t start_direct(ucg_coll *c)
         d.in_flight = true;
         return UCS_OK;
     }
-    return st == UCS_OK ? UCS_OK : direct_failed(c, st);
+    return st == UCS_OK ? UCS_OK : call_failed(c, st);
 }
 
 // One poll of a direct call; the context's other collectives progress
@@ -448,7 +445,7 @@ ucs_status_t poll_direct(ucg_coll *c, bool *moved)
 {
     ucg_direct_call &d = *c->direct;
     if (!d.in_flight) {
-        return d.status;
+        return c->failure;
     }
     ucg_context *ctx = c->group->ctx;
     if (!ctx->active.empty() || !ctx->zombies.empty()) {
@@ -459,7 +456,7 @@ ucs_status_t poll_direct(ucg_coll *c, bool *moved)
         return st;
     }
     d.in_flight = false;
-    return st == UCS_OK ? UCS_OK : direct_failed(c, st);
+    return st == UCS_OK ? UCS_OK : call_failed(c, st);
 }
 
 } // namespace
@@ -550,21 +547,7 @@ ucs_status_t coll_poll(ucg_coll_h c, bool *moved)
         return c->inst->status();
     }
     deactivate(c);
-    if (st == UCS_OK) {
-        return st;
-    }
-    if (c->failure == UCS_OK) {
-        // Whichever layer saw a dead member first (UCP's shared memory,
-        // a one-to-many transport, our check), the caller sees one code.
-        c->failure = st;
-        if (st != UCS_ERR_CONNECTION_RESET && find_dead_member(c->group) >= 0) {
-            c->failure = UCS_ERR_CONNECTION_RESET;
-        }
-    }
-    if (c->group->failed == UCS_OK) {
-        c->group->failed = c->failure; // sequences diverged: the group is lost
-    }
-    return c->failure;
+    return st == UCS_OK ? st : call_failed(c, st);
 }
 
 } // namespace

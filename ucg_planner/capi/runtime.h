@@ -178,7 +178,6 @@ struct ucg_direct_call {
     uct_mm_incast_direct_msg_t msg{};
     std::uint64_t id = 0;   ///< of the post in flight
     bool in_flight = false; ///< posted and not seen complete
-    ucs_status_t status = UCS_OK;
 };
 
 /// A collective (the C handle's type).
