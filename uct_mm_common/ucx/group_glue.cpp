@@ -95,16 +95,6 @@ void arm(GroupHandle *h)
                                       UCS_CALLBACKQ_FLAG_FAST, &h->cb_id);
 }
 
-// An enum field as the int the caller stored: a value outside the enum's
-// range may not even be loaded as the enum type.
-template <typename E> int raw(const E &field)
-{
-    static_assert(sizeof(E) == sizeof(int));
-    int v;
-    std::memcpy(&v, &field, sizeof(v));
-    return v;
-}
-
 Message to_message(const uct_group_msg_t *m)
 {
     const int op = raw(m->op);

@@ -10,9 +10,20 @@
 
 #include <uct_group.h>
 
+#include <cstring>
 #include <memory>
 
 namespace uct_mm_common {
+
+/// An enum field of a caller's C struct as the int it stored: a value
+/// outside the enum's range may not even be loaded as the enum type.
+template <typename E> int raw(const E &field) noexcept
+{
+    static_assert(sizeof(E) == sizeof(int));
+    int v;
+    std::memcpy(&v, &field, sizeof(v));
+    return v;
+}
 
 /// Progress calls in a row that find a group idle before its callback
 /// leaves the worker's progress (a next message often follows at once).

@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 #include <csignal>
+#include <cstring>
 
 using namespace incast_test;
 using namespace uct_group_test;
@@ -148,7 +149,8 @@ TEST_CASE("uct incast direct: none where member 0 configured none; bad "
         UCG_CHECK(uct_mm_incast_direct_post(d, &m, &id) ==
                   UCS_ERR_INVALID_PARAM);
         m.length = 8;
-        m.coll = static_cast<uct_mm_incast_direct_coll_t>(9);
+        const int nine = 9; // as C code can store it
+        std::memcpy(&m.coll, &nine, sizeof(nine));
         UCG_CHECK(uct_mm_incast_direct_post(d, &m, &id) ==
                   UCS_ERR_INVALID_PARAM);
         UCG_CHECK(uct_mm_incast_direct_post(d, nullptr, &id) ==

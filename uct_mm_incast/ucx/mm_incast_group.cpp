@@ -133,12 +133,20 @@ ucs_status_t direct_post(uct_mm_incast_direct_h direct,
         ucs_error("mm_incast: direct_post without a group, message or id");
         return UCS_ERR_INVALID_PARAM;
     }
+    // The kinds map one to one; values out of range (read as the ints the
+    // caller stored) become the LAST ones, which check() refuses.
+    using uct_mm_common::raw;
+    const int coll = raw(msg->coll), op = raw(msg->op), dtype = raw(msg->dtype);
     DirectMsg m;
-    // The kinds map one to one; an out-of-range value fails check().
-    m.coll = static_cast<DirectColl>(static_cast<unsigned>(msg->coll));
+    m.coll = coll >= 0 && coll < static_cast<int>(DirectColl::kLast)
+                 ? static_cast<DirectColl>(coll)
+                 : DirectColl::kLast;
     m.root = msg->root;
-    m.op = msg->op;
-    m.dtype = msg->dtype;
+    m.op =
+        op >= 0 && op < UCG_OP_LAST ? static_cast<ucg_op_t>(op) : UCG_OP_LAST;
+    m.dtype = dtype >= 0 && dtype < UCG_DTYPE_LAST
+                  ? static_cast<ucg_dtype_t>(dtype)
+                  : UCG_DTYPE_LAST;
     m.length = msg->length;
     m.src = msg->src;
     m.dst = msg->dst;
@@ -147,7 +155,7 @@ ucs_status_t direct_post(uct_mm_incast_direct_h direct,
     if (d->check(m, &why) != Status::kOk) {
         ucs_error("mm_incast: direct message of %zu bytes (kind %u, root "
                   "%u): %s",
-                  m.length, static_cast<unsigned>(msg->coll), m.root, why);
+                  m.length, static_cast<unsigned>(coll), m.root, why);
         return UCS_ERR_INVALID_PARAM;
     }
     return to_ucs_status(d->post(m, id_p));
