@@ -241,13 +241,17 @@ bool direct_kind(Collective c, uct_mm_incast_direct_coll_t *kind)
     case Collective::kAllgather:
         *kind = UCT_MM_INCAST_DIRECT_ALLGATHER;
         return true;
+    case Collective::kAlltoall:
+        *kind = UCT_MM_INCAST_DIRECT_ALLTOALL;
+        return true;
     default:
         return false;
     }
 }
 
 // Whether the call runs as one direct message (decision 0022): the group
-// has them (one host), the bytes fit a slot, the operator is built in, and
+// has them (one host), the bytes fit a slot (an alltoall's blocks, all of
+// them), the operator is built in, and
 // neither a UCG_TUNE rule nor a plan file speaks for this call. Not the
 // barrier of a host with fewer cores than ranks: there its linear plan
 // lets rank 0 leave first, and a bcast from it after the barrier finds
@@ -259,7 +263,12 @@ bool direct_fits(const ucg_group *g, const CollShape &s, bool user_op)
 {
     uct_mm_incast_direct_coll_t kind;
     if (g->direct == nullptr || user_op || s.forced != nullptr ||
-        s.select_bytes > g->direct_max || !direct_kind(s.collective, &kind) ||
+        !direct_kind(s.collective, &kind) ||
+        // An alltoall's slot holds a block for every rank.
+        s.select_bytes * (kind == UCT_MM_INCAST_DIRECT_ALLTOALL
+                              ? static_cast<std::uint64_t>(g->size)
+                              : 1) >
+            g->direct_max ||
         (kind == UCT_MM_INCAST_DIRECT_BARRIER && g->oversubscribed) ||
         g->file_plans.count(static_cast<int>(s.collective)) != 0) {
         return false;

@@ -148,8 +148,8 @@ struct ucg_group {
     ucg::exec::GroupChannel bcast_ch, incast_ch;
     /// The incast group's direct messages where every member shares this
     /// host (member index = rank) and member 0 configured them: small
-    /// barriers, bcasts, reductions and allgathers run on them (coll.cpp,
-    /// decision 0022). Up to direct_max bytes per member.
+    /// collectives run on them (coll.cpp, decision 0022). Up to direct_max
+    /// bytes per member.
     uct_mm_incast_direct_h direct = nullptr;
     std::size_t direct_max = 0;
     /// The ud_mcast iface the group's mcast groups use (`lo` when every

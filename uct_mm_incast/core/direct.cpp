@@ -79,9 +79,12 @@ Status DirectArea::check(const DirectMsg &m, const char **why) const noexcept
 {
     if (m.coll >= DirectColl::kLast) {
         *why = "unknown direct message kind";
-    } else if (m.length > geo_.slot_bytes ||
+    } else if (m.length >
+                   geo_.slot_bytes /
+                       (m.coll == DirectColl::kAlltoall ? geo_.members : 1) ||
                (m.coll == DirectColl::kBarrier && m.length != 0)) {
-        *why = "length above the group's direct slot (or a barrier's not 0)";
+        *why = "length above the group's direct slot (an alltoall's, its "
+               "share of the slot; a barrier's, not 0)";
     } else if (is_rooted(m.coll) && m.root >= geo_.members) {
         *why = "root is not a member";
     } else if (is_reduction(m.coll) &&
@@ -95,6 +98,7 @@ Status DirectArea::check(const DirectMsg &m, const char **why) const noexcept
     } else if (m.length != 0 && m.dst == nullptr &&
                (m.coll == DirectColl::kAllreduce ||
                 m.coll == DirectColl::kAllgather ||
+                m.coll == DirectColl::kAlltoall ||
                 (m.coll == DirectColl::kBcast && m.root != member_) ||
                 (m.coll == DirectColl::kReduce && m.root == member_))) {
         *why = "no destination buffer";
@@ -107,6 +111,11 @@ Status DirectArea::check(const DirectMsg &m, const char **why) const noexcept
 bool DirectArea::contributes(const Op &op) const noexcept
 {
     return op.msg.coll != DirectColl::kBcast || op.msg.root == member_;
+}
+
+std::size_t DirectArea::payload(const DirectMsg &m) const noexcept
+{
+    return m.coll == DirectColl::kAlltoall ? m.length * geo_.members : m.length;
 }
 
 // Slot s % depth is free once every member, this one too (a reduction
@@ -138,11 +147,12 @@ bool DirectArea::room_for(std::uint64_t s) noexcept
 void DirectArea::publish(Op &op, std::uint64_t s) noexcept
 {
     DirectSlotHeader *h = slot(member_, s);
-    if (op.msg.length != 0) {
-        ucg_copy(h + 1, op.msg.src, op.msg.length);
+    const std::size_t bytes = payload(op.msg);
+    if (bytes != 0) {
+        ucg_copy(h + 1, op.msg.src, bytes);
     }
     h->check = op.check;
-    h->length = static_cast<std::uint32_t>(op.msg.length);
+    h->length = static_cast<std::uint32_t>(bytes);
     h->seq.store(s + 1, std::memory_order_release);
 }
 
@@ -160,7 +170,7 @@ bool DirectArea::arrived(const Op &op, std::uint32_t m,
         waiting_on_ = static_cast<int>(m);
         return false;
     }
-    if (h->check != op.check || h->length != op.msg.length) {
+    if (h->check != op.check || h->length != payload(op.msg)) {
         link_->fail(Status::kIoError, static_cast<int>(m),
                     "members disagree on a direct message (kind, root, "
                     "operator, datatype or length)");
@@ -199,10 +209,16 @@ void DirectArea::consume(const Op &op, std::uint64_t s) noexcept
         ucg_copy(m.dst, slot(m.root, s) + 1, len);
         return;
     }
-    if (m.coll == DirectColl::kAllgather) {
+    if (m.coll == DirectColl::kAllgather || m.coll == DirectColl::kAlltoall) {
+        // Alltoall: this member's block of each slot.
+        const std::size_t at =
+            m.coll == DirectColl::kAlltoall ? std::size_t{member_} * len : 0;
         auto *dst = static_cast<std::uint8_t *>(m.dst);
         for (std::uint32_t i = 0; i < geo_.members; ++i) {
-            ucg_copy(dst + i * len, slot(i, s) + 1, len);
+            ucg_copy(dst + i * len,
+                     reinterpret_cast<const std::uint8_t *>(slot(i, s) + 1) +
+                         at,
+                     len);
         }
         return;
     }
@@ -299,7 +315,7 @@ Status DirectArea::post(const DirectMsg &m, std::uint64_t *id) noexcept
         // Published later, from progress: the caller's src is ours only
         // during this call.
         std::uint8_t *stage = stage_.data() + (s % kQueue) * geo_.slot_bytes;
-        ucg_copy(stage, m.src, m.length);
+        ucg_copy(stage, m.src, payload(m));
         op.msg.src = stage;
     }
     *id = s;

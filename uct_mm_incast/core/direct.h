@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Direct messages of an mm_incast group (uct_mm_incast.h,
-// uct_mm_incast_direct_*): barrier, bcast, reduce, allreduce and allgather
-// of at most slot_bytes per member, run by the caller on flags in the
-// group's segment, with no progress engine and no per-message handshake.
+// uct_mm_incast_direct_*): barrier, bcast, reduce, allreduce, allgather
+// and alltoall of at most slot_bytes per member, run by the caller on flags in
+// the group's segment, with no progress engine and no per-message handshake.
 //
 //  direct region (after the ring) +---------------------------------------+
 //  member m at m * member_bytes() | DirectLine: done (owner m)            |
@@ -94,6 +94,8 @@ enum class DirectColl : std::uint8_t {
     kReduce,      ///< every member's src reduced into the root's dst
     kAllreduce,   ///< every member's src reduced into every dst
     kAllgather,   ///< member m's src at dst + m * length, on every member
+    kAlltoall,    ///< block j (length bytes) of member m's src at dst +
+                  ///< m * length of member j; a slot holds P blocks
     kLast
 };
 
@@ -148,6 +150,8 @@ class DirectArea {
     DirectLine *line(std::uint32_t m) const noexcept;
     DirectSlotHeader *slot(std::uint32_t m, std::uint64_t s) const noexcept;
     bool contributes(const Op &op) const noexcept;
+    /// Bytes a contributor writes into its slot.
+    std::size_t payload(const DirectMsg &m) const noexcept;
     bool room_for(std::uint64_t s) noexcept;
     void publish(Op &op, std::uint64_t s) noexcept;
     bool arrived(const Op &op, std::uint32_t m, std::uint64_t s) noexcept;

@@ -77,8 +77,9 @@ uct_mm_incast_mode_t uct_mm_incast_group_msg_mode(uct_group_h group,
 const char *uct_mm_incast_mode_name(uct_mm_incast_mode_t mode);
 
 /**
- * Direct messages: small collectives of the whole group that the caller
- * runs on flags in the group's segment, without the iface's progress.
+ * Direct messages: small collectives of the whole group (barrier, bcast,
+ * reduce, allreduce, allgather, alltoall) that the caller runs on flags in
+ * the group's segment, without the iface's progress.
  * Every member posts its part of each direct message in one order (a
  * sequence of its own, apart from uct_group_send/recv's); a member's slot
  * holds at most max_length bytes (UCX_MM_INCAST_DIRECT_SIZE of member 0,
@@ -93,7 +94,11 @@ typedef enum uct_mm_incast_direct_coll {
     UCT_MM_INCAST_DIRECT_BCAST,       /**< root's src into others' dst */
     UCT_MM_INCAST_DIRECT_REDUCE,      /**< all srcs reduced into root's dst */
     UCT_MM_INCAST_DIRECT_ALLREDUCE,   /**< all srcs reduced into every dst */
-    UCT_MM_INCAST_DIRECT_ALLGATHER    /**< member m's src at dst + m*length */
+    UCT_MM_INCAST_DIRECT_ALLGATHER,   /**< member m's src at dst + m*length */
+    UCT_MM_INCAST_DIRECT_ALLTOALL     /**< block j of member m's src (length
+                                           bytes each, group_size of them) at
+                                           dst + m*length of member j; the
+                                           blocks must fit max_length */
 } uct_mm_incast_direct_coll_t;
 
 /** One member's part of one direct message. */

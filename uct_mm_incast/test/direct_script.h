@@ -75,16 +75,18 @@ inline DirectMsg prepare_direct(const DirectSpec &s, uint32_t me, uint32_t n,
 {
     const std::size_t bytes = s.count * elem_bytes(s);
     const bool all = s.coll == DirectColl::kAllgather;
+    const bool a2a = s.coll == DirectColl::kAlltoall;
+    const std::size_t in = (a2a ? n : 1) * bytes; // src bytes
     DirectMsg m;
     m.coll = s.coll;
     m.root = s.root;
     m.op = s.op;
     m.dtype = s.dtype;
     m.length = s.coll == DirectColl::kBarrier ? 0 : bytes;
-    b->src.assign(bytes + 1, 0);
-    b->dst.assign((all ? n : 1) * bytes + 1, 0xee);
-    if (s.coll == DirectColl::kBcast || s.coll == DirectColl::kAllgather) {
-        for (std::size_t i = 0; i < bytes; ++i) {
+    b->src.assign(in + 1, 0);
+    b->dst.assign((all || a2a ? n : 1) * bytes + 1, 0xee);
+    if (s.coll == DirectColl::kBcast || all || a2a) {
+        for (std::size_t i = 0; i < in; ++i) {
             b->src[i] = byte_value(me, k, i);
         }
     } else if (s.coll != DirectColl::kBarrier) {
@@ -101,7 +103,7 @@ inline DirectMsg prepare_direct(const DirectSpec &s, uint32_t me, uint32_t n,
     m.dst = b->dst.data();
     if (s.in_place) {
         uint8_t *mine = b->dst.data() + (all ? me * bytes : 0);
-        std::memcpy(mine, b->src.data(), bytes);
+        std::memcpy(mine, b->src.data(), in);
         m.src = mine;
     }
     return m;
@@ -119,6 +121,16 @@ inline void check_direct(const DirectSpec &s, uint32_t me, uint32_t n,
         if (!s.in_place) {
             UCG_CHECK_EQ(int{got[0]}, 0xee); // untouched
         }
+        return;
+    }
+    if (s.coll == DirectColl::kAlltoall) {
+        for (uint32_t m = 0; m < n; ++m, got += bytes) {
+            for (std::size_t i = 0; i < bytes; ++i) {
+                UCG_CHECK_EQ(int{got[i]},
+                             int{byte_value(m, k, me * bytes + i)});
+            }
+        }
+        UCG_CHECK_EQ(int{*got}, 0xee);
         return;
     }
     if (s.coll == DirectColl::kBcast || s.coll == DirectColl::kAllgather) {
@@ -172,8 +184,9 @@ inline void run_direct_script(DirectArea &d, uint32_t me, uint32_t n,
 }
 
 /// Every kind: a barrier, bcast and reduce from every root, allreduce of
-/// every operator of every dtype class (in place every other), allgather;
-/// `max` bytes and a small size each.
+/// every operator of every dtype class (in place every other), allgather,
+/// alltoall; `max` bytes (an alltoall's blocks: their share) and a small
+/// size each.
 inline std::vector<DirectSpec> direct_script(uint32_t n, std::size_t max)
 {
     std::vector<DirectSpec> script;
@@ -207,6 +220,13 @@ inline std::vector<DirectSpec> direct_script(uint32_t n, std::size_t max)
         script.push_back({.coll = DirectColl::kAllgather, .count = bytes});
         script.push_back(
             {.coll = DirectColl::kAllgather, .count = bytes, .in_place = true});
+    }
+    for (std::size_t bytes : {std::size_t{1}, max / n}) {
+        for (bool inside : {false, true}) {
+            script.push_back({.coll = DirectColl::kAlltoall,
+                              .count = bytes,
+                              .in_place = inside});
+        }
     }
     script.push_back({DirectColl::kBarrier});
     return script;

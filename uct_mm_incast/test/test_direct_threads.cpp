@@ -133,6 +133,12 @@ TEST_CASE("direct threads: a message past the slot is refused",
     CHECK(d->check(m, &why) == Status::kInvalidParam);
     m = allreduce(nullptr, buf.data(), 2);
     CHECK(d->check(m, &why) == Status::kInvalidParam);
+    // An alltoall's two blocks share the slot: half of it each at most.
+    m = allreduce(buf.data(), buf.data(), kDirect / 8);
+    m.coll = DirectColl::kAlltoall;
+    CHECK(d->check(m, &why) == Status::kOk);
+    m.length += 4;
+    CHECK(d->check(m, &why) == Status::kInvalidParam);
     m.coll = DirectColl::kBcast;
     m.root = 2;
     CHECK(d->check(m, &why) == Status::kInvalidParam);

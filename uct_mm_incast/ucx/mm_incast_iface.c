@@ -129,8 +129,9 @@ ucs_config_field_t uct_mm_incast_iface_config_table[] = {
     {"DIRECT_SIZE", "4k",
      "Payload bytes of a member's direct slot (a multiple of 64, at most\n"
      "64k; 0: no direct messages): the largest barrier, bcast, reduce,\n"
-     "allreduce or allgather block its callers run directly on the group's\n"
-     "shared memory (uct_mm_incast_direct_*). Member 0's is used",
+     "allreduce or allgather block (alltoall: all of its blocks) its callers\n"
+     "run directly on the group's shared memory (uct_mm_incast_direct_*).\n"
+     "Member 0's is used",
      ucs_offsetof(uct_mm_incast_iface_config_t, direct_size),
      UCS_CONFIG_TYPE_MEMUNITS},
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Which calls run as the host group's direct messages (decision 0022):
-// barrier (with a core per rank), bcast, reduce, allreduce and allgather
-// of up to the transport's slot on a group of one host, with a built-in
-// operator and no UCG_TUNE rule or plan file for them; everything else
+// barrier (with a core per rank), bcast, reduce, allreduce, allgather and
+// alltoall of up to the transport's slot on a group of one host, with a
+// built-in operator and no UCG_TUNE rule or plan file for them; everything else
 // takes a plan. Every result is checked against the reference model.
 #include "coll_ref.h"
 #include "rank_env.h"
@@ -99,7 +99,8 @@ TEST_CASE("small collectives of a one-host group run as direct messages",
                    {in_place, true},
                    {maxloc, true},
                    {make(UCG_COLL_ALLGATHER, 0, n, 100), true},
-                   {make(UCG_COLL_ALLTOALL, 0, n, 1), false},
+                   {make(UCG_COLL_ALLTOALL, 0, n, 1365), true}, // 3 x 1365
+                   {make(UCG_COLL_ALLTOALL, 0, n, 1366), false},
                    {make(UCG_COLL_SCAN, 0, n, 1), false},
                    {user, false}});
     // Two ranks have a core each here (the CI machine has two).
