@@ -251,7 +251,7 @@ bool direct_kind(Collective c, uct_mm_incast_direct_coll_t *kind)
 
 // Whether the call runs as one direct message (decision 0022): the group
 // has them (one host), the bytes fit a slot (an alltoall's blocks, all of
-// them), the operator is built in, and
+// them, half a slot), the operator is built in, and
 // neither a UCG_TUNE rule nor a plan file speaks for this call. Not the
 // barrier of a host with fewer cores than ranks: there its linear plan
 // lets rank 0 leave first, and a bcast from it after the barrier finds
@@ -264,9 +264,10 @@ bool direct_fits(const ucg_group *g, const CollShape &s, bool user_op)
     uct_mm_incast_direct_coll_t kind;
     if (g->direct == nullptr || user_op || s.forced != nullptr ||
         !direct_kind(s.collective, &kind) ||
-        // An alltoall's slot holds a block for every rank.
+        // An alltoall's slot holds a block for every rank, and half a slot
+        // of them is where its plan catches up (np=2, 1 KiB blocks).
         s.select_bytes * (kind == UCT_MM_INCAST_DIRECT_ALLTOALL
-                              ? static_cast<std::uint64_t>(g->size)
+                              ? 2 * static_cast<std::uint64_t>(g->size)
                               : 1) >
             g->direct_max ||
         (kind == UCT_MM_INCAST_DIRECT_BARRIER && g->oversubscribed) ||
