@@ -134,6 +134,14 @@ bool DirectArea::room_for(std::uint64_t s) noexcept
         if (m != member_) {
             const std::uint64_t d =
                 line(m)->done.load(std::memory_order_acquire);
+            // Nobody finishes a message more than depth past this member's
+            // first unfinished one: its publisher needed this one's room.
+            if (d > first_ + kDirectDepth) {
+                link_->fail(Status::kIoError, static_cast<int>(m),
+                            "a direct done counter past what flow control "
+                            "allows");
+                return false;
+            }
             if (d < min) {
                 min = d;
                 waiting_on_ = static_cast<int>(m);

@@ -214,3 +214,32 @@ TEST_CASE("direct threads: an abandoned post completes without its dst",
         UCG_CHECK_EQ(gone[0], rank == 0 ? -1 : 3);
     });
 }
+
+TEST_CASE("direct threads: a done counter past flow control fails the group",
+          "[mm][incast][direct][threads]")
+{
+    // Member 1 never comes, but its done counter claims 100 messages:
+    // member 0's ninth bcast reads it (slot 0 again) and refuses it.
+    ucg_test::SharedMapping mem(segment_bytes(2));
+    auto g = open_group(config(mem.data(), mem.size(), 0, 2));
+    DirectArea *d = direct_of(*g);
+    const std::size_t line1 =
+        uct_mm_common::link_region_offset(2) +
+        uct_mm_incast::geometry_of(config(nullptr, 0, 0, 2)).region_bytes() +
+        DirectGeometry{2, kDirect}.member_bytes();
+    reinterpret_cast<uct_mm_incast::DirectLine *>(
+        static_cast<std::uint8_t *>(mem.data()) + line1)
+        ->done.store(100);
+    std::uint8_t byte = 7;
+    DirectMsg m;
+    m.coll = DirectColl::kBcast;
+    m.length = 1;
+    m.src = &byte;
+    std::uint64_t id;
+    for (int k = 0; k < 8; ++k) {
+        REQUIRE(d->post(m, &id) == Status::kOk); // the root is done at once
+    }
+    const Status st = d->post(m, &id);
+    CHECK((st == Status::kIoError ||
+           (st == Status::kInProgress && d->test(id) == Status::kIoError)));
+}

@@ -7,8 +7,8 @@
 // out-of-bounds access (run under the asan preset), no wait past its
 // bound. The LOCKED mode's lock word is left alone: a peer holding it
 // stalls the senders as a stopped peer would, which no check can tell.
+#include "direct_script.h"
 #include "fuzz_util.h"
-#include "incast_script.h"
 
 #include "foreign_shm.h"
 #include "fuzz_util.h"
@@ -284,4 +284,170 @@ TEST_CASE("incast trust: a slot past the root's position fails the group",
                                            std::chrono::seconds(2)};
     CHECK(post_wait_bounded(*g[0], false, m, &p, bound) == Outcome::kError);
     CHECK(g[0]->state() == Status::kIoError);
+}
+
+namespace {
+
+constexpr std::uint32_t kDirect = 256;
+
+IncastGroupConfig direct_config(unsigned member, unsigned n)
+{
+    IncastGroupConfig c = config(member, n, UCT_MM_INCAST_MODE_AUTO);
+    c.direct_bytes = kDirect;
+    c.direct_max_group = 8;
+    return c;
+}
+
+std::size_t direct_segment_bytes(unsigned n)
+{
+    return segment_bytes(n) +
+           uct_mm_incast::DirectGeometry{n, kDirect}.region_bytes();
+}
+
+// The direct area's fields: every member's done line and slot headers.
+std::vector<Field> direct_fields(unsigned n)
+{
+    using uct_mm_incast::DirectLine;
+    using uct_mm_incast::DirectSlotHeader;
+    std::vector<Field> f = link_fields(n);
+    const uct_mm_incast::DirectGeometry geo{n, kDirect};
+    const std::size_t area =
+        uct_mm_common::link_region_offset(n) +
+        uct_mm_incast::geometry_of(direct_config(0, n)).region_bytes();
+    for (std::uint32_t m = 0; m < n; ++m) {
+        const std::size_t line = area + m * geo.member_bytes();
+        f.push_back({line + offsetof(DirectLine, done), 8});
+        for (std::uint32_t s = 0; s < uct_mm_incast::kDirectDepth; ++s) {
+            const std::size_t h = line + sizeof(DirectLine) + s * geo.stride();
+            f.push_back({h + offsetof(DirectSlotHeader, seq), 8});
+            f.push_back({h + offsetof(DirectSlotHeader, check), 4});
+            f.push_back({h + offsetof(DirectSlotHeader, length), 4});
+        }
+    }
+    return f;
+}
+
+// Posts (retrying while the queue is full) and tests until message `m`
+// completes, the group fails or the member gives up.
+Outcome direct_wait_bounded(DirectArea &d, const DirectMsg &m, const Bound &b)
+{
+    using clock = std::chrono::steady_clock;
+    uct_mm_common::Backoff backoff;
+    auto last_move = clock::now();
+    std::uint64_t id = 0;
+    Status st;
+    bool posted = false;
+    for (;;) {
+        st = posted ? d.test(id) : d.post(m, &id);
+        posted = posted || st != Status::kNoResource;
+        if (posted && st != Status::kInProgress) {
+            break;
+        }
+        if (d.progress()) {
+            backoff.reset();
+            last_move = clock::now();
+            continue;
+        }
+        const auto now = clock::now();
+        if (now > b.deadline ||
+            (b.corrupter_done->load() &&
+             now - last_move > std::chrono::milliseconds(b.quiet_ms))) {
+            return Outcome::kStalled;
+        }
+        backoff.pause();
+    }
+    return st == Status::kOk ? Outcome::kOk : Outcome::kError;
+}
+
+} // namespace
+
+TEST_CASE("incast trust: random direct-area fields fail the group or "
+          "deliver correct data",
+          "[mm][incast][trust][fuzz]")
+{
+    const unsigned rounds = fuzz_rounds(300);
+    const std::uint64_t seed = fuzz_seed();
+    FuzzTally tally;
+    const QuietLog quiet;
+    std::string wrong_trace;
+    for (unsigned r = 0; r < rounds; ++r) {
+        const unsigned n = 2 + r % 3;
+        ucg_test::SharedMapping mem(direct_segment_bytes(n));
+        Corrupter corrupter(mem.as<std::uint8_t>(), direct_fields(n),
+                            seed * 1'000'033 + r);
+        std::atomic<bool> stop{false};
+        std::atomic<bool> corrupter_done{false};
+        std::atomic<unsigned> members_done{0};
+        // More messages than slots, so slots are reused under the fuzz.
+        std::vector<DirectSpec> script;
+        for (unsigned k = 0; k < 12; ++k) {
+            const DirectColl kinds[] = {
+                DirectColl::kAllreduce, DirectColl::kBcast,
+                DirectColl::kAllgather, DirectColl::kReduce,
+                DirectColl::kAlltoall,  DirectColl::kBarrier};
+            script.push_back({.coll = kinds[k % 6],
+                              .root = (r + k) % n,
+                              .count = 1 + (k * 13) % 50});
+        }
+        std::string first_wrong;
+        ucg_test::run_thread_ranks(static_cast<int>(n + 1), [&](int rank) {
+            if (rank == static_cast<int>(n)) {
+                corrupter.run(1 + (r * 7) % 24, stop);
+                corrupter_done = true;
+                return;
+            }
+            const auto me = static_cast<std::uint32_t>(rank);
+            IncastGroupConfig c = direct_config(me, n);
+            c.name = "/ucgt-incast-dfuzz";
+            c.memory = mem.data();
+            c.memory_bytes = mem.size();
+            auto g = open_group(c);
+            DirectArea *d = connect(*g) == Status::kOk ? g->direct() : nullptr;
+            const Bound bound{&corrupter_done,
+                              std::chrono::steady_clock::now() +
+                                  std::chrono::seconds(3)};
+            for (std::uint32_t k = 0; d != nullptr && k < script.size(); ++k) {
+                DirectBuffers b;
+                const DirectMsg m = prepare_direct(script[k], me, n, k, &b);
+                const Outcome o = direct_wait_bounded(*d, m, bound);
+                if (o != Outcome::kOk) {
+                    ++(o == Outcome::kStalled ? tally.stalls : tally.errors);
+                    break;
+                }
+                std::string why;
+                try {
+                    check_direct(script[k], me, n, k, b);
+                } catch (const ucg_test::RankFailure &e) {
+                    why = e.what();
+                }
+                if (why.empty()) {
+                    ++tally.ok;
+                } else if (corrupter.forged()) {
+                    ++tally.unchecked;
+                } else if (++tally.wrong == 1) {
+                    first_wrong = "round " + std::to_string(r) + ", message " +
+                                  std::to_string(k) + ": " + why;
+                }
+            }
+            if (++members_done == n) {
+                stop = true;
+            }
+            g.reset();
+        });
+        tally.hits += corrupter.hits();
+        if (!first_wrong.empty() && wrong_trace.empty()) {
+            wrong_trace = first_wrong + ": " + corrupter.trace();
+        }
+    }
+    INFO(wrong_trace);
+    CHECK(tally.wrong.load() == 0);
+    if (rounds >= 100) {
+        CHECK(tally.ok.load() > 0);
+        CHECK(tally.errors.load() > 0);
+    }
+    WARN("incast direct fuzz: rounds "
+         << rounds << ", hits " << tally.hits.load() << ", correct "
+         << tally.ok.load() << ", unchecked " << tally.unchecked.load()
+         << ", errors " << tally.errors.load() << ", stalls "
+         << tally.stalls.load() << ", log lines " << QuietLog::lines());
 }
