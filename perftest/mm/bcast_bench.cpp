@@ -11,6 +11,9 @@
 //    counts the bytes in place, copying nothing (`p2p-posix`, as before),
 //    or copies them into a receive buffer as UCP does with eager data
 //    (`p2p-copy`: what mm_bcast's receivers do now).
+//  - direct: an mm_incast group's direct bcast (uct_mm_incast.h), up to
+//    its slot (UCX_MM_INCAST_DIRECT_SIZE): the root writes the bytes and
+//    a flag into its slot, each receiver copies them out once it sees it.
 // Each iteration ends when every receiver has all the bytes (a shared
 // counter, the same for both) and the root may reuse its buffer: one hop
 // out and one back, like the cache-line round trip timed in the same ranks
@@ -208,8 +211,9 @@ void mm_rx_loop(UctIface &u, uct_group_h g, std::size_t bytes, int iters,
 
 struct BcastResult {
     Stats floor; ///< ping-pong round trip inside this point
-    Stats ring, cma, p2p, p2p_copy;
+    Stats ring, cma, p2p, p2p_copy, direct;
     bool has_cma;               ///< timed: over the group's fragment size
+    bool has_direct;            ///< timed: up to the direct slot
     Stats seg[kMaxSegVariants]; ///< the ring at Options::seg_sizes
 };
 
@@ -260,6 +264,44 @@ std::vector<uct_ep_h> create_p2p(UctIface &px, Board *b, int which, int n)
     return eps;
 }
 
+// Direct root: one untimed, then `iters` timed iterations of one direct
+// bcast + wait for all receivers; receivers count each one done.
+void direct_root_loop(DirectGroup &d, std::size_t bytes, int iters, Board *b,
+                      int n, std::vector<double> *samples)
+{
+    std::vector<unsigned char> buf(bytes, 0x5a);
+    uct_mm_incast_direct_msg_t m{};
+    m.coll = UCT_MM_INCAST_DIRECT_BCAST;
+    m.length = bytes;
+    m.src = buf.data();
+    std::uint64_t target = 0;
+    for (int it = 0; it <= iters; ++it) {
+        const double t0 = now_us();
+        d.run(m);
+        target += static_cast<std::uint64_t>(n - 1);
+        Spinner spin;
+        while (b->done.load(std::memory_order_acquire) < target) {
+            spin.idle();
+        }
+        if (it > 0) {
+            samples->push_back(now_us() - t0);
+        }
+    }
+}
+
+void direct_rx_loop(DirectGroup &d, std::size_t bytes, int iters, Board *b)
+{
+    std::vector<unsigned char> buf(bytes);
+    uct_mm_incast_direct_msg_t m{};
+    m.coll = UCT_MM_INCAST_DIRECT_BCAST;
+    m.length = bytes;
+    m.dst = buf.data();
+    for (int it = 0; it <= iters; ++it) {
+        d.run(m);
+        b->done.fetch_add(1, std::memory_order_release);
+    }
+}
+
 // One variant: the root sends and times (keeping its samples), the others
 // receive.
 struct Phase {
@@ -268,6 +310,7 @@ struct Phase {
     uct_group_h group;         ///< mm: the group (eps unused)
     RxState *rx;               ///< p2p receivers
     std::vector<double> samples;
+    DirectGroup *direct = nullptr; ///< direct: instead of the others
 };
 
 void run_phase(Phase *ph, int rank, Board *b, int n, std::size_t bytes,
@@ -276,7 +319,13 @@ void run_phase(Phase *ph, int rank, Board *b, int n, std::size_t bytes,
     barrier(b, n);
     b->done.store(0);
     barrier(b, n);
-    if (ph->group != nullptr) {
+    if (ph->direct != nullptr) {
+        if (rank == 0) {
+            direct_root_loop(*ph->direct, bytes, iters, b, n, &ph->samples);
+        } else {
+            direct_rx_loop(*ph->direct, bytes, iters, b);
+        }
+    } else if (ph->group != nullptr) {
         if (rank == 0) {
             mm_root_loop(*ph->iface, ph->group, bytes, iters, b, n,
                          &ph->samples);
@@ -347,8 +396,11 @@ void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
     }
     uct_group_attr_t attr{};
     uct_mm_bcast_group_iface_query(mm.iface, &attr);
+    DirectGroup direct;
+    direct.open(b, rank, n);
     BcastResult res{};
     res.has_cma = bytes > 8192; // over one fragment (GROUP_SEG_SIZE)
+    res.has_direct = bytes <= direct.max_length;
     std::vector<Phase> phases;
     phases.push_back({&px, p2p, nullptr, &rx_px, {}});
     phases.push_back({&pxc, p2pc, nullptr, &rx_pxc, {}});
@@ -359,6 +411,9 @@ void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
     const std::size_t first_seg = phases.size();
     for (std::size_t i = 0; i < nseg; ++i) {
         phases.push_back({&seg[i], {}, seg_groups[i], nullptr, {}});
+    }
+    if (res.has_direct) {
+        phases.push_back({&direct.mm, {}, nullptr, nullptr, {}, &direct});
     }
     // Interleaved rounds: a change of load hits every variant alike.
     constexpr int kRounds = 5;
@@ -382,6 +437,9 @@ void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
         for (std::size_t i = 0; i < nseg; ++i) {
             res.seg[i] = stats_of(phases[first_seg + i]);
         }
+        if (res.has_direct) {
+            res.direct = stats_of(phases.back());
+        }
         *out = res;
     }
     for (uct_ep_h ep : p2p) {
@@ -392,6 +450,7 @@ void rank_body(int rank, Board *b, int n, std::size_t bytes, int iters,
     }
     uct_group_destroy(ring);
     uct_group_destroy(cma);
+    direct.close();
     for (uct_group_h g : seg_groups) {
         uct_group_destroy(g);
     }
@@ -452,6 +511,9 @@ int bench_bcast(const Options &opts)
             print_row({"bcast", n, bytes, "auto=ring", res->ring, base, fl});
             if (res->has_cma) {
                 print_row({"bcast", n, bytes, "cma", res->cma, base, fl});
+            }
+            if (res->has_direct) {
+                print_row({"bcast", n, bytes, "direct", res->direct, base, fl});
             }
         }
     }

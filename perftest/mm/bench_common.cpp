@@ -242,3 +242,74 @@ void unmap_shared(void *mem, std::size_t bytes)
 }
 
 } // namespace ucg_mm_bench
+
+namespace ucg_mm_bench {
+
+void DirectGroup::open(Board *b, int rank, int n)
+{
+    if (!mm.open("mm_incast", "mm_incast")) {
+        _exit(3);
+    }
+    uct_iface_get_address(mm.iface, reinterpret_cast<uct_iface_addr_t *>(
+                                        b->addr[kDirectAddr][rank]));
+    barrier(b, n);
+    std::vector<const uct_iface_addr_t *> addrs(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        addrs[static_cast<std::size_t>(i)] =
+            reinterpret_cast<const uct_iface_addr_t *>(b->addr[kDirectAddr][i]);
+    }
+    uct_group_params_t gp{};
+    gp.field_mask =
+        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
+        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
+    gp.group_key = 2;
+    gp.member_index = static_cast<unsigned>(rank);
+    gp.group_size = static_cast<unsigned>(n);
+    gp.member_addrs = addrs.data();
+    if (uct_mm_incast_group_create(mm.iface, &gp, &group) != UCS_OK) {
+        _exit(4);
+    }
+    // Until this member has joined, the area's geometry is not known.
+    Spinner spin;
+    ucs_status_t st;
+    while ((st = uct_mm_incast_group_direct(group, &direct, &max_length)) ==
+           UCS_ERR_NO_RESOURCE) {
+        uct_worker_progress(mm.worker);
+        spin.idle();
+    }
+    if (st == UCS_ERR_UNSUPPORTED) {
+        max_length = 0;
+    } else if (st != UCS_OK) {
+        _exit(4);
+    }
+    barrier(b, n); // every rank read the addresses before the next open
+}
+
+void DirectGroup::run(const uct_mm_incast_direct_msg_t &m)
+{
+    std::uint64_t id = 0;
+    Spinner spin;
+    ucs_status_t st;
+    while ((st = uct_mm_incast_direct_post(direct, &m, &id)) ==
+           UCS_ERR_NO_RESOURCE) {
+        spin.idle();
+    }
+    while (st == UCS_INPROGRESS) {
+        st = uct_mm_incast_direct_test(direct, id);
+        spin.idle();
+    }
+    if (st != UCS_OK) {
+        std::fprintf(stderr, "direct message: %s\n", ucs_status_string(st));
+        _exit(6);
+    }
+}
+
+void DirectGroup::close()
+{
+    if (group != nullptr) {
+        uct_group_destroy(group);
+    }
+    mm.close();
+}
+
+} // namespace ucg_mm_bench

@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <string>
 #include <uct/api/uct.h>
+#include <uct_mm_incast.h>
 #include <utility>
 #include <vector>
 
@@ -27,7 +28,7 @@ struct Board {
     alignas(64) std::atomic<std::uint64_t> done; ///< receivers: messages got
     alignas(64) std::atomic<std::uint64_t> go;   ///< root: iterations started
     alignas(64) std::atomic<std::uint64_t> pong; ///< rank 1: floor replies
-    alignas(64) unsigned char addr[8][kMaxRanks][kAddrBytes]; ///< per iface
+    alignas(64) unsigned char addr[9][kMaxRanks][kAddrBytes]; ///< per iface
     double samples_us[kMaxSamples]; ///< root: per-iteration latency
     int num_samples;
 };
@@ -82,6 +83,22 @@ struct UctIface {
     bool
     open(const char *component, const char *tl,
          const std::vector<std::pair<std::string, std::string>> &config = {});
+    void close();
+};
+
+/// Board::addr slot of the direct messages' mm_incast ifaces.
+inline constexpr int kDirectAddr = 8;
+
+/// An mm_incast group of the `n` ranks with its direct messages
+/// (uct_mm_incast.h), connected; every failure exits the rank.
+struct DirectGroup {
+    UctIface mm;
+    uct_group_h group = nullptr;
+    uct_mm_incast_direct_h direct = nullptr;
+    std::size_t max_length = 0; ///< 0: the transport configured none
+    void open(Board *b, int rank, int n);
+    /// Posts this rank's part of one direct message, tests until done.
+    void run(const uct_mm_incast_direct_msg_t &m);
     void close();
 };
 

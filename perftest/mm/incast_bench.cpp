@@ -8,7 +8,10 @@
 //    always runs a slot mode (configured locked/atomic print what ran);
 //  - p2p: N-1 senders, each with AM short/bcopy fragments over UCX's posix
 //    transport to the root, whose handler copies (gather) or reduces (the
-//    same kernels as mm_incast) each fragment into the user buffer.
+//    same kernels as mm_incast) each fragment into the user buffer;
+//  - direct (reductions up to UCX_MM_INCAST_DIRECT_SIZE): an mm_incast
+//    group's direct reduce (uct_mm_incast.h): each rank writes its block
+//    and a flag into its slot, the root reduces the N slots (its own too).
 // Each iteration starts when the root bumps `go` on the board (the senders
 // wait for it) and ends when the whole result is in the root's buffer: one
 // hop out and one back, like bcast and the ping-pong round trip, which is
@@ -150,6 +153,8 @@ void p2p_send(UctIface &u, uct_ep_h ep, uint64_t slot, const std::byte *data,
 struct IncastResult {
     Stats floor; ///< ping-pong round trip inside this point
     Stats p2p;
+    Stats direct; ///< reductions up to the direct slot
+    bool has_direct;
     Stats modes[kNumModes];
     Stats seg[kMaxSegVariants]; ///< MODE=auto at Options::seg_sizes
     uct_mm_incast_mode_t resolved[kNumModes]; ///< what each group runs
@@ -364,6 +369,35 @@ void Mm::open(const Point &pt, int rank, uct_mm_incast_mode_t mode, Board *b,
     v->contribute = [this] { group_post_wait(mm, g, true, msg); };
 }
 
+/// A direct reduce to rank 0 (uct_mm_incast.h): every rank writes its
+/// slot, the root reduces them all (its own block too) into its buffer.
+struct Direct {
+    DirectGroup d;
+    std::vector<std::byte> src, dst;
+    uct_mm_incast_direct_msg_t msg{};
+
+    /// False where the point has no direct message (gather, too long).
+    bool open(const Point &pt, int rank, Board *b, Variant *v)
+    {
+        d.open(b, rank, pt.n);
+        if (pt.coll->gather || pt.msg_bytes > d.max_length) {
+            return false;
+        }
+        src.assign(pt.msg_bytes, std::byte{1});
+        dst.assign(pt.msg_bytes, std::byte{0});
+        msg.coll = UCT_MM_INCAST_DIRECT_REDUCE;
+        msg.op = pt.coll->op;
+        msg.dtype = pt.coll->dtype;
+        msg.length = pt.msg_bytes;
+        msg.src = src.data();
+        msg.dst = dst.data();
+        v->prepare = [] {};
+        v->complete = [this] { d.run(msg); };
+        v->contribute = [this] { d.run(msg); };
+        return true;
+    }
+};
+
 // Every variant of one point, interleaved: kRounds rounds, each running
 // every variant for iters / kRounds incasts, so that a change of load on
 // the machine hits all variants alike.
@@ -390,6 +424,12 @@ void rank_body(const Point &pt, int rank, Board *b,
         seg[i].open(pt, rank, UCT_MM_INCAST_MODE_AUTO, b, &seg_vars[i],
                     seg_sizes[i]);
         active.push_back(&seg_vars[i]);
+    }
+    Direct direct;
+    Variant direct_var;
+    res.has_direct = direct.open(pt, rank, b, &direct_var);
+    if (res.has_direct) {
+        active.push_back(&direct_var);
     }
     const int per_round = (pt.iters + kRounds - 1) / kRounds;
     std::vector<double> floor;
@@ -418,6 +458,9 @@ void rank_body(const Point &pt, int rank, Board *b,
         for (std::size_t i = 0; i < nseg; ++i) {
             res.seg[i] = stats(seg_vars[i]);
         }
+        if (res.has_direct) {
+            res.direct = stats(direct_var);
+        }
         *out = res;
     }
     p2p.close();
@@ -427,6 +470,7 @@ void rank_body(const Point &pt, int rank, Board *b,
     for (Mm &m : seg) {
         m.close();
     }
+    direct.d.close();
 }
 
 void print_point(const Point &pt, const IncastResult &res)
@@ -447,6 +491,10 @@ void print_point(const Point &pt, const IncastResult &res)
             variant += std::string("=") + mode_name(res.resolved[m]);
         }
         print_row({pt.coll->name, pt.n, pt.msg_bytes, variant, res.modes[m],
+                   base, floor_us});
+    }
+    if (res.has_direct) {
+        print_row({pt.coll->name, pt.n, pt.msg_bytes, "direct", res.direct,
                    base, floor_us});
     }
 }
