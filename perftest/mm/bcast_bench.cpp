@@ -219,19 +219,8 @@ struct BcastResult {
 
 uct_group_h create_group(UctIface &mm, Board *b, int which, int rank, int n)
 {
-    std::vector<const uct_iface_addr_t *> addrs(n);
-    for (int i = 0; i < n; ++i) {
-        addrs[i] =
-            reinterpret_cast<const uct_iface_addr_t *>(b->addr[which][i]);
-    }
-    uct_group_params_t gp{};
-    gp.field_mask =
-        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
-        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-    gp.group_key = 1;
-    gp.member_index = static_cast<unsigned>(rank);
-    gp.group_size = static_cast<unsigned>(n);
-    gp.member_addrs = addrs.data();
+    std::vector<const uct_iface_addr_t *> addrs;
+    const uct_group_params_t gp = group_params(b, which, rank, n, 1, &addrs);
     uct_group_h group;
     if (uct_mm_bcast_group_create(mm.iface, &gp, &group) != UCS_OK) {
         _exit(4);

@@ -245,6 +245,26 @@ void unmap_shared(void *mem, std::size_t bytes)
 
 namespace ucg_mm_bench {
 
+uct_group_params_t group_params(Board *b, int which, int rank, int n,
+                                std::uint64_t key,
+                                std::vector<const uct_iface_addr_t *> *addrs)
+{
+    addrs->resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        (*addrs)[static_cast<std::size_t>(i)] =
+            reinterpret_cast<const uct_iface_addr_t *>(b->addr[which][i]);
+    }
+    uct_group_params_t gp{};
+    gp.field_mask =
+        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
+        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
+    gp.group_key = key;
+    gp.member_index = static_cast<unsigned>(rank);
+    gp.group_size = static_cast<unsigned>(n);
+    gp.member_addrs = addrs->data();
+    return gp;
+}
+
 void DirectGroup::open(Board *b, int rank, int n)
 {
     if (!mm.open("mm_incast", "mm_incast")) {
@@ -253,19 +273,9 @@ void DirectGroup::open(Board *b, int rank, int n)
     uct_iface_get_address(mm.iface, reinterpret_cast<uct_iface_addr_t *>(
                                         b->addr[kDirectAddr][rank]));
     barrier(b, n);
-    std::vector<const uct_iface_addr_t *> addrs(static_cast<std::size_t>(n));
-    for (int i = 0; i < n; ++i) {
-        addrs[static_cast<std::size_t>(i)] =
-            reinterpret_cast<const uct_iface_addr_t *>(b->addr[kDirectAddr][i]);
-    }
-    uct_group_params_t gp{};
-    gp.field_mask =
-        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
-        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-    gp.group_key = 2;
-    gp.member_index = static_cast<unsigned>(rank);
-    gp.group_size = static_cast<unsigned>(n);
-    gp.member_addrs = addrs.data();
+    std::vector<const uct_iface_addr_t *> addrs;
+    const uct_group_params_t gp =
+        group_params(b, kDirectAddr, rank, n, 2, &addrs);
     if (uct_mm_incast_group_create(mm.iface, &gp, &group) != UCS_OK) {
         _exit(4);
     }

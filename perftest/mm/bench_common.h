@@ -86,6 +86,12 @@ struct UctIface {
     void close();
 };
 
+/// Group parameters of the `n` ranks whose iface addresses are in
+/// b->addr[which], for `rank`; `addrs` holds them while they are used.
+uct_group_params_t group_params(Board *b, int which, int rank, int n,
+                                std::uint64_t key,
+                                std::vector<const uct_iface_addr_t *> *addrs);
+
 /// Board::addr slot of the direct messages' mm_incast ifaces.
 inline constexpr int kDirectAddr = 8;
 

@@ -341,18 +341,8 @@ void Mm::open(const Point &pt, int rank, uct_mm_incast_mode_t mode, Board *b,
     uct_iface_get_address(
         mm.iface, reinterpret_cast<uct_iface_addr_t *>(b->addr[0][rank]));
     barrier(b, pt.n);
-    std::vector<const uct_iface_addr_t *> addrs(pt.n);
-    for (int i = 0; i < pt.n; ++i) {
-        addrs[i] = reinterpret_cast<const uct_iface_addr_t *>(b->addr[0][i]);
-    }
-    uct_group_params_t gp{};
-    gp.field_mask =
-        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
-        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-    gp.group_key = 1;
-    gp.member_index = static_cast<unsigned>(rank);
-    gp.group_size = static_cast<unsigned>(pt.n);
-    gp.member_addrs = addrs.data();
+    std::vector<const uct_iface_addr_t *> addrs;
+    const uct_group_params_t gp = group_params(b, 0, rank, pt.n, 1, &addrs);
     if (uct_mm_incast_group_create(mm.iface, &gp, &g) != UCS_OK) {
         _exit(4);
     }

@@ -97,17 +97,11 @@ void arm(GroupHandle *h)
 
 Message to_message(const uct_group_msg_t *m)
 {
-    const int op = raw(m->op);
-    const int dtype = raw(m->dtype);
     Message msg;
     msg.coll = static_cast<Coll>(raw(m->coll)); // checked by the caller
     msg.root = m->root;
-    // Out of range: the LAST value, which no kernel accepts.
-    msg.op =
-        op >= 0 && op < UCG_OP_LAST ? static_cast<ucg_op_t>(op) : UCG_OP_LAST;
-    msg.dtype = dtype >= 0 && dtype < UCG_DTYPE_LAST
-                    ? static_cast<ucg_dtype_t>(dtype)
-                    : UCG_DTYPE_LAST;
+    msg.op = op_of(m->op);
+    msg.dtype = dtype_of(m->dtype);
     msg.length = m->length;
     msg.buffer = m->buffer;
     msg.member_buffers = m->member_buffers;

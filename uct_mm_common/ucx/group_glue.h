@@ -25,6 +25,20 @@ template <typename E> int raw(const E &field) noexcept
     return v;
 }
 
+/// A caller's operator or datatype field; out of range: the LAST value,
+/// which no kernel accepts.
+inline ucg_op_t op_of(const ucg_op_t &field) noexcept
+{
+    const int v = raw(field);
+    return v >= 0 && v < UCG_OP_LAST ? static_cast<ucg_op_t>(v) : UCG_OP_LAST;
+}
+inline ucg_dtype_t dtype_of(const ucg_dtype_t &field) noexcept
+{
+    const int v = raw(field);
+    return v >= 0 && v < UCG_DTYPE_LAST ? static_cast<ucg_dtype_t>(v)
+                                        : UCG_DTYPE_LAST;
+}
+
 /// Progress calls in a row that find a group idle before its callback
 /// leaves the worker's progress (a next message often follows at once).
 constexpr unsigned kIdleProgressCalls = 1024;

@@ -41,6 +41,15 @@ std::size_t segment_bytes(unsigned n)
                DirectGeometry{n, kDirect}.region_bytes());
 }
 
+// Member m's direct line (its slots follow) in a mapping of n members.
+std::uint8_t *member_area(ucg_test::SharedMapping &mem, unsigned n, unsigned m)
+{
+    return static_cast<std::uint8_t *>(mem.data()) +
+           uct_mm_common::link_region_offset(n) +
+           uct_mm_incast::geometry_of(config(nullptr, 0, 0, n)).region_bytes() +
+           m * DirectGeometry{n, kDirect}.member_bytes();
+}
+
 DirectMsg allreduce(void *src, void *dst, std::size_t count)
 {
     DirectMsg m;
@@ -169,13 +178,8 @@ TEST_CASE("direct threads: a sequence word past the message fails the group",
     ucg_test::SharedMapping mem(segment_bytes(2));
     auto g = open_group(config(mem.data(), mem.size(), 0, 2));
     DirectArea *d = direct_of(*g);
-    const DirectGeometry geo{2, kDirect};
-    const std::size_t at =
-        uct_mm_common::link_region_offset(2) +
-        uct_mm_incast::geometry_of(config(nullptr, 0, 0, 2)).region_bytes() +
-        geo.member_bytes() + sizeof(uct_mm_incast::DirectLine);
     auto *h = reinterpret_cast<uct_mm_incast::DirectSlotHeader *>(
-        static_cast<std::uint8_t *>(mem.data()) + at);
+        member_area(mem, 2, 1) + sizeof(uct_mm_incast::DirectLine));
     h->seq.store(9);
     std::uint64_t id;
     const Status st = d->post(DirectMsg{}, &id);
@@ -223,12 +227,7 @@ TEST_CASE("direct threads: a done counter past flow control fails the group",
     ucg_test::SharedMapping mem(segment_bytes(2));
     auto g = open_group(config(mem.data(), mem.size(), 0, 2));
     DirectArea *d = direct_of(*g);
-    const std::size_t line1 =
-        uct_mm_common::link_region_offset(2) +
-        uct_mm_incast::geometry_of(config(nullptr, 0, 0, 2)).region_bytes() +
-        DirectGeometry{2, kDirect}.member_bytes();
-    reinterpret_cast<uct_mm_incast::DirectLine *>(
-        static_cast<std::uint8_t *>(mem.data()) + line1)
+    reinterpret_cast<uct_mm_incast::DirectLine *>(member_area(mem, 2, 1))
         ->done.store(100);
     std::uint8_t byte = 7;
     DirectMsg m;

@@ -116,6 +116,25 @@ std::vector<Spec> round_script(unsigned r, unsigned n)
     return script;
 }
 
+// A fuzz test's verdict: no wrong delivery outside forged rounds, and with
+// enough rounds some correct ones and some failed groups; the tally is
+// printed either way.
+void check_tally(const char *name, unsigned rounds, const FuzzTally &tally,
+                 const std::string &wrong_trace)
+{
+    INFO(wrong_trace);
+    CHECK(tally.wrong.load() == 0);
+    if (rounds >= 100) {
+        CHECK(tally.ok.load() > 0);
+        CHECK(tally.errors.load() > 0);
+    }
+    WARN(name << ": rounds " << rounds << ", hits " << tally.hits.load()
+              << ", correct " << tally.ok.load() << ", unchecked "
+              << tally.unchecked.load() << ", errors " << tally.errors.load()
+              << ", stalls " << tally.stalls.load() << ", log lines "
+              << QuietLog::lines());
+}
+
 } // namespace
 
 TEST_CASE("incast trust: a segment another user pre-created is refused",
@@ -233,22 +252,7 @@ TEST_CASE("incast trust: random control fields in a live segment fail the "
             wrong_trace = first_wrong + ": " + corrupter.trace();
         }
     }
-    INFO("rounds " << rounds << ", fields hit " << tally.hits.load()
-                   << ": correct " << tally.ok.load() << ", unchecked "
-                   << tally.unchecked.load() << ", errors "
-                   << tally.errors.load() << ", stalls " << tally.stalls.load()
-                   << ", log lines " << QuietLog::lines());
-    INFO(wrong_trace);
-    CHECK(tally.wrong.load() == 0);
-    if (rounds >= 100) {
-        CHECK(tally.ok.load() > 0);
-        CHECK(tally.errors.load() > 0);
-    }
-    WARN("incast fuzz: rounds "
-         << rounds << ", hits " << tally.hits.load() << ", correct "
-         << tally.ok.load() << ", unchecked " << tally.unchecked.load()
-         << ", errors " << tally.errors.load() << ", stalls "
-         << tally.stalls.load() << ", log lines " << QuietLog::lines());
+    check_tally("incast fuzz", rounds, tally, wrong_trace);
 }
 
 TEST_CASE("incast trust: a slot past the root's position fails the group",
@@ -439,15 +443,5 @@ TEST_CASE("incast trust: random direct-area fields fail the group or "
             wrong_trace = first_wrong + ": " + corrupter.trace();
         }
     }
-    INFO(wrong_trace);
-    CHECK(tally.wrong.load() == 0);
-    if (rounds >= 100) {
-        CHECK(tally.ok.load() > 0);
-        CHECK(tally.errors.load() > 0);
-    }
-    WARN("incast direct fuzz: rounds "
-         << rounds << ", hits " << tally.hits.load() << ", correct "
-         << tally.ok.load() << ", unchecked " << tally.unchecked.load()
-         << ", errors " << tally.errors.load() << ", stalls "
-         << tally.stalls.load() << ", log lines " << QuietLog::lines());
+    check_tally("incast direct fuzz", rounds, tally, wrong_trace);
 }

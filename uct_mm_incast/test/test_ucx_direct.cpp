@@ -31,9 +31,10 @@ ucg_test::ForkOptions opts(unsigned n)
     return o;
 }
 
-// A connected group's direct messages (the first reduce joins everyone).
-uct_mm_incast_direct_h connect_direct(Iface &r, uct_group_h g, int rank,
-                                      std::size_t *max)
+// Connects the group (a first reduce joins everyone); returns what
+// uct_mm_incast_group_direct says of it.
+ucs_status_t connect_direct(Iface &r, uct_group_h g, int rank,
+                            uct_mm_incast_direct_h *d, std::size_t *max)
 {
     int32_t one = 1;
     uct_group_msg_t m{};
@@ -42,8 +43,15 @@ uct_mm_incast_direct_h connect_direct(Iface &r, uct_group_h g, int rank,
     m.buffer = &one;
     m.length = sizeof(one);
     UCG_CHECK(post_wait(r.worker, g, rank != 0, m) == UCS_OK);
+    return uct_mm_incast_group_direct(g, d, max);
+}
+
+// A connected group's direct messages.
+uct_mm_incast_direct_h connect_direct(Iface &r, uct_group_h g, int rank,
+                                      std::size_t *max)
+{
     uct_mm_incast_direct_h d = nullptr;
-    UCG_CHECK(uct_mm_incast_group_direct(g, &d, max) == UCS_OK);
+    UCG_CHECK(connect_direct(r, g, rank, &d, max) == UCS_OK);
     return d;
 }
 
@@ -112,17 +120,9 @@ TEST_CASE("uct incast direct: none where member 0 configured none; bad "
         Iface r(Config{{"DIRECT_SIZE", rank == 0 ? "0" : "1k"}});
         uct_group_h g = make_group(uct_mm_incast_group_create, r.iface,
                                    sb.board, rank, 3, 22);
-        int32_t one = 1;
-        uct_group_msg_t m{};
-        m.coll = UCT_GROUP_COLL_REDUCE;
-        m.dtype = UCG_DTYPE_INT32;
-        m.buffer = &one;
-        m.length = sizeof(one);
-        UCG_CHECK(post_wait(r.worker, g, rank != 0, m) == UCS_OK);
         uct_mm_incast_direct_h d = nullptr;
         std::size_t max = 0;
-        UCG_CHECK(uct_mm_incast_group_direct(g, &d, &max) ==
-                  UCS_ERR_UNSUPPORTED);
+        UCG_CHECK(connect_direct(r, g, rank, &d, &max) == UCS_ERR_UNSUPPORTED);
         UCG_CHECK(uct_mm_incast_group_direct(nullptr, &d, &max) ==
                   UCS_ERR_INVALID_PARAM);
         barrier(sb.board, 1, 3);

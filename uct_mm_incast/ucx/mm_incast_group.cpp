@@ -135,18 +135,14 @@ ucs_status_t direct_post(uct_mm_incast_direct_h direct,
     }
     // The kinds map one to one; values out of range (read as the ints the
     // caller stored) become the LAST ones, which check() refuses.
-    using uct_mm_common::raw;
-    const int coll = raw(msg->coll), op = raw(msg->op), dtype = raw(msg->dtype);
+    const int coll = uct_mm_common::raw(msg->coll);
     DirectMsg m;
     m.coll = coll >= 0 && coll < static_cast<int>(DirectColl::kLast)
                  ? static_cast<DirectColl>(coll)
                  : DirectColl::kLast;
     m.root = msg->root;
-    m.op =
-        op >= 0 && op < UCG_OP_LAST ? static_cast<ucg_op_t>(op) : UCG_OP_LAST;
-    m.dtype = dtype >= 0 && dtype < UCG_DTYPE_LAST
-                  ? static_cast<ucg_dtype_t>(dtype)
-                  : UCG_DTYPE_LAST;
+    m.op = uct_mm_common::op_of(msg->op);
+    m.dtype = uct_mm_common::dtype_of(msg->dtype);
     m.length = msg->length;
     m.src = msg->src;
     m.dst = msg->dst;
