@@ -226,6 +226,15 @@ struct Bound {
     const std::atomic<bool> *corrupter_done;
     std::chrono::steady_clock::time_point deadline;
     unsigned quiet_ms = 20;
+
+    /// Whether a wait that last moved at `last_move` gives up now.
+    bool gives_up(std::chrono::steady_clock::time_point last_move) const
+    {
+        const auto now = std::chrono::steady_clock::now();
+        return now > deadline ||
+               (corrupter_done->load() &&
+                now - last_move > std::chrono::milliseconds(quiet_ms));
+    }
 };
 
 /// Posts (retrying while kNoResource) and progresses until `p` completes,
@@ -254,10 +263,7 @@ inline Outcome post_wait_bounded(GroupCore &g, bool send, const Message &m,
             last_move = clock::now();
             continue;
         }
-        const auto now = clock::now();
-        if (now > b.deadline ||
-            (b.corrupter_done->load() &&
-             now - last_move > std::chrono::milliseconds(b.quiet_ms))) {
+        if (b.gives_up(last_move)) {
             return Outcome::kStalled;
         }
         backoff.pause();

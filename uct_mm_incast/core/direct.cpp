@@ -187,14 +187,20 @@ bool DirectArea::arrived(const Op &op, std::uint32_t m,
     return true;
 }
 
+bool DirectArea::reads_nothing(const DirectMsg &m) const noexcept
+{
+    return (m.coll == DirectColl::kBcast && m.root == member_) ||
+           (m.coll == DirectColl::kReduce && m.root != member_);
+}
+
 bool DirectArea::ready(const Op &op, std::uint64_t s) noexcept
 {
     const DirectMsg &m = op.msg;
-    if (m.coll == DirectColl::kBcast) {
-        return m.root == member_ || arrived(op, m.root, s);
-    }
-    if (m.coll == DirectColl::kReduce && m.root != member_) {
+    if (reads_nothing(m)) {
         return true; // its contribution is published: nothing to read
+    }
+    if (m.coll == DirectColl::kBcast) {
+        return arrived(op, m.root, s);
     }
     for (std::uint32_t i = 0; i < geo_.members; ++i) {
         if (i != member_ && !arrived(op, i, s)) {
@@ -209,8 +215,7 @@ void DirectArea::consume(const Op &op, std::uint64_t s) noexcept
     const DirectMsg &m = op.msg;
     const std::size_t len = m.length;
     if (op.abandoned || len == 0 || m.coll == DirectColl::kBarrier ||
-        (m.coll == DirectColl::kReduce && m.root != member_) ||
-        (m.coll == DirectColl::kBcast && m.root == member_)) {
+        reads_nothing(m)) {
         return;
     }
     if (m.coll == DirectColl::kBcast) {
@@ -248,7 +253,6 @@ bool DirectArea::publish_pending() noexcept
             }
             publish(op, unpublished_);
         }
-        op.published = true;
         moved = true;
     }
     return moved;
@@ -319,7 +323,7 @@ Status DirectArea::post(const DirectMsg &m, std::uint64_t *id) noexcept
     op.msg = m;
     op.check = direct_check(m, s);
     progress();
-    if (!op.published && contributes(op) && m.length != 0) {
+    if (s >= unpublished_ && contributes(op) && m.length != 0) {
         // Published later, from progress: the caller's src is ours only
         // during this call.
         std::uint8_t *stage = stage_.data() + (s % kQueue) * geo_.slot_bytes;

@@ -141,7 +141,6 @@ class DirectArea {
     struct Op {
         DirectMsg msg;
         std::uint32_t check = 0;
-        bool published = false;
         bool complete = false;
         bool abandoned = false;
     };
@@ -150,6 +149,8 @@ class DirectArea {
     DirectLine *line(std::uint32_t m) const noexcept;
     DirectSlotHeader *slot(std::uint32_t m, std::uint64_t s) const noexcept;
     bool contributes(const Op &op) const noexcept;
+    /// A bcast's root and a reduce's non-roots: done once published.
+    bool reads_nothing(const DirectMsg &m) const noexcept;
     /// Bytes a contributor writes into its slot.
     std::size_t payload(const DirectMsg &m) const noexcept;
     bool room_for(std::uint64_t s) noexcept;

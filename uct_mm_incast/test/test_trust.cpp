@@ -352,10 +352,7 @@ Outcome direct_wait_bounded(DirectArea &d, const DirectMsg &m, const Bound &b)
             last_move = clock::now();
             continue;
         }
-        const auto now = clock::now();
-        if (now > b.deadline ||
-            (b.corrupter_done->load() &&
-             now - last_move > std::chrono::milliseconds(b.quiet_ms))) {
+        if (b.gives_up(last_move)) {
             return Outcome::kStalled;
         }
         backoff.pause();
