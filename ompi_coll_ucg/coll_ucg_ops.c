@@ -11,6 +11,9 @@
  * back, alike on every member since MPI requires the same type and op. */
 #include "coll_ucg.h"
 
+#include "ompi/mca/coll/base/coll_base_util.h"
+#include "ompi/op/op.h"
+#include "opal/datatype/opal_convertor.h"
 #include "opal/runtime/opal_progress.h"
 
 #include <stdlib.h>
@@ -239,58 +242,66 @@ static void coll_ucg_side_fini(coll_ucg_side_t *s)
 }
 
 /* Packs or unpacks `count` elements at user + byte offset `uoff` to or
- * from tmp + `toff`. */
+ * from tmp + `toff`, through Open MPI's convertor: counts are size_t (no
+ * 2^31 limit that one rank could hit alone) and no MPI handle is looked
+ * up (the user may have freed it while a nonblocking call is pending). */
 static int coll_ucg_pack(coll_ucg_side_t *s, int unpack, ptrdiff_t uoff,
-                         size_t toff, int count, ompi_communicator_t *comm)
+                         size_t toff, size_t count)
 {
     if (count == 0) {
         return OMPI_SUCCESS;
     }
-    size_t bytes = (size_t)count * s->tsize;
-    if (bytes > INT32_MAX) {
-        return OMPI_ERR_NOT_SUPPORTED;
+    const size_t bytes = count * s->tsize;
+    void *user = s->user + uoff;
+    opal_convertor_t conv;
+    OBJ_CONSTRUCT(&conv, opal_convertor_t);
+    int32_t rc =
+        unpack
+            ? opal_convertor_copy_and_prepare_for_recv(ompi_mpi_local_convertor,
+                                                       &s->dt->super, count,
+                                                       user, 0, &conv)
+            : opal_convertor_copy_and_prepare_for_send(ompi_mpi_local_convertor,
+                                                       &s->dt->super, count,
+                                                       user, 0, &conv);
+    struct iovec iov = {.iov_base = s->tmp + toff, .iov_len = bytes};
+    uint32_t iov_count = 1;
+    size_t done = bytes;
+    if (rc == OPAL_SUCCESS) {
+        rc = unpack ? opal_convertor_unpack(&conv, &iov, &iov_count, &done)
+                    : opal_convertor_pack(&conv, &iov, &iov_count, &done);
     }
-    int pos = 0;
-    int rc = unpack ? MPI_Unpack(s->tmp + toff, (int)bytes, &pos,
-                                 s->user + uoff, count, s->dt, comm)
-                    : MPI_Pack(s->user + uoff, count, s->dt, s->tmp + toff,
-                               (int)bytes, &pos, comm);
-    return rc == MPI_SUCCESS ? OMPI_SUCCESS : OMPI_ERROR;
+    OBJ_DESTRUCT(&conv);
+    return rc >= 0 && done == bytes ? OMPI_SUCCESS : OMPI_ERROR;
 }
 
 /* A side of `total` elements (all blocks back to back). Sets *ptr and
  * returns the bytes per element. `input`: the data is read. */
 static int coll_ucg_side_flat(coll_ucg_side_t *s, size_t total, int input,
-                              ompi_communicator_t *comm, void **ptr)
+                              void **ptr)
 {
     if (s->contig) {
         *ptr = s->user;
         return OMPI_SUCCESS;
-    }
-    if (total > INT32_MAX) {
-        return OMPI_ERR_NOT_SUPPORTED;
     }
     s->tmp = malloc(total * s->tsize + 1);
     if (s->tmp == NULL) {
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     *ptr = s->tmp;
-    return input ? coll_ucg_pack(s, 0, 0, 0, (int)total, comm) : OMPI_SUCCESS;
+    return input ? coll_ucg_pack(s, 0, 0, 0, total) : OMPI_SUCCESS;
 }
 
-static int coll_ucg_side_flat_done(coll_ucg_side_t *s, size_t total,
-                                   ompi_communicator_t *comm)
+static int coll_ucg_side_flat_done(coll_ucg_side_t *s, size_t total)
 {
     if (s->contig || total == 0) {
         return OMPI_SUCCESS;
     }
-    return coll_ucg_pack(s, 1, 0, 0, (int)total, comm);
+    return coll_ucg_pack(s, 1, 0, 0, total);
 }
 
 /* A v side: per-rank counts and displacements (in elements / extents). */
 static int coll_ucg_side_vec(coll_ucg_side_t *s, const int *counts,
-                             const int *displs, int size, int input,
-                             ompi_communicator_t *comm, void **ptr)
+                             const int *displs, int size, int input, void **ptr)
 {
     s->counts = malloc(sizeof(size_t) * (size_t)size);
     s->displs = malloc(sizeof(size_t) * (size_t)size);
@@ -323,7 +334,7 @@ static int coll_ucg_side_vec(coll_ucg_side_t *s, const int *counts,
     *ptr = s->tmp;
     for (int i = 0; input && i < size; ++i) {
         int rc = coll_ucg_pack(s, 0, (ptrdiff_t)displs[i] * s->extent,
-                               s->displs[i], counts[i], comm);
+                               s->displs[i], (size_t)counts[i]);
         if (rc != OMPI_SUCCESS) {
             return rc;
         }
@@ -332,12 +343,11 @@ static int coll_ucg_side_vec(coll_ucg_side_t *s, const int *counts,
 }
 
 static int coll_ucg_side_vec_done(coll_ucg_side_t *s, const int *counts,
-                                  const int *displs, int size,
-                                  ompi_communicator_t *comm)
+                                  const int *displs, int size)
 {
     for (int i = 0; !s->contig && i < size; ++i) {
         int rc = coll_ucg_pack(s, 1, (ptrdiff_t)displs[i] * s->extent,
-                               s->displs[i], counts[i], comm);
+                               s->displs[i], (size_t)counts[i]);
         if (rc != OMPI_SUCCESS) {
             return rc;
         }
@@ -361,6 +371,7 @@ static void coll_ucg_bytes(ucg_buffer_t *b, void *ptr, size_t count)
 typedef struct coll_ucg_user {
     struct ompi_op_t *op;
     ompi_datatype_t *dt;
+    ptrdiff_t shift; /* UCG sees the data from the type's true lb on */
     ucg_user_op_t uop;
 } coll_ucg_user_t;
 
@@ -373,13 +384,11 @@ typedef struct coll_ucg_moves {
     const int *counts; /* v dst: the user's counts and displacements */
     const int *displs;
     int size;
-    ompi_communicator_t *comm;
 } coll_ucg_moves_t;
 
-static void coll_ucg_moves_init(coll_ucg_moves_t *mv, ompi_communicator_t *comm)
+static void coll_ucg_moves_init(coll_ucg_moves_t *mv)
 {
     memset(mv, 0, sizeof(*mv));
-    mv->comm = comm;
 }
 
 static int coll_ucg_moves_finish(coll_ucg_moves_t *mv)
@@ -388,8 +397,8 @@ static int coll_ucg_moves_finish(coll_ucg_moves_t *mv)
         return OMPI_SUCCESS;
     }
     return mv->vec ? coll_ucg_side_vec_done(&mv->dst, mv->counts, mv->displs,
-                                            mv->size, mv->comm)
-                   : coll_ucg_side_flat_done(&mv->dst, mv->total, mv->comm);
+                                            mv->size)
+                   : coll_ucg_side_flat_done(&mv->dst, mv->total);
 }
 
 static void coll_ucg_moves_fini(coll_ucg_moves_t *mv)
@@ -398,8 +407,11 @@ static void coll_ucg_moves_fini(coll_ucg_moves_t *mv)
     coll_ucg_side_fini(&mv->dst);
 }
 
+/* Open MPI's bindings treat a nonblocking collective's request as an
+ * ompi_coll_base_nbc_request_t (they keep the operator and datatypes in
+ * its fields until completion): ours extends it. */
 typedef struct coll_ucg_request {
-    ompi_request_t super;
+    ompi_coll_base_nbc_request_t super;
     coll_ucg_moves_t moves; /* staging, finished at completion */
     int has_moves;
     mca_coll_ucg_module_t *module; /* retained in flight: keeps the group */
@@ -407,9 +419,53 @@ typedef struct coll_ucg_request {
     ucg_coll_h coll;
     coll_ucg_user_t user; /* a user op's state lives as long as this */
     size_t *counts;       /* reduce_scatter's counts */
+    /* Held from start to free: MPI lets the program free them while the
+     * call is pending (MPI_Op_free, MPI_Type_free, MPI_Comm_free). */
+    struct ompi_op_t *op;
+    ompi_datatype_t *dts[2];
+    ompi_communicator_t *comm;
 } coll_ucg_request_t;
 
-static OBJ_CLASS_INSTANCE(coll_ucg_request_t, ompi_request_t, NULL, NULL);
+static OBJ_CLASS_INSTANCE(coll_ucg_request_t, ompi_coll_base_nbc_request_t,
+                          NULL, NULL);
+
+/* Holds what a started request uses (predefined objects too: a balanced
+ * retain and release leaves them as they were). */
+static void coll_ucg_request_hold(coll_ucg_request_t *r, struct ompi_op_t *op,
+                                  ompi_datatype_t *dt0, ompi_datatype_t *dt1)
+{
+    if (op != NULL) {
+        OBJ_RETAIN(op);
+        r->op = op;
+    }
+    ompi_datatype_t *dts[2] = {dt0, dt1};
+    for (int i = 0; i < 2; ++i) {
+        if (dts[i] != NULL) {
+            OBJ_RETAIN(dts[i]);
+            r->dts[i] = dts[i];
+        }
+    }
+    OBJ_RETAIN(r->super.super.req_mpi_object.comm);
+    r->comm = r->super.super.req_mpi_object.comm;
+}
+
+static void coll_ucg_request_unhold(coll_ucg_request_t *r)
+{
+    if (r->op != NULL) {
+        OBJ_RELEASE(r->op);
+        r->op = NULL;
+    }
+    for (int i = 0; i < 2; ++i) {
+        if (r->dts[i] != NULL) {
+            OBJ_RELEASE(r->dts[i]);
+            r->dts[i] = NULL;
+        }
+    }
+    if (r->comm != NULL) { /* last: may destroy the communicator */
+        OBJ_RELEASE(r->comm);
+        r->comm = NULL;
+    }
+}
 
 static int coll_ucg_request_free(ompi_request_t **rptr)
 {
@@ -417,8 +473,9 @@ static int coll_ucg_request_free(ompi_request_t **rptr)
     if (r->coll != NULL) { /* never freed in flight: MPI forbids it */
         return OMPI_ERROR;
     }
+    coll_ucg_request_unhold(r);
     free(r->counts);
-    OMPI_REQUEST_FINI(&r->super);
+    OMPI_REQUEST_FINI(&r->super.super);
     OBJ_RELEASE(r);
     *rptr = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
@@ -437,23 +494,26 @@ static coll_ucg_request_t *coll_ucg_request_new(ompi_communicator_t *comm)
     if (r == NULL) {
         return NULL;
     }
-    OMPI_REQUEST_INIT(&r->super, false);
-    r->super.req_type = OMPI_REQUEST_COLL;
-    r->super.req_free = coll_ucg_request_free;
-    r->super.req_cancel = coll_ucg_request_cancel;
-    r->super.req_mpi_object.comm = comm;
+    OMPI_REQUEST_INIT(&r->super.super, false);
+    r->super.super.req_type = OMPI_REQUEST_COLL;
+    r->super.super.req_free = coll_ucg_request_free;
+    r->super.super.req_cancel = coll_ucg_request_cancel;
+    r->super.super.req_mpi_object.comm = comm;
     r->next = NULL;
     r->coll = NULL;
     r->counts = NULL;
     r->has_moves = 0;
     r->module = NULL;
+    r->op = NULL;
+    r->dts[0] = r->dts[1] = NULL;
+    r->comm = NULL;
     return r;
 }
 
 /* Drops a request that never started (its collective fell back). */
 static void coll_ucg_request_drop(coll_ucg_request_t *r)
 {
-    ompi_request_t *p = &r->super;
+    ompi_request_t *p = &r->super.super;
     (void)coll_ucg_request_free(&p);
 }
 
@@ -491,9 +551,9 @@ static int coll_ucg_progress(void)
             opal_output(0, "coll:ucg: a nonblocking collective failed: %s",
                         ucs_status_string(st));
         }
-        r->super.req_status.MPI_ERROR =
+        r->super.super.req_status.MPI_ERROR =
             st == UCS_OK ? MPI_SUCCESS : MPI_ERR_OTHER;
-        ompi_request_complete(&r->super, true);
+        ompi_request_complete(&r->super.super, true);
         ++events;
     }
     c->in_ucg = 0;
@@ -546,7 +606,7 @@ static int coll_ucg_start_nb(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
     }
     OBJ_RETAIN(m);
     r->module = m;
-    r->super.req_state = OMPI_REQUEST_ACTIVE;
+    r->super.super.req_state = OMPI_REQUEST_ACTIVE;
     r->next = c->active;
     c->active = r;
     return OMPI_SUCCESS;
@@ -657,19 +717,18 @@ static int coll_ucg_predefined_op(struct ompi_op_t *op)
     return op == MPI_REPLACE || op == MPI_NO_OP || op == MPI_OP_NULL;
 }
 
+/* UCG's elements start at the type's true lb; the operator takes the
+ * buffers as the program passed them (the type's origin). Open MPI's own
+ * reduction (counts past 2^31 split): no handle is looked up, and the
+ * operator and type stay valid while a pending call holds them, even
+ * where the program has freed its handles. */
 static void coll_ucg_user_fn(const void *in, void *inout, size_t count,
                              void *arg)
 {
     coll_ucg_user_t *u = (coll_ucg_user_t *)arg;
-    size_t tsize = 0;
-    ompi_datatype_type_size(u->dt, &tsize);
-    while (count > 0) {
-        int n = count > INT32_MAX ? INT32_MAX : (int)count;
-        (void)MPI_Reduce_local(in, inout, n, u->dt, u->op);
-        count -= (size_t)n;
-        in = (const char *)in + (size_t)n * tsize;
-        inout = (char *)inout + (size_t)n * tsize;
-    }
+    ompi_op_reduce(u->op, (void *)((uintptr_t)in - (uintptr_t)u->shift),
+                   (void *)((uintptr_t)inout - (uintptr_t)u->shift), count,
+                   u->dt);
 }
 
 /* Fills the type and op of a reduction; returns 0 where UCG cannot run
@@ -682,7 +741,6 @@ static int coll_ucg_reduction(ucg_coll_args_t *a, ompi_datatype_t *dt,
     t.run = 1;
     *shift = 0;
     a->field_mask |= UCG_COLL_ARGS_FIELD_OP;
-    int commute = 0;
     if (coll_ucg_map_op(op, &a->op)) {
         if (!coll_ucg_map_dtype(dt, &t.base)) {
             *why = "datatype of a predefined operator";
@@ -707,13 +765,10 @@ static int coll_ucg_reduction(ucg_coll_args_t *a, ompi_datatype_t *dt,
         }
         u->op = op;
         u->dt = dt;
+        u->shift = *shift;
         u->uop.func = coll_ucg_user_fn;
         u->uop.arg = u;
-        if (MPI_Op_commutative(op, &commute) != MPI_SUCCESS) {
-            *why = "MPI_Op_commutative failed";
-            return 0;
-        }
-        u->uop.commutative = commute ? 1 : 0;
+        u->uop.commutative = ompi_op_is_commute(op) ? 1 : 0;
         a->op = UCG_OP_USER;
         a->user_op = &u->uop;
         a->field_mask |= UCG_COLL_ARGS_FIELD_USER_OP;
@@ -788,14 +843,14 @@ static int coll_ucg_bcast_do(void *buff, int count, ompi_datatype_t *dtype,
 {
     coll_ucg_moves_t local;
     coll_ucg_moves_t *mv = COLL_UCG_MOVES(req, local);
-    coll_ucg_moves_init(mv, comm);
+    coll_ucg_moves_init(mv);
     ucg_coll_args_t a;
     coll_ucg_args_init(&a, UCG_COLL_BCAST);
     coll_ucg_set_root(&a, root);
     coll_ucg_side_init(&mv->dst, buff, dtype);
     const int at_root = ompi_comm_rank(comm) == root;
     void *p = NULL;
-    int rc = coll_ucg_side_flat(&mv->dst, (size_t)count, at_root, comm, &p);
+    int rc = coll_ucg_side_flat(&mv->dst, (size_t)count, at_root, &p);
     coll_ucg_bytes(&a.dst, p, (size_t)count * mv->dst.tsize);
     mv->unpack = !at_root && !mv->dst.contig;
     mv->total = (size_t)count;
@@ -1020,8 +1075,7 @@ int mca_coll_ucg_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
  * through a staging buffer where the datatype is not contiguous. */
 static int coll_ucg_dst_blocks(coll_ucg_moves_t *mv, ucg_coll_args_t *a,
                                int vec, int rcount, const int *rcounts,
-                               const int *displs, int size, int in_place,
-                               ompi_communicator_t *comm)
+                               const int *displs, int size, int in_place)
 {
     void *p = NULL;
     int rc;
@@ -1029,8 +1083,7 @@ static int coll_ucg_dst_blocks(coll_ucg_moves_t *mv, ucg_coll_args_t *a,
     mv->vec = vec;
     mv->size = size;
     if (vec) {
-        rc = coll_ucg_side_vec(&mv->dst, rcounts, displs, size, in_place, comm,
-                               &p);
+        rc = coll_ucg_side_vec(&mv->dst, rcounts, displs, size, in_place, &p);
         coll_ucg_bytes(&a->dst, p, 0);
         a->dst.counts = mv->dst.counts;
         a->dst.displs = mv->dst.displs;
@@ -1038,7 +1091,7 @@ static int coll_ucg_dst_blocks(coll_ucg_moves_t *mv, ucg_coll_args_t *a,
         mv->displs = displs;
     } else {
         mv->total = (size_t)rcount * (size_t)size;
-        rc = coll_ucg_side_flat(&mv->dst, mv->total, in_place, comm, &p);
+        rc = coll_ucg_side_flat(&mv->dst, mv->total, in_place, &p);
         coll_ucg_bytes(&a->dst, p, (size_t)rcount * mv->dst.tsize);
     }
     return rc;
@@ -1061,25 +1114,25 @@ static int coll_ucg_gather_like(ucg_coll_type_t coll, const void *sbuf,
     const int in_place = sbuf == MPI_IN_PLACE;
     coll_ucg_moves_t local;
     coll_ucg_moves_t *mv = COLL_UCG_MOVES(req, local);
-    coll_ucg_moves_init(mv, comm);
+    coll_ucg_moves_init(mv);
     ucg_coll_args_t a;
     coll_ucg_args_init(&a, coll);
     if (!all) {
         coll_ucg_set_root(&a, root);
     }
-    coll_ucg_side_init(&mv->src, in_place ? NULL : sbuf, sdtype);
-    coll_ucg_side_init(&mv->dst, rbuf, rdtype);
     void *p = NULL;
     int rc = OMPI_SUCCESS;
     if (in_place) {
         coll_ucg_set_in_place(&a);
     } else {
-        rc = coll_ucg_side_flat(&mv->src, (size_t)scount, 1, comm, &p);
+        coll_ucg_side_init(&mv->src, sbuf, sdtype);
+        rc = coll_ucg_side_flat(&mv->src, (size_t)scount, 1, &p);
         coll_ucg_bytes(&a.src, p, (size_t)scount * mv->src.tsize);
     }
     if (rc == OMPI_SUCCESS && has_out) {
+        coll_ucg_side_init(&mv->dst, rbuf, rdtype);
         rc = coll_ucg_dst_blocks(mv, &a, vec, rcount, rcounts, displs, size,
-                                 in_place, comm);
+                                 in_place);
     }
     return coll_ucg_moves_go(m, &a, mv, req, rc);
 }
@@ -1164,31 +1217,30 @@ static int coll_ucg_scatter_like(int vec, const void *sbuf, int scount,
     const int in_place = at_root && rbuf == MPI_IN_PLACE;
     coll_ucg_moves_t local;
     coll_ucg_moves_t *mv = COLL_UCG_MOVES(req, local);
-    coll_ucg_moves_init(mv, comm);
+    coll_ucg_moves_init(mv);
     ucg_coll_args_t a;
     coll_ucg_args_init(&a, vec ? UCG_COLL_SCATTERV : UCG_COLL_SCATTER);
     coll_ucg_set_root(&a, root);
-    coll_ucg_side_init(&mv->src, at_root ? sbuf : NULL, sdtype);
-    coll_ucg_side_init(&mv->dst, in_place ? NULL : rbuf, rdtype);
     void *p = NULL;
     int rc = OMPI_SUCCESS;
     if (at_root) {
+        coll_ucg_side_init(&mv->src, sbuf, sdtype);
         if (vec) {
-            rc =
-                coll_ucg_side_vec(&mv->src, scounts, displs, size, 1, comm, &p);
+            rc = coll_ucg_side_vec(&mv->src, scounts, displs, size, 1, &p);
             coll_ucg_bytes(&a.src, p, 0);
             a.src.counts = mv->src.counts;
             a.src.displs = mv->src.displs;
         } else {
             rc = coll_ucg_side_flat(&mv->src, (size_t)scount * (size_t)size, 1,
-                                    comm, &p);
+                                    &p);
             coll_ucg_bytes(&a.src, p, (size_t)scount * mv->src.tsize);
         }
     }
     if (in_place) {
         coll_ucg_set_in_place(&a);
     } else if (rc == OMPI_SUCCESS) {
-        rc = coll_ucg_side_flat(&mv->dst, (size_t)rcount, 0, comm, &p);
+        coll_ucg_side_init(&mv->dst, rbuf, rdtype);
+        rc = coll_ucg_side_flat(&mv->dst, (size_t)rcount, 0, &p);
         coll_ucg_bytes(&a.dst, p, (size_t)rcount * mv->dst.tsize);
         mv->unpack = !mv->dst.contig;
         mv->total = (size_t)rcount;
@@ -1239,28 +1291,29 @@ coll_ucg_alltoall_like(const void *sbuf, int scount, const int *scounts,
     const int in_place = sbuf == MPI_IN_PLACE;
     coll_ucg_moves_t local;
     coll_ucg_moves_t *mv = COLL_UCG_MOVES(req, local);
-    coll_ucg_moves_init(mv, comm);
+    coll_ucg_moves_init(mv);
     ucg_coll_args_t a;
     coll_ucg_args_init(&a, vec ? UCG_COLL_ALLTOALLV : UCG_COLL_ALLTOALL);
-    coll_ucg_side_init(&mv->src, in_place ? NULL : sbuf, sdtype);
+    if (!in_place) {
+        coll_ucg_side_init(&mv->src, sbuf, sdtype);
+    }
     coll_ucg_side_init(&mv->dst, rbuf, rdtype);
     void *p = NULL;
     int rc = OMPI_SUCCESS;
     if (in_place) {
         coll_ucg_set_in_place(&a);
     } else if (vec) {
-        rc = coll_ucg_side_vec(&mv->src, scounts, sdispls, size, 1, comm, &p);
+        rc = coll_ucg_side_vec(&mv->src, scounts, sdispls, size, 1, &p);
         coll_ucg_bytes(&a.src, p, 0);
         a.src.counts = mv->src.counts;
         a.src.displs = mv->src.displs;
     } else {
-        rc = coll_ucg_side_flat(&mv->src, (size_t)scount * (size_t)size, 1,
-                                comm, &p);
+        rc = coll_ucg_side_flat(&mv->src, (size_t)scount * (size_t)size, 1, &p);
         coll_ucg_bytes(&a.src, p, (size_t)scount * mv->src.tsize);
     }
     if (rc == OMPI_SUCCESS) {
         rc = coll_ucg_dst_blocks(mv, &a, vec, rcount, rcounts, rdispls, size,
-                                 in_place, comm);
+                                 in_place);
     }
     return coll_ucg_moves_go(m, &a, mv, req, rc);
 }
@@ -1301,9 +1354,23 @@ int mca_coll_ucg_alltoallv(const void *sbuf, const int *scounts,
 /* Nonblocking forms                                                  */
 /* ------------------------------------------------------------------ */
 
-/* Runs `_start` (an expression using r) for a new request; on fallback
- * calls the previous module's `_prev_call`. */
-#define COLL_UCG_NB(_comm, _request, _start, _prev_fn, _prev_call)             \
+/* What a nonblocking call holds: only the objects significant on this
+ * rank (MPI ignores the others, which may be anything). */
+#define COLL_UCG_HELD(_op, _dt0, _dt1) _op, _dt0, _dt1
+#define COLL_UCG_HELD_MOVES(_sbuf, _sdt, _rdt)                                 \
+    NULL, (_sbuf) == MPI_IN_PLACE ? NULL : (_sdt), (_rdt)
+#define COLL_UCG_HELD_ROOTED(_sbuf, _sdt, _rdt, _root)                         \
+    NULL, (_sbuf) == MPI_IN_PLACE ? NULL : (_sdt),                             \
+        ompi_comm_rank(comm) == (_root) ? (_rdt) : NULL
+#define COLL_UCG_HELD_SCATTER(_rbuf, _sdt, _rdt, _root)                        \
+    NULL, ompi_comm_rank(comm) == (_root) ? (_sdt) : NULL,                     \
+        (_rbuf) == MPI_IN_PLACE ? NULL : (_rdt)
+
+/* Runs `_start` (an expression using r) for a new request, which holds
+ * the operator and datatypes `_held` (op, dt0, dt1; NULL where none) and
+ * the communicator until it is freed; on fallback calls the previous
+ * module's `_prev_call`. */
+#define COLL_UCG_NB(_comm, _request, _held, _start, _prev_fn, _prev_call)      \
     do {                                                                       \
         coll_ucg_request_t *r = coll_ucg_request_new(_comm);                   \
         if (r == NULL) {                                                       \
@@ -1311,7 +1378,8 @@ int mca_coll_ucg_alltoallv(const void *sbuf, const int *scounts,
         }                                                                      \
         int rc_ = (_start);                                                    \
         if (rc_ == OMPI_SUCCESS) {                                             \
-            *(_request) = &r->super;                                           \
+            coll_ucg_request_hold(r, _held);                                   \
+            *(_request) = &r->super.super;                                     \
             return OMPI_SUCCESS;                                               \
         }                                                                      \
         coll_ucg_request_drop(r);                                              \
@@ -1330,7 +1398,8 @@ int mca_coll_ucg_ibarrier(ompi_communicator_t *comm, ompi_request_t **req,
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     ucg_coll_args_t a;
     coll_ucg_args_init(&a, UCG_COLL_BARRIER);
-    COLL_UCG_NB(comm, req, coll_ucg_start_nb(m, &a, r), m->prev.ibarrier,
+    COLL_UCG_NB(comm, req, COLL_UCG_HELD(NULL, NULL, NULL),
+                coll_ucg_start_nb(m, &a, r), m->prev.ibarrier,
                 m->prev.ibarrier(comm, req, m->prev.ibarrier_module));
 }
 
@@ -1340,7 +1409,7 @@ int mca_coll_ucg_ireduce(const void *sbuf, void *rbuf, int count,
                          mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req,
+    COLL_UCG_NB(comm, req, COLL_UCG_HELD(op, dtype, NULL),
                 coll_ucg_one_block(UCG_COLL_REDUCE, sbuf, rbuf, count, dtype,
                                    op, root, comm, m, r),
                 m->prev.ireduce,
@@ -1357,7 +1426,7 @@ static int coll_ucg_i_one_block(ucg_coll_type_t coll, const void *sbuf,
                                 mca_coll_base_module_t *prev_module)
 {
     COLL_UCG_NB(
-        comm, req,
+        comm, req, COLL_UCG_HELD(op, dtype, NULL),
         coll_ucg_one_block(coll, sbuf, rbuf, count, dtype, op, 0, comm, m, r),
         prev, prev(sbuf, rbuf, count, dtype, op, comm, req, prev_module));
 }
@@ -1403,7 +1472,7 @@ int mca_coll_ucg_ireduce_scatter(const void *sbuf, void *rbuf,
                                  mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req,
+    COLL_UCG_NB(comm, req, COLL_UCG_HELD(op, dtype, NULL),
                 coll_ucg_rs(sbuf, rbuf, rcounts, 0, dtype, op, comm, m, r),
                 m->prev.ireduce_scatter,
                 m->prev.ireduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
@@ -1419,7 +1488,8 @@ int mca_coll_ucg_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     COLL_UCG_NB(
-        comm, req, coll_ucg_rs(sbuf, rbuf, NULL, rcount, dtype, op, comm, m, r),
+        comm, req, COLL_UCG_HELD(op, dtype, NULL),
+        coll_ucg_rs(sbuf, rbuf, NULL, rcount, dtype, op, comm, m, r),
         m->prev.ireduce_scatter_block,
         m->prev.ireduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, req,
                                       m->prev.ireduce_scatter_block_module));
@@ -1430,7 +1500,7 @@ int mca_coll_ucg_ibcast(void *buff, int count, ompi_datatype_t *dtype, int root,
                         mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req,
+    COLL_UCG_NB(comm, req, COLL_UCG_HELD(NULL, dtype, NULL),
                 coll_ucg_bcast_do(buff, count, dtype, root, comm, m, r),
                 m->prev.ibcast,
                 m->prev.ibcast(buff, count, dtype, root, comm, req,
@@ -1443,7 +1513,7 @@ int mca_coll_ucg_igather(const void *sbuf, int scount, ompi_datatype_t *sdtype,
                          ompi_request_t **req, mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req,
+    COLL_UCG_NB(comm, req, COLL_UCG_HELD_ROOTED(sbuf, sdtype, rdtype, root),
                 coll_ucg_gather_like(UCG_COLL_GATHER, sbuf, scount, sdtype,
                                      rbuf, rcount, NULL, NULL, rdtype, root,
                                      comm, m, r),
@@ -1460,7 +1530,7 @@ int mca_coll_ucg_igatherv(const void *sbuf, int scount, ompi_datatype_t *sdtype,
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     COLL_UCG_NB(
-        comm, req,
+        comm, req, COLL_UCG_HELD_ROOTED(sbuf, sdtype, rdtype, root),
         coll_ucg_gather_like(UCG_COLL_GATHERV, sbuf, scount, sdtype, rbuf, 0,
                              rcounts, displs, rdtype, root, comm, m, r),
         m->prev.igatherv,
@@ -1475,7 +1545,7 @@ int mca_coll_ucg_iallgather(const void *sbuf, int scount,
                             mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req,
+    COLL_UCG_NB(comm, req, COLL_UCG_HELD_MOVES(sbuf, sdtype, rdtype),
                 coll_ucg_gather_like(UCG_COLL_ALLGATHER, sbuf, scount, sdtype,
                                      rbuf, rcount, NULL, NULL, rdtype, 0, comm,
                                      m, r),
@@ -1493,7 +1563,7 @@ int mca_coll_ucg_iallgatherv(const void *sbuf, int scount,
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     COLL_UCG_NB(
-        comm, req,
+        comm, req, COLL_UCG_HELD_MOVES(sbuf, sdtype, rdtype),
         coll_ucg_gather_like(UCG_COLL_ALLGATHERV, sbuf, scount, sdtype, rbuf, 0,
                              rcounts, displs, rdtype, 0, comm, m, r),
         m->prev.iallgatherv,
@@ -1507,7 +1577,7 @@ int mca_coll_ucg_iscatter(const void *sbuf, int scount, ompi_datatype_t *sdtype,
                           ompi_request_t **req, mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req,
+    COLL_UCG_NB(comm, req, COLL_UCG_HELD_SCATTER(rbuf, sdtype, rdtype, root),
                 coll_ucg_scatter_like(0, sbuf, scount, NULL, NULL, sdtype, rbuf,
                                       rcount, rdtype, root, comm, m, r),
                 m->prev.iscatter,
@@ -1522,7 +1592,7 @@ int mca_coll_ucg_iscatterv(const void *sbuf, const int *scounts,
                            ompi_request_t **req, mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req,
+    COLL_UCG_NB(comm, req, COLL_UCG_HELD_SCATTER(rbuf, sdtype, rdtype, root),
                 coll_ucg_scatter_like(1, sbuf, 0, scounts, displs, sdtype, rbuf,
                                       rcount, rdtype, root, comm, m, r),
                 m->prev.iscatterv,
@@ -1537,7 +1607,7 @@ int mca_coll_ucg_ialltoall(const void *sbuf, int scount,
                            ompi_request_t **req, mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req,
+    COLL_UCG_NB(comm, req, COLL_UCG_HELD_MOVES(sbuf, sdtype, rdtype),
                 coll_ucg_alltoall_like(sbuf, scount, NULL, NULL, sdtype, rbuf,
                                        rcount, NULL, NULL, rdtype, comm, m, r),
                 m->prev.ialltoall,
@@ -1553,7 +1623,7 @@ int mca_coll_ucg_ialltoallv(const void *sbuf, const int *scounts,
                             mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req,
+    COLL_UCG_NB(comm, req, COLL_UCG_HELD_MOVES(sbuf, sdtype, rdtype),
                 coll_ucg_alltoall_like(sbuf, 0, scounts, sdispls, sdtype, rbuf,
                                        0, rcounts, rdispls, rdtype, comm, m, r),
                 m->prev.ialltoallv,
