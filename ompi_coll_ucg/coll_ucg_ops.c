@@ -13,6 +13,7 @@
 
 #include "ompi/mca/coll/base/coll_base_util.h"
 #include "ompi/op/op.h"
+#include "ompi/runtime/mpiruntime.h"
 #include "opal/datatype/opal_convertor.h"
 #include "opal/runtime/opal_progress.h"
 
@@ -77,6 +78,43 @@ static coll_ucg_cached_t *coll_ucg_cache_find(mca_coll_ucg_module_t *m,
     return victim;
 }
 
+/* A failure on this rank alone once the call runs on UCG here, and so
+ * on its peers (they decided alike, from what every member shares): they
+ * wait in the collective for a message this rank will never send, and no
+ * message can tell them. The job ends here with one line rather than
+ * hang; MPI leaves a communicator undefined after a collective's error
+ * anyway. */
+static int coll_ucg_local_failure(mca_coll_ucg_module_t *m, const char *name,
+                                  const char *why)
+{
+    opal_output(0,
+                "coll:ucg: %s on %s failed on this rank alone (%s) while "
+                "its peers run it; aborting the job, which would hang",
+                name, m->comm->c_name, why);
+    ompi_mpi_abort(m->comm, MPI_ERR_INTERN);
+    return OMPI_ERROR; /* not reached */
+}
+
+/* ucg_collective_init failed. UCS_ERR_UNSUPPORTED follows from what
+ * every member passes alike (the operator and datatype, which MPI
+ * requires equal): every member falls back. Anything else (memory, a
+ * buffer only this rank passes) is this rank's alone. */
+static int coll_ucg_init_failed(mca_coll_ucg_module_t *m, const char *prefix,
+                                ucg_coll_type_t coll, ucs_status_t st)
+{
+    if (st == UCS_ERR_UNSUPPORTED) {
+        opal_output_verbose(10, mca_coll_ucg_component.output,
+                            "coll:ucg: %s%s falls back to the previous "
+                            "module: ucg_collective_init: %s",
+                            prefix, ucg_coll_type_name(coll),
+                            ucs_status_string(st));
+        return COLL_UCG_FALLBACK;
+    }
+    char name[64];
+    snprintf(name, sizeof(name), "%s%s", prefix, ucg_coll_type_name(coll));
+    return coll_ucg_local_failure(m, name, ucs_status_string(st));
+}
+
 /* Starts and waits for h (kept in slot, or not); frees it if not kept
  * or if it failed. */
 static int coll_ucg_go(mca_coll_ucg_module_t *m, coll_ucg_cached_t *slot,
@@ -131,12 +169,7 @@ static int coll_ucg_run_ex(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
     if (h == NULL) {
         st = ucg_collective_init(m->group, a, &h);
         if (st != UCS_OK) {
-            opal_output_verbose(10, mca_coll_ucg_component.output,
-                                "coll:ucg: %s falls back to the previous "
-                                "module: ucg_collective_init: %s",
-                                ucg_coll_type_name(a->coll),
-                                ucs_status_string(st));
-            return COLL_UCG_FALLBACK;
+            return coll_ucg_init_failed(m, "", a->coll, st);
         }
         opal_output_verbose(50, mca_coll_ucg_component.output,
                             "coll:ucg: %s on %s: %s",
@@ -582,11 +615,7 @@ static int coll_ucg_start_nb(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
     ucs_status_t st = ucg_collective_init(m->group, a, &r->coll);
     if (st != UCS_OK) {
         r->coll = NULL;
-        opal_output_verbose(10, c->output,
-                            "coll:ucg: i%s falls back to the previous "
-                            "module: ucg_collective_init: %s",
-                            ucg_coll_type_name(a->coll), ucs_status_string(st));
-        return COLL_UCG_FALLBACK;
+        return coll_ucg_init_failed(m, "i", a->coll, st);
     }
     opal_output_verbose(50, c->output, "coll:ucg: i%s on %s: %s",
                         ucg_coll_type_name(a->coll), m->comm->c_name,
@@ -828,6 +857,10 @@ static int coll_ucg_moves_go(mca_coll_ucg_module_t *m, const ucg_coll_args_t *a,
         if (rc == OMPI_SUCCESS) {
             rc = coll_ucg_moves_finish(mv);
         }
+    } else if (m->group != NULL) { /* staging failed here, not elsewhere */
+        coll_ucg_moves_fini(mv);
+        return coll_ucg_local_failure(m, ucg_coll_type_name(a->coll),
+                                      "staging its data");
     }
     coll_ucg_moves_fini(mv);
     return rc;
@@ -1013,8 +1046,12 @@ static int coll_ucg_rs(const void *sbuf, void *rbuf, const int *rcounts,
         total = (size_t)rcount * (size_t)size;
     } else {
         counts = malloc(sizeof(size_t) * (size_t)size);
+        if (counts == NULL && m->group != NULL) {
+            return coll_ucg_local_failure(m, ucg_coll_type_name(coll),
+                                          "no memory for its counts");
+        }
         if (counts == NULL) {
-            return OMPI_ERR_OUT_OF_RESOURCE;
+            return COLL_UCG_FALLBACK;
         }
         for (int i = 0; i < size; ++i) {
             counts[i] = (size_t)rcounts[i];
@@ -1373,6 +1410,10 @@ int mca_coll_ucg_alltoallv(const void *sbuf, const int *scounts,
 #define COLL_UCG_NB(_comm, _request, _held, _start, _prev_fn, _prev_call)      \
     do {                                                                       \
         coll_ucg_request_t *r = coll_ucg_request_new(_comm);                   \
+        if (r == NULL && m->group != NULL) {                                   \
+            return coll_ucg_local_failure(m, "a nonblocking collective",       \
+                                          "no memory for its request");        \
+        }                                                                      \
         if (r == NULL) {                                                       \
             return OMPI_ERR_OUT_OF_RESOURCE;                                   \
         }                                                                      \
