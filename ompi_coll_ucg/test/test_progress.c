@@ -32,12 +32,10 @@ int main(int argc, char **argv)
     } else {
         MPI_Barrier(MPI_COMM_WORLD);
     }
-    int total = 0;
-    MPI_Allreduce(&errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0) {
-        printf("test_progress: np=%d: %s\n", size, total ? "FAILED" : "passed");
-    }
+    /* each rank's own verdict: never summed by a collective under test */
+    printf("test_progress: np=%d: rank %d: %s (%d errors)\n", size, rank,
+           errors ? "FAILED" : "passed", errors);
     free(buf);
     MPI_Finalize();
-    return total ? 1 : 0;
+    return errors ? 1 : 0;
 }
