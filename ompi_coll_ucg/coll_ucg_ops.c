@@ -441,8 +441,10 @@ static void coll_ucg_moves_fini(coll_ucg_moves_t *mv)
 }
 
 /* Open MPI's bindings treat a nonblocking collective's request as an
- * ompi_coll_base_nbc_request_t (they keep the operator and datatypes in
- * its fields until completion): ours extends it. */
+ * ompi_coll_base_nbc_request_t: they hold its operator and significant
+ * datatypes in its fields until it completes (so the program may free
+ * them before the wait), and ours extends it. The communicator, which
+ * they do not hold, the request holds from creation to free. */
 typedef struct coll_ucg_request {
     ompi_coll_base_nbc_request_t super;
     coll_ucg_moves_t moves; /* staging, finished at completion */
@@ -452,53 +454,10 @@ typedef struct coll_ucg_request {
     ucg_coll_h coll;
     coll_ucg_user_t user; /* a user op's state lives as long as this */
     size_t *counts;       /* reduce_scatter's counts */
-    /* Held from start to free: MPI lets the program free them while the
-     * call is pending (MPI_Op_free, MPI_Type_free, MPI_Comm_free). */
-    struct ompi_op_t *op;
-    ompi_datatype_t *dts[2];
-    ompi_communicator_t *comm;
 } coll_ucg_request_t;
 
 static OBJ_CLASS_INSTANCE(coll_ucg_request_t, ompi_coll_base_nbc_request_t,
                           NULL, NULL);
-
-/* Holds what a started request uses (predefined objects too: a balanced
- * retain and release leaves them as they were). */
-static void coll_ucg_request_hold(coll_ucg_request_t *r, struct ompi_op_t *op,
-                                  ompi_datatype_t *dt0, ompi_datatype_t *dt1)
-{
-    if (op != NULL) {
-        OBJ_RETAIN(op);
-        r->op = op;
-    }
-    ompi_datatype_t *dts[2] = {dt0, dt1};
-    for (int i = 0; i < 2; ++i) {
-        if (dts[i] != NULL) {
-            OBJ_RETAIN(dts[i]);
-            r->dts[i] = dts[i];
-        }
-    }
-    OBJ_RETAIN(r->super.super.req_mpi_object.comm);
-    r->comm = r->super.super.req_mpi_object.comm;
-}
-
-static void coll_ucg_request_unhold(coll_ucg_request_t *r)
-{
-    if (r->op != NULL) {
-        OBJ_RELEASE(r->op);
-        r->op = NULL;
-    }
-    for (int i = 0; i < 2; ++i) {
-        if (r->dts[i] != NULL) {
-            OBJ_RELEASE(r->dts[i]);
-            r->dts[i] = NULL;
-        }
-    }
-    if (r->comm != NULL) { /* last: may destroy the communicator */
-        OBJ_RELEASE(r->comm);
-        r->comm = NULL;
-    }
-}
 
 static int coll_ucg_request_free(ompi_request_t **rptr)
 {
@@ -506,10 +465,11 @@ static int coll_ucg_request_free(ompi_request_t **rptr)
     if (r->coll != NULL) { /* never freed in flight: MPI forbids it */
         return OMPI_ERROR;
     }
-    coll_ucg_request_unhold(r);
     free(r->counts);
+    ompi_communicator_t *comm = r->super.super.req_mpi_object.comm;
     OMPI_REQUEST_FINI(&r->super.super);
     OBJ_RELEASE(r);
+    OBJ_RELEASE(comm); /* last: may destroy a communicator freed in flight */
     *rptr = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
 }
@@ -531,15 +491,13 @@ static coll_ucg_request_t *coll_ucg_request_new(ompi_communicator_t *comm)
     r->super.super.req_type = OMPI_REQUEST_COLL;
     r->super.super.req_free = coll_ucg_request_free;
     r->super.super.req_cancel = coll_ucg_request_cancel;
+    OBJ_RETAIN(comm);
     r->super.super.req_mpi_object.comm = comm;
     r->next = NULL;
     r->coll = NULL;
     r->counts = NULL;
     r->has_moves = 0;
     r->module = NULL;
-    r->op = NULL;
-    r->dts[0] = r->dts[1] = NULL;
-    r->comm = NULL;
     return r;
 }
 
@@ -748,9 +706,9 @@ static int coll_ucg_predefined_op(struct ompi_op_t *op)
 
 /* UCG's elements start at the type's true lb; the operator takes the
  * buffers as the program passed them (the type's origin). Open MPI's own
- * reduction (counts past 2^31 split): no handle is looked up, and the
- * operator and type stay valid while a pending call holds them, even
- * where the program has freed its handles. */
+ * reduction (counts past 2^31 split): no handle is looked up (a pending
+ * call's operator and type stay valid, held by the bindings, where the
+ * program has freed its handles). */
 static void coll_ucg_user_fn(const void *in, void *inout, size_t count,
                              void *arg)
 {
@@ -1391,23 +1349,9 @@ int mca_coll_ucg_alltoallv(const void *sbuf, const int *scounts,
 /* Nonblocking forms                                                  */
 /* ------------------------------------------------------------------ */
 
-/* What a nonblocking call holds: only the objects significant on this
- * rank (MPI ignores the others, which may be anything). */
-#define COLL_UCG_HELD(_op, _dt0, _dt1) _op, _dt0, _dt1
-#define COLL_UCG_HELD_MOVES(_sbuf, _sdt, _rdt)                                 \
-    NULL, (_sbuf) == MPI_IN_PLACE ? NULL : (_sdt), (_rdt)
-#define COLL_UCG_HELD_ROOTED(_sbuf, _sdt, _rdt, _root)                         \
-    NULL, (_sbuf) == MPI_IN_PLACE ? NULL : (_sdt),                             \
-        ompi_comm_rank(comm) == (_root) ? (_rdt) : NULL
-#define COLL_UCG_HELD_SCATTER(_rbuf, _sdt, _rdt, _root)                        \
-    NULL, ompi_comm_rank(comm) == (_root) ? (_sdt) : NULL,                     \
-        (_rbuf) == MPI_IN_PLACE ? NULL : (_rdt)
-
-/* Runs `_start` (an expression using r) for a new request, which holds
- * the operator and datatypes `_held` (op, dt0, dt1; NULL where none) and
- * the communicator until it is freed; on fallback calls the previous
- * module's `_prev_call`. */
-#define COLL_UCG_NB(_comm, _request, _held, _start, _prev_fn, _prev_call)      \
+/* Runs `_start` (an expression using r) for a new request; on fallback
+ * calls the previous module's `_prev_call`. */
+#define COLL_UCG_NB(_comm, _request, _start, _prev_fn, _prev_call)             \
     do {                                                                       \
         coll_ucg_request_t *r = coll_ucg_request_new(_comm);                   \
         if (r == NULL && m->group != NULL) {                                   \
@@ -1419,7 +1363,6 @@ int mca_coll_ucg_alltoallv(const void *sbuf, const int *scounts,
         }                                                                      \
         int rc_ = (_start);                                                    \
         if (rc_ == OMPI_SUCCESS) {                                             \
-            coll_ucg_request_hold(r, _held);                                   \
             *(_request) = &r->super.super;                                     \
             return OMPI_SUCCESS;                                               \
         }                                                                      \
@@ -1439,8 +1382,7 @@ int mca_coll_ucg_ibarrier(ompi_communicator_t *comm, ompi_request_t **req,
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     ucg_coll_args_t a;
     coll_ucg_args_init(&a, UCG_COLL_BARRIER);
-    COLL_UCG_NB(comm, req, COLL_UCG_HELD(NULL, NULL, NULL),
-                coll_ucg_start_nb(m, &a, r), m->prev.ibarrier,
+    COLL_UCG_NB(comm, req, coll_ucg_start_nb(m, &a, r), m->prev.ibarrier,
                 m->prev.ibarrier(comm, req, m->prev.ibarrier_module));
 }
 
@@ -1450,7 +1392,7 @@ int mca_coll_ucg_ireduce(const void *sbuf, void *rbuf, int count,
                          mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req, COLL_UCG_HELD(op, dtype, NULL),
+    COLL_UCG_NB(comm, req,
                 coll_ucg_one_block(UCG_COLL_REDUCE, sbuf, rbuf, count, dtype,
                                    op, root, comm, m, r),
                 m->prev.ireduce,
@@ -1467,7 +1409,7 @@ static int coll_ucg_i_one_block(ucg_coll_type_t coll, const void *sbuf,
                                 mca_coll_base_module_t *prev_module)
 {
     COLL_UCG_NB(
-        comm, req, COLL_UCG_HELD(op, dtype, NULL),
+        comm, req,
         coll_ucg_one_block(coll, sbuf, rbuf, count, dtype, op, 0, comm, m, r),
         prev, prev(sbuf, rbuf, count, dtype, op, comm, req, prev_module));
 }
@@ -1513,7 +1455,7 @@ int mca_coll_ucg_ireduce_scatter(const void *sbuf, void *rbuf,
                                  mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req, COLL_UCG_HELD(op, dtype, NULL),
+    COLL_UCG_NB(comm, req,
                 coll_ucg_rs(sbuf, rbuf, rcounts, 0, dtype, op, comm, m, r),
                 m->prev.ireduce_scatter,
                 m->prev.ireduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
@@ -1529,8 +1471,7 @@ int mca_coll_ucg_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     COLL_UCG_NB(
-        comm, req, COLL_UCG_HELD(op, dtype, NULL),
-        coll_ucg_rs(sbuf, rbuf, NULL, rcount, dtype, op, comm, m, r),
+        comm, req, coll_ucg_rs(sbuf, rbuf, NULL, rcount, dtype, op, comm, m, r),
         m->prev.ireduce_scatter_block,
         m->prev.ireduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, req,
                                       m->prev.ireduce_scatter_block_module));
@@ -1541,7 +1482,7 @@ int mca_coll_ucg_ibcast(void *buff, int count, ompi_datatype_t *dtype, int root,
                         mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req, COLL_UCG_HELD(NULL, dtype, NULL),
+    COLL_UCG_NB(comm, req,
                 coll_ucg_bcast_do(buff, count, dtype, root, comm, m, r),
                 m->prev.ibcast,
                 m->prev.ibcast(buff, count, dtype, root, comm, req,
@@ -1554,7 +1495,7 @@ int mca_coll_ucg_igather(const void *sbuf, int scount, ompi_datatype_t *sdtype,
                          ompi_request_t **req, mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req, COLL_UCG_HELD_ROOTED(sbuf, sdtype, rdtype, root),
+    COLL_UCG_NB(comm, req,
                 coll_ucg_gather_like(UCG_COLL_GATHER, sbuf, scount, sdtype,
                                      rbuf, rcount, NULL, NULL, rdtype, root,
                                      comm, m, r),
@@ -1571,7 +1512,7 @@ int mca_coll_ucg_igatherv(const void *sbuf, int scount, ompi_datatype_t *sdtype,
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     COLL_UCG_NB(
-        comm, req, COLL_UCG_HELD_ROOTED(sbuf, sdtype, rdtype, root),
+        comm, req,
         coll_ucg_gather_like(UCG_COLL_GATHERV, sbuf, scount, sdtype, rbuf, 0,
                              rcounts, displs, rdtype, root, comm, m, r),
         m->prev.igatherv,
@@ -1586,7 +1527,7 @@ int mca_coll_ucg_iallgather(const void *sbuf, int scount,
                             mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req, COLL_UCG_HELD_MOVES(sbuf, sdtype, rdtype),
+    COLL_UCG_NB(comm, req,
                 coll_ucg_gather_like(UCG_COLL_ALLGATHER, sbuf, scount, sdtype,
                                      rbuf, rcount, NULL, NULL, rdtype, 0, comm,
                                      m, r),
@@ -1604,7 +1545,7 @@ int mca_coll_ucg_iallgatherv(const void *sbuf, int scount,
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
     COLL_UCG_NB(
-        comm, req, COLL_UCG_HELD_MOVES(sbuf, sdtype, rdtype),
+        comm, req,
         coll_ucg_gather_like(UCG_COLL_ALLGATHERV, sbuf, scount, sdtype, rbuf, 0,
                              rcounts, displs, rdtype, 0, comm, m, r),
         m->prev.iallgatherv,
@@ -1618,7 +1559,7 @@ int mca_coll_ucg_iscatter(const void *sbuf, int scount, ompi_datatype_t *sdtype,
                           ompi_request_t **req, mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req, COLL_UCG_HELD_SCATTER(rbuf, sdtype, rdtype, root),
+    COLL_UCG_NB(comm, req,
                 coll_ucg_scatter_like(0, sbuf, scount, NULL, NULL, sdtype, rbuf,
                                       rcount, rdtype, root, comm, m, r),
                 m->prev.iscatter,
@@ -1633,7 +1574,7 @@ int mca_coll_ucg_iscatterv(const void *sbuf, const int *scounts,
                            ompi_request_t **req, mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req, COLL_UCG_HELD_SCATTER(rbuf, sdtype, rdtype, root),
+    COLL_UCG_NB(comm, req,
                 coll_ucg_scatter_like(1, sbuf, 0, scounts, displs, sdtype, rbuf,
                                       rcount, rdtype, root, comm, m, r),
                 m->prev.iscatterv,
@@ -1648,7 +1589,7 @@ int mca_coll_ucg_ialltoall(const void *sbuf, int scount,
                            ompi_request_t **req, mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req, COLL_UCG_HELD_MOVES(sbuf, sdtype, rdtype),
+    COLL_UCG_NB(comm, req,
                 coll_ucg_alltoall_like(sbuf, scount, NULL, NULL, sdtype, rbuf,
                                        rcount, NULL, NULL, rdtype, comm, m, r),
                 m->prev.ialltoall,
@@ -1664,7 +1605,7 @@ int mca_coll_ucg_ialltoallv(const void *sbuf, const int *scounts,
                             mca_coll_base_module_t *module)
 {
     mca_coll_ucg_module_t *m = COLL_UCG_M(module);
-    COLL_UCG_NB(comm, req, COLL_UCG_HELD_MOVES(sbuf, sdtype, rdtype),
+    COLL_UCG_NB(comm, req,
                 coll_ucg_alltoall_like(sbuf, 0, scounts, sdispls, sdtype, rbuf,
                                        0, rcounts, rdispls, rdtype, comm, m, r),
                 m->prev.ialltoallv,
