@@ -5,6 +5,8 @@
  * contiguous derived type (3 ints) and a non-contiguous vector (2 of every
  * 3 ints); split and dup communicators. Expected values are computed
  * locally: int j of the block rank s sends to rank d is val(s, d, j). */
+#include "verdict.h"
+
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -461,9 +463,7 @@ int main(int argc, char **argv)
 
     MPI_Type_free(&c3);
     MPI_Type_free(&vec);
-    /* each rank's own verdict: never summed by a collective under test */
-    printf("test_move: np=%d: rank %d: %s (%d errors)\n", size, g_rank,
-           g_errors ? "FAILED" : "passed", g_errors);
+    const int rc = rank_verdict("test_move", size, g_rank, g_errors);
     MPI_Finalize();
-    return g_errors ? 1 : 0;
+    return rc;
 }

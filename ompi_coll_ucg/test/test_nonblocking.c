@@ -4,6 +4,8 @@
  * ibcast (of a non-contiguous type: unpacked at completion), iallgather,
  * igather, iscatterv, iallgatherv, ialltoall(v), a blocking allreduce in
  * between; completed by MPI_Waitall or an MPI_Test loop. */
+#include "verdict.h"
+
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,9 +181,7 @@ int main(int argc, char **argv)
     MPI_Wait(&dreq, MPI_STATUS_IGNORE);
     errors += ly != (long)size * (size - 1) / 2;
 
-    /* each rank's own verdict: never summed by a collective under test */
-    printf("test_nonblocking: np=%d: rank %d: %s (%d errors)\n", size, rank,
-           errors ? "FAILED" : "passed", errors);
+    const int rc = rank_verdict("test_nonblocking", size, rank, errors);
     free(in);
     free(a);
     free(b);
@@ -192,5 +192,5 @@ int main(int argc, char **argv)
     free(g);
     free(rcounts);
     MPI_Finalize();
-    return errors ? 1 : 0;
+    return rc;
 }

@@ -2,6 +2,8 @@
 /* Open MPI's point-to-point progresses while a rank waits in a UCG
  * collective: rank 0 has a large send pending (over TCP it must push the
  * data itself) and enters a barrier; rank 1 receives before it joins. */
+#include "verdict.h"
+
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,10 +34,8 @@ int main(int argc, char **argv)
     } else {
         MPI_Barrier(MPI_COMM_WORLD);
     }
-    /* each rank's own verdict: never summed by a collective under test */
-    printf("test_progress: np=%d: rank %d: %s (%d errors)\n", size, rank,
-           errors ? "FAILED" : "passed", errors);
+    const int rc = rank_verdict("test_progress", size, rank, errors);
     free(buf);
     MPI_Finalize();
-    return errors ? 1 : 0;
+    return rc;
 }

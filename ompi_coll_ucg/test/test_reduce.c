@@ -4,6 +4,8 @@
  * pairs, integer wrap, MPI_IN_PLACE, zero and odd counts, every root, a
  * non-commutative user op and a user op on a contiguous derived type.
  * The expected results are computed locally from the same inputs. */
+#include "verdict.h"
+
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -444,9 +446,7 @@ int main(int argc, char **argv)
     MPI_Comm_free(&split);
     MPI_Comm_free(&dup);
 
-    /* each rank's own verdict: never summed by a collective under test */
-    printf("test_reduce: np=%d: rank %d: %s (%d errors)\n", g_size, g_rank,
-           g_errors ? "FAILED" : "passed", g_errors);
+    const int rc = rank_verdict("test_reduce", g_size, g_rank, g_errors);
     MPI_Finalize();
-    return g_errors ? 1 : 0;
+    return rc;
 }

@@ -19,6 +19,8 @@
  *   test_sweep [cases]     UCG_SWEEP_SEED=<n> replays a run;
  *                          UCG_SWEEP_VERBOSE=1 names each case done
  */
+#include "verdict.h"
+
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -478,8 +480,8 @@ static void run_moves(ctx_t *c, int coll, rng_t *r, int nb, int freed)
             blk_ints_to[i] = gi;
         }
     }
-    if (coll == C_BCAST || coll == C_SCATTER || coll == C_SCATTERV) {
-        in_place = in_place && coll != C_BCAST;
+    if (coll == C_BCAST) {
+        in_place = 0; /* bcast has no in-place form */
     }
     const itype_t *S = &g_types[st[me]], *R = &g_types[rt[me]];
     MPI_Datatype sdt = S->t, rdt = R->t;
@@ -813,7 +815,6 @@ static void run_reduction(ctx_t *c, int coll, rng_t *r, int nb, int freed)
     /* expected: fold in rank order, x_0 op (x_1 op (... x_{P-1})) */
     const size_t tb = (size_t)T.extent * total + 8 + SLACK;
     char *x = sbuf_new(tb), *acc = sbuf_new(tb);
-    char *pre = NULL; /* scan: the fold of x_0..x_me; exscan: x_0..x_me-1 */
     const int last = coll == C_SCAN ? me : coll == C_EXSCAN ? me - 1 : P - 1;
     for (int i = last; i >= 0; --i) {
         char *into = i == last ? acc : x;
@@ -822,7 +823,6 @@ static void run_reduction(ctx_t *c, int coll, rng_t *r, int nb, int freed)
             MPI_Reduce_local(x, acc, (int)total, T.t, op);
         }
     }
-    pre = acc;
     /* my input */
     char *sb = sbuf_new(tb);
     rinput(&T, op, sb, total, c->case_no, me);
@@ -837,17 +837,17 @@ static void run_reduction(ctx_t *c, int coll, rng_t *r, int nb, int freed)
     if (in_place) {
         memcpy(want, sb, tb); /* untouched beyond the result */
     }
-    /* the result: mycount elements from element myoff of pre, data
+    /* the result: mycount elements from element myoff of acc, data
      * bytes only (an int type's gaps keep what the buffer had) */
     for (size_t e = 0; last >= 0 && e < mycount; ++e) {
         const size_t to = (size_t)T.extent * e;
         const size_t from = (size_t)T.extent * (myoff + e);
         if (T.it == NULL) {
-            memcpy(want + to, pre + from, (size_t)T.extent);
+            memcpy(want + to, acc + from, (size_t)T.extent);
         }
         for (int j = 0; T.it != NULL && j < T.it->nints; ++j) {
             memcpy(want + to + (size_t)T.it->offs[j],
-                   pre + from + (size_t)T.it->offs[j], sizeof(int));
+                   acc + from + (size_t)T.it->offs[j], sizeof(int));
         }
     }
     const void *s = in_place ? MPI_IN_PLACE : sb;
@@ -1070,8 +1070,7 @@ int main(int argc, char **argv)
     MPI_Comm_free(&dup);
     MPI_Comm_free(&split);
     types_fini();
-    printf("sweep: rank %d: %s (%d errors)\n", wrank,
-           errors ? "FAILED" : "passed", errors);
+    const int rc = rank_verdict("test_sweep", wsize, wrank, errors);
     MPI_Finalize();
-    return errors ? 1 : 0;
+    return rc;
 }
