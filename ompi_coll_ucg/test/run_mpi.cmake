@@ -2,12 +2,15 @@
 # Runs one command (CMD, a ;-list, with "@" standing for ";" inside
 # arguments) and checks its exit status and output: every regex of EXPECT
 # must match, no regex of REJECT may; with -DFAIL=1 the command must exit
-# with an error (not time out). cmake -DCMD=... -DEXPECT=... -DREJECT=...
-# -P run_mpi.cmake
+# with an error (not time out); TIMEOUT: seconds (default 60).
+# cmake -DCMD=... -DEXPECT=... -DREJECT=... [-DTIMEOUT=s] -P run_mpi.cmake
+if(NOT TIMEOUT)
+    set(TIMEOUT 60)
+endif()
 string(REPLACE "@" ";" _cmd "${CMD}")
 execute_process(COMMAND ${_cmd}
     OUTPUT_VARIABLE _out ERROR_VARIABLE _out RESULT_VARIABLE _rc
-    TIMEOUT 60)
+    TIMEOUT ${TIMEOUT})
 message("${_out}")
 if(FAIL)
     if(NOT _rc MATCHES "^[0-9]+$" OR _rc EQUAL 0)

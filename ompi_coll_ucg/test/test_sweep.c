@@ -16,11 +16,17 @@
  * own failures and exits non-zero on any: the verdict never passes
  * through the collectives under test.
  *
- *   test_sweep [cases]     UCG_SWEEP_SEED=<n> replays a run;
+ * With a soak time, rounds of [cases] on communicators created and freed
+ * each round run that long; descriptors, /dev/shm and memory must stay
+ * flat after a warm-up (ctest -L soak with -DUCG_SOAK_SECONDS=<s>).
+ *
+ *   test_sweep [cases] [soak seconds]
+ *                          UCG_SWEEP_SEED=<n> replays a run;
  *                          UCG_SWEEP_VERBOSE=1 names each case done
  */
 #include "verdict.h"
 
+#include <dirent.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -976,6 +982,130 @@ static void run_case(ctx_t *c, long case_no)
     }
 }
 
+/* Cases [first, first + n) on world, a new dup and a new split into
+ * uneven parts with reversed keys (created here, freed at the end).
+ * Returns this rank's errors. */
+static int run_cases(long first, long n, int wrank, int verbose)
+{
+    int wsize;
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    MPI_Comm dup, split;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_split(MPI_COMM_WORLD, wrank < (wsize + 2) / 3 ? 0 : 1, -wrank,
+                   &split);
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(split, MPI_ERRORS_RETURN);
+    struct {
+        MPI_Comm comm;
+        const char *name;
+    } comms[3] = {{MPI_COMM_WORLD, "world"}, {dup, "dup"}, {split, "split"}};
+    int errors = 0;
+    for (long k = first; k < first + n; ++k) {
+        int which = (int)(mix(g_seed + (uint64_t)k) % 3);
+        ctx_t c;
+        memset(&c, 0, sizeof(c));
+        c.comm = comms[which].comm;
+        c.comm_name = comms[which].name;
+        c.world_rank = wrank;
+        MPI_Comm_rank(c.comm, &c.rank);
+        MPI_Comm_size(c.comm, &c.size);
+        if (c.size > 64) {
+            continue;
+        }
+        run_case(&c, k);
+        if (verbose) {
+            printf("sweep: rank %d: case %ld: %s\n", wrank, k, c.what);
+            fflush(stdout);
+        }
+        errors += c.errors;
+    }
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&split);
+    return errors;
+}
+
+/* What a process holds: resident memory, open descriptors, and the
+ * host's /dev/shm entries. */
+typedef struct usage {
+    long rss_kb, fds, shm;
+} usage_t;
+
+static long count_dir(const char *path)
+{
+    long n = 0;
+    DIR *d = opendir(path);
+    for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL;
+         e = readdir(d)) {
+        n += e->d_name[0] != '.';
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+    return n;
+}
+
+static usage_t usage_now(void)
+{
+    usage_t u = {0, count_dir("/proc/self/fd"), count_dir("/dev/shm")};
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f != NULL && fscanf(f, "%ld %ld", &pages, &resident) == 2) {
+        u.rss_kb = resident * (sysconf(_SC_PAGESIZE) / 1024);
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return u;
+}
+
+/* Rounds of cases, each on communicators created and freed, for about
+ * `seconds` (rank 0's clock; it tells the others point-to-point whether
+ * another round follows). After a warm-up of a tenth of the time, every
+ * rank's descriptors, the host's /dev/shm entries (sampled by rank 0
+ * between barriers, when no group is being made) and resident memory
+ * (within 4 MiB) must stay as they were. */
+static int soak(long per_round, double seconds, int wrank, int verbose)
+{
+    int wsize, errors = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    const double start = MPI_Wtime();
+    usage_t base = {0, 0, 0}, now = {0, 0, 0};
+    int have_base = 0, more = 1;
+    long round = 0;
+    for (; more; ++round) {
+        errors += run_cases(round * per_round, per_round, wrank, verbose);
+        MPI_Barrier(MPI_COMM_WORLD);
+        now = usage_now();
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t = MPI_Wtime() - start;
+        if (!have_base && t >= seconds / 10) {
+            base = now;
+            have_base = 1;
+        }
+        if (wrank == 0) {
+            more = t < seconds;
+            for (int i = 1; i < wsize; ++i) {
+                MPI_Send(&more, 1, MPI_INT, i, 2, MPI_COMM_WORLD);
+            }
+        } else {
+            MPI_Recv(&more, 1, MPI_INT, 0, 2, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        }
+    }
+    printf("soak: rank %d: %ld rounds of %ld cases in %.0f s: RSS %ld -> "
+           "%ld KiB, fds %ld -> %ld, /dev/shm %ld -> %ld (after warm-up)\n",
+           wrank, round, per_round, MPI_Wtime() - start, base.rss_kb,
+           now.rss_kb, base.fds, now.fds, base.shm, now.shm);
+    if (!have_base || now.fds != base.fds ||
+        (wrank == 0 && now.shm != base.shm) ||
+        now.rss_kb > base.rss_kb + 4096) {
+        ++errors;
+        fprintf(stderr, "soak: rank %d: FAILED: usage grew (or no warm-up)\n",
+                wrank);
+    }
+    return errors;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -984,6 +1114,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     long ncases = argc > 1 ? atol(argv[1]) : 400;
+    const double soak_seconds = argc > 2 ? atof(argv[2]) : 0;
     /* the seed: UCG_SWEEP_SEED, else rank 0's clock, sent point-to-point
      * (not through a collective under test) */
     const int verbose = getenv("UCG_SWEEP_VERBOSE") != NULL;
@@ -1011,36 +1142,11 @@ int main(int argc, char **argv)
     }
     types_init();
 
-    /* communicators: world, a dup, uneven parts with reversed keys */
-    MPI_Comm dup, split;
-    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
-    MPI_Comm_split(MPI_COMM_WORLD, wrank < (wsize + 2) / 3 ? 0 : 1, -wrank,
-                   &split);
-    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(split, MPI_ERRORS_RETURN);
-    struct {
-        MPI_Comm comm;
-        const char *name;
-    } comms[3] = {{MPI_COMM_WORLD, "world"}, {dup, "dup"}, {split, "split"}};
     int errors = 0;
-    for (long k = 0; k < ncases; ++k) {
-        int which = (int)(mix(g_seed + (uint64_t)k) % 3);
-        ctx_t c;
-        memset(&c, 0, sizeof(c));
-        c.comm = comms[which].comm;
-        c.comm_name = comms[which].name;
-        c.world_rank = wrank;
-        MPI_Comm_rank(c.comm, &c.rank);
-        MPI_Comm_size(c.comm, &c.size);
-        if (c.size > 64) {
-            continue;
-        }
-        run_case(&c, k);
-        if (verbose) {
-            printf("sweep: rank %d: case %ld: %s\n", wrank, k, c.what);
-            fflush(stdout);
-        }
-        errors += c.errors;
+    if (soak_seconds > 0) {
+        errors += soak(ncases, soak_seconds, wrank, verbose);
+    } else {
+        errors += run_cases(0, ncases, wrank, verbose);
     }
 
     /* one communicator freed while another is busy (freeing one under
@@ -1067,8 +1173,6 @@ int main(int argc, char **argv)
         }
     }
 
-    MPI_Comm_free(&dup);
-    MPI_Comm_free(&split);
     types_fini();
     const int rc = rank_verdict("test_sweep", wsize, wrank, errors);
     MPI_Finalize();
