@@ -131,8 +131,26 @@ struct Ctx {
     std::uint64_t sb, db; // bytes per src / dst datatype element
 };
 
-// Reductions of one block (reduce, allreduce, scan, exscan): elements of
-// the base type, so chunks split on elements.
+// The unit a reduction's chunks split on. A predefined operator works on
+// the base type, so a datatype's run may be split (finer chunks balance
+// better); a user operator's count is in whole datatype elements (MPI's
+// derived type), so a chunk may not end inside one: it would lose the
+// rest of that element.
+struct ReductionUnit {
+    std::uint64_t bytes;    // of one unit
+    std::uint64_t per_elem; // units per datatype element
+};
+
+ReductionUnit reduction_unit(const ucg_coll_args_t &a, const ucg_datatype_t &dt)
+{
+    if (a.op == UCG_OP_USER) {
+        return {datatype_bytes(dt), 1};
+    }
+    return {ucg_dtype_size(dt.base), run_of(dt)};
+}
+
+// Reductions of one block (reduce, allreduce, scan, exscan): chunks split
+// on reduction units.
 ucs_status_t one_block_reduction(const Ctx &c, CollShape *s)
 {
     const bool dst_used = s->collective != Collective::kReduce || c.at_root;
@@ -150,8 +168,9 @@ ucs_status_t one_block_reduction(const Ctx &c, CollShape *s)
         return bad("a reduction's src and dst differ in count or datatype");
     }
     const ucg_buffer_t &b = src_used ? c.a.src : c.a.dst;
-    const std::uint64_t es = ucg_dtype_size(b.dtype.base);
-    const std::uint64_t count = b.count * run_of(b.dtype);
+    const ReductionUnit u = reduction_unit(c.a, b.dtype);
+    const std::uint64_t es = u.bytes;
+    const std::uint64_t count = b.count * u.per_elem;
     s->layout.elem_bytes = es;
     s->layout.input = BufferLayout::uniform(1, count, es);
     s->layout.output = BufferLayout::uniform(dst_used ? 1 : 0, count, es);
@@ -288,13 +307,13 @@ ucs_status_t reduce_scatter(const Ctx &c, bool block, CollShape *s)
         (!block && c.a.dst.counts == nullptr)) {
         return bad("reduce_scatter needs dst (with counts) and src");
     }
-    const std::uint64_t es = ucg_dtype_size(c.a.dst.dtype.base);
-    const std::uint64_t run = run_of(c.a.dst.dtype);
+    const ReductionUnit u = reduction_unit(c.a, c.a.dst.dtype);
+    const std::uint64_t es = u.bytes;
     std::vector<std::uint64_t> counts(static_cast<std::size_t>(c.size));
     std::vector<std::uint64_t> displs(counts.size());
     std::uint64_t total = 0;
     for (std::size_t b = 0; b < counts.size(); ++b) {
-        counts[b] = (block ? c.a.dst.count : c.a.dst.counts[b]) * run;
+        counts[b] = (block ? c.a.dst.count : c.a.dst.counts[b]) * u.per_elem;
         displs[b] = total;
         total += counts[b];
     }
@@ -305,11 +324,11 @@ ucs_status_t reduce_scatter(const Ctx &c, bool block, CollShape *s)
     s->layout.input = BufferLayout::vector(counts, displs, es);
     s->layout.output =
         BufferLayout::uniform(1, counts[static_cast<std::size_t>(c.rank)], es);
-    s->layout.scratch_count = block ? c.a.dst.count * run : 0;
+    s->layout.scratch_count = block ? c.a.dst.count * u.per_elem : 0;
     s->input = c.in_place ? nullptr : c.a.src.buffer;
     s->output = c.a.dst.buffer;
     s->copy_bytes = c.in_place ? total * es : 0;
-    s->select_bytes = block ? c.a.dst.count * run * es : 0;
+    s->select_bytes = block ? c.a.dst.count * u.per_elem * es : 0;
     s->forced = block ? nullptr : "linear";
     s->trivial = total == 0;
     return UCS_OK;

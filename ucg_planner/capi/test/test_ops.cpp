@@ -125,6 +125,76 @@ TEST_CASE("a commutative user operator reduces like sum", "[ucg][fork]")
     });
 }
 
+namespace {
+
+// A user operator over elements of `run` int32s: its count is in whole
+// elements (MPI's: a derived type's), so a chunk that ended inside one
+// would lose the rest of that element.
+void sum_runs(const void *in, void *inout, std::size_t count, void *arg)
+{
+    const std::size_t n = count * *static_cast<const std::uint32_t *>(arg);
+    const auto *a = static_cast<const std::int32_t *>(in);
+    auto *b = static_cast<std::int32_t *>(inout);
+    for (std::size_t i = 0; i < n; ++i) {
+        b[i] += a[i];
+    }
+}
+
+} // namespace
+
+TEST_CASE("a user operator's elements are never split between chunks",
+          "[ucg][fork]")
+{
+    run_ranks(4, 1, [](ucg_group_h g, int rank) {
+        std::uint32_t run = 513; // 2052 bytes: no power-of-two chunk fits
+        const ucg_user_op_t op = {sum_runs, &run, 1};
+        for (auto coll : {UCG_COLL_ALLREDUCE, UCG_COLL_REDUCE_SCATTER_BLOCK,
+                          UCG_COLL_REDUCE}) {
+            const std::size_t count = 10; // elements (per rank: blocks)
+            const std::size_t blocks =
+                coll == UCG_COLL_REDUCE_SCATTER_BLOCK ? 4 : 1;
+            const std::size_t ints = count * blocks * run;
+            std::vector<std::int32_t> src(ints), dst(ints, -1);
+            for (std::size_t i = 0; i < ints; ++i) {
+                src[i] = rank + static_cast<std::int32_t>(i);
+            }
+            ucg_coll_args_t a{};
+            a.field_mask = UCG_COLL_ARGS_FIELD_OP |
+                           UCG_COLL_ARGS_FIELD_USER_OP |
+                           UCG_COLL_ARGS_FIELD_ROOT;
+            a.coll = coll;
+            a.root = 1;
+            a.op = UCG_OP_USER;
+            a.user_op = &op;
+            a.src = {src.data(),
+                     count * blocks,
+                     {UCG_DTYPE_INT32, run},
+                     nullptr,
+                     nullptr};
+            a.dst = {
+                dst.data(), count, {UCG_DTYPE_INT32, run}, nullptr, nullptr};
+            ucg_coll_h h = nullptr;
+            UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+            UCG_CHECK(ucg_collective_start(h) == UCS_OK);
+            UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
+            ucg_collective_free(h);
+            if (coll == UCG_COLL_REDUCE && rank != 1) {
+                continue;
+            }
+            // this rank's block: block `rank` of the whole for the scatter
+            const std::size_t first =
+                blocks > 1 ? static_cast<std::size_t>(rank) * count * run : 0;
+            std::size_t wrong = 0;
+            for (std::size_t i = 0; i < count * run; ++i) {
+                const auto want =
+                    static_cast<std::int32_t>(6 + 4 * (first + i));
+                wrong += dst[i] != want;
+            }
+            UCG_CHECK(wrong == 0);
+        }
+    });
+}
+
 TEST_CASE("a non-commutative user operator reduces in rank order",
           "[ucg][fork]")
 {
