@@ -79,7 +79,8 @@ typedef struct itype {
     const char *name;
     MPI_Datatype t;
     int nints;
-    int offs[MAX_OFFS]; /* byte offsets of the ints in one element */
+    int offs[MAX_OFFS]; /* byte offsets of the ints in one element; NULL
+                           offsets at set time: the ints back to back */
     MPI_Aint extent;
 } itype_t;
 
@@ -94,6 +95,7 @@ enum {
     T_RESIZED,
     T_LB4,
     T_DUP,
+    T_BIG, /* 514 ints: an element no power-of-two chunk ends on */
     T_COUNT
 };
 
@@ -110,7 +112,9 @@ static void itype_set(int i, const char *name, MPI_Datatype t, int nints,
     it->name = name;
     it->t = t;
     it->nints = nints;
-    memcpy(it->offs, offs, sizeof(int) * (size_t)nints);
+    for (int j = 0; j < nints && j < MAX_OFFS; ++j) {
+        it->offs[j] = offs != NULL ? offs[j] : 4 * j;
+    }
     MPI_Type_get_extent(t, &lb, &it->extent);
 }
 
@@ -145,6 +149,9 @@ static void types_init(void)
     itype_set(T_LB4, "lb4", u, 1, (int[]){4});
     MPI_Type_dup(MPI_INT, &t);
     itype_set(T_DUP, "dup", t, 1, (int[]){0});
+    MPI_Type_contiguous(514, MPI_INT, &t);
+    MPI_Type_commit(&t);
+    itype_set(T_BIG, "contig514", t, 514, NULL);
 }
 
 static void types_fini(void)
@@ -172,7 +179,8 @@ static size_t ibytes(const itype_t *it, size_t count)
 
 static int *iat(char *buf, const itype_t *it, size_t elem, int j)
 {
-    return (int *)(buf + (size_t)it->extent * elem + (size_t)it->offs[j]);
+    const size_t off = j < MAX_OFFS ? (size_t)it->offs[j] : 4 * (size_t)j;
+    return (int *)(buf + (size_t)it->extent * elem + off);
 }
 
 /* ------------------------------------------------------------------ */
@@ -846,14 +854,13 @@ static void run_reduction(ctx_t *c, int coll, rng_t *r, int nb, int freed)
     /* the result: mycount elements from element myoff of acc, data
      * bytes only (an int type's gaps keep what the buffer had) */
     for (size_t e = 0; last >= 0 && e < mycount; ++e) {
-        const size_t to = (size_t)T.extent * e;
-        const size_t from = (size_t)T.extent * (myoff + e);
         if (T.it == NULL) {
-            memcpy(want + to, acc + from, (size_t)T.extent);
+            memcpy(want + (size_t)T.extent * e,
+                   acc + (size_t)T.extent * (myoff + e), (size_t)T.extent);
+            continue;
         }
-        for (int j = 0; T.it != NULL && j < T.it->nints; ++j) {
-            memcpy(want + to + (size_t)T.it->offs[j],
-                   acc + from + (size_t)T.it->offs[j], sizeof(int));
+        for (int j = 0; j < T.it->nints; ++j) {
+            *iat(want, T.it, e, j) = *iat(acc, T.it, myoff + e, j);
         }
     }
     const void *s = in_place ? MPI_IN_PLACE : sb;
