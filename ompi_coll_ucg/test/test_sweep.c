@@ -27,6 +27,7 @@
 #include "verdict.h"
 
 #include <dirent.h>
+#include <malloc.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1031,19 +1032,23 @@ static int run_cases(long first, long n, int wrank, int verbose)
     return errors;
 }
 
-/* What a process holds: resident memory, open descriptors, and the
- * host's /dev/shm entries. */
+/* What a process holds: heap bytes in use (at a round's end every case's
+ * buffer is freed), resident memory (the heap's high-water mark too, so
+ * only reported), open descriptors, its mappings of UCG's shared-memory
+ * segments, and the host's UCG segment names. */
 typedef struct usage {
-    long rss_kb, fds, shm;
+    long heap_kb, rss_kb, fds, maps, shm;
 } usage_t;
 
-static long count_dir(const char *path)
+/* Entries of a folder whose names start with `prefix`. */
+static long count_dir(const char *path, const char *prefix)
 {
     long n = 0;
     DIR *d = opendir(path);
     for (struct dirent *e = d != NULL ? readdir(d) : NULL; e != NULL;
          e = readdir(d)) {
-        n += e->d_name[0] != '.';
+        n += e->d_name[0] != '.' &&
+             strncmp(e->d_name, prefix, strlen(prefix)) == 0;
     }
     if (d != NULL) {
         closedir(d);
@@ -1051,9 +1056,25 @@ static long count_dir(const char *path)
     return n;
 }
 
+static long count_maps(const char *what)
+{
+    long n = 0;
+    char line[512];
+    FILE *f = fopen("/proc/self/maps", "r");
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
+        n += strstr(line, what) != NULL;
+    }
+    if (f != NULL) {
+        fclose(f);
+    }
+    return n;
+}
+
 static usage_t usage_now(void)
 {
-    usage_t u = {0, count_dir("/proc/self/fd"), count_dir("/dev/shm")};
+    usage_t u = {(long)(mallinfo2().uordblks / 1024), 0,
+                 count_dir("/proc/self/fd", ""), count_maps("/dev/shm/ucg-"),
+                 count_dir("/dev/shm", "ucg-")};
     long pages = 0, resident = 0;
     FILE *f = fopen("/proc/self/statm", "r");
     if (f != NULL && fscanf(f, "%ld %ld", &pages, &resident) == 2) {
@@ -1068,15 +1089,17 @@ static usage_t usage_now(void)
 /* Rounds of cases, each on communicators created and freed, for about
  * `seconds` (rank 0's clock; it tells the others point-to-point whether
  * another round follows). After a warm-up of a tenth of the time, every
- * rank's descriptors, the host's /dev/shm entries (sampled by rank 0
- * between barriers, when no group is being made) and resident memory
- * (within 4 MiB) must stay as they were. */
+ * rank's descriptors and mappings of UCG segments must stay as they were,
+ * its heap in use within 1 MiB, and the host's UCG segment names
+ * (sampled between barriers, when no group is being made) may not grow:
+ * the names are the host's, so the soak runs alone (ctest -L soak), and
+ * fewer is another job ending. */
 static int soak(long per_round, double seconds, int wrank, int verbose)
 {
     int wsize, errors = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     const double start = MPI_Wtime();
-    usage_t base = {0, 0, 0}, now = {0, 0, 0};
+    usage_t base = {0, 0, 0, 0, 0}, now = {0, 0, 0, 0, 0};
     int have_base = 0, more = 1;
     long round = 0;
     for (; more; ++round) {
@@ -1099,13 +1122,15 @@ static int soak(long per_round, double seconds, int wrank, int verbose)
                      MPI_STATUS_IGNORE);
         }
     }
-    printf("soak: rank %d: %ld rounds of %ld cases in %.0f s: RSS %ld -> "
-           "%ld KiB, fds %ld -> %ld, /dev/shm %ld -> %ld (after warm-up)\n",
-           wrank, round, per_round, MPI_Wtime() - start, base.rss_kb,
-           now.rss_kb, base.fds, now.fds, base.shm, now.shm);
-    if (!have_base || now.fds != base.fds ||
-        (wrank == 0 && now.shm != base.shm) ||
-        now.rss_kb > base.rss_kb + 4096) {
+    printf("soak: rank %d: %ld rounds of %ld cases in %.0f s: heap in use "
+           "%ld -> %ld KiB, RSS %ld -> %ld KiB, fds %ld -> %ld, UCG "
+           "segments mapped %ld -> %ld, /dev/shm/ucg-* %ld -> %ld (after "
+           "warm-up)\n",
+           wrank, round, per_round, MPI_Wtime() - start, base.heap_kb,
+           now.heap_kb, base.rss_kb, now.rss_kb, base.fds, now.fds, base.maps,
+           now.maps, base.shm, now.shm);
+    if (!have_base || now.fds != base.fds || now.maps != base.maps ||
+        now.shm > base.shm || now.heap_kb > base.heap_kb + 1024) {
         ++errors;
         fprintf(stderr, "soak: rank %d: FAILED: usage grew (or no warm-up)\n",
                 wrank);
