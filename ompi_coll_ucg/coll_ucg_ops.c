@@ -443,8 +443,9 @@ static void coll_ucg_moves_fini(coll_ucg_moves_t *mv)
 /* Open MPI's bindings treat a nonblocking collective's request as an
  * ompi_coll_base_nbc_request_t: they hold its operator and significant
  * datatypes in its fields until it completes (so the program may free
- * them before the wait), and ours extends it. The communicator, which
- * they do not hold, the request holds from creation to free. */
+ * them before the wait), and ours extends it. Nothing here reads the
+ * communicator after the start (the module, retained, keeps the group),
+ * so the program may free that too. */
 typedef struct coll_ucg_request {
     ompi_coll_base_nbc_request_t super;
     coll_ucg_moves_t moves; /* staging, finished at completion */
@@ -466,10 +467,8 @@ static int coll_ucg_request_free(ompi_request_t **rptr)
         return OMPI_ERROR;
     }
     free(r->counts);
-    ompi_communicator_t *comm = r->super.super.req_mpi_object.comm;
     OMPI_REQUEST_FINI(&r->super.super);
     OBJ_RELEASE(r);
-    OBJ_RELEASE(comm); /* last: may destroy a communicator freed in flight */
     *rptr = MPI_REQUEST_NULL;
     return OMPI_SUCCESS;
 }
@@ -491,7 +490,6 @@ static coll_ucg_request_t *coll_ucg_request_new(ompi_communicator_t *comm)
     r->super.super.req_type = OMPI_REQUEST_COLL;
     r->super.super.req_free = coll_ucg_request_free;
     r->super.super.req_cancel = coll_ucg_request_cancel;
-    OBJ_RETAIN(comm);
     r->super.super.req_mpi_object.comm = comm;
     r->next = NULL;
     r->coll = NULL;
