@@ -9,6 +9,8 @@
 
 #include "uct_mm_common/backoff.h"
 
+#include <ucg_test/barrier_witness.h>
+
 namespace incast_test {
 
 using uct_mm_incast::DirectArea;
@@ -158,10 +160,33 @@ inline void check_direct(const DirectSpec &s, uint32_t me, uint32_t n,
     UCG_CHECK_EQ(int{got[bytes]}, 0xee);
 }
 
-/// Runs `script` as member `me` of `n`, `window` posts before the tests.
+/// A barrier's witness stamps (ucg_test/barrier_witness.h) around message
+/// k: arrive before its post, leave after its completion.
+inline void witness_arrive(ucg_test::BarrierWitness *w, const DirectSpec &s,
+                           uint32_t me, std::size_t k)
+{
+    if (w != nullptr && s.coll == DirectColl::kBarrier) {
+        w->arrive(static_cast<int>(me), k);
+    }
+}
+
+inline void witness_left(const ucg_test::BarrierWitness *w, const DirectSpec &s,
+                         uint32_t me, std::size_t k)
+{
+    if (w != nullptr && s.coll == DirectColl::kBarrier) {
+        const std::string early = w->left(static_cast<int>(me), k);
+        if (!early.empty()) {
+            ucg_test::fail_check(__FILE__, __LINE__, "barrier", early);
+        }
+    }
+}
+
+/// Runs `script` as member `me` of `n`, `window` posts before the tests;
+/// its barriers are witnessed by `witness` (made for `n` ranks) when given.
 inline void run_direct_script(DirectArea &d, uint32_t me, uint32_t n,
                               const std::vector<DirectSpec> &script,
-                              unsigned window)
+                              unsigned window,
+                              ucg_test::BarrierWitness *witness = nullptr)
 {
     std::vector<DirectBuffers> bufs(window);
     std::vector<std::uint64_t> ids(window);
@@ -171,6 +196,7 @@ inline void run_direct_script(DirectArea &d, uint32_t me, uint32_t n,
         for (std::size_t i = 0; i < w; ++i) {
             const DirectMsg m =
                 prepare_direct(script[base + i], me, n, base + i, &bufs[i]);
+            witness_arrive(witness, script[base + i], me, base + i);
             const Status st = direct_post(d, m, &ids[i]);
             UCG_CHECK(st == Status::kOk || st == Status::kInProgress);
             // The post took src: spoil it, as a caller may reuse it.
@@ -178,6 +204,7 @@ inline void run_direct_script(DirectArea &d, uint32_t me, uint32_t n,
         }
         for (std::size_t i = 0; i < w; ++i) {
             UCG_CHECK(direct_wait(d, ids[i]) == Status::kOk);
+            witness_left(witness, script[base + i], me, base + i);
             check_direct(script[base + i], me, n, base + i, bufs[i]);
         }
     }

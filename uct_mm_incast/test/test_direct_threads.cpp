@@ -70,13 +70,14 @@ TEST_CASE("direct threads: every kind, root, operator and dtype class",
     INFO("members " << n);
     ucg_test::SharedMapping mem(segment_bytes(n));
     const auto script = direct_script(n, kDirect);
+    ucg_test::BarrierWitness w(static_cast<int>(n));
     ucg_test::run_thread_ranks(static_cast<int>(n), [&](int rank) {
         auto g = open_group(config(mem.data(), mem.size(), rank, n));
         DirectArea *d = direct_of(*g);
         UCG_CHECK(d != nullptr);
         UCG_CHECK_EQ(d->max_length(), std::size_t{kDirect});
         // 12 posts at a time: past the 8 slots, so some wait to publish.
-        run_direct_script(*d, static_cast<uint32_t>(rank), n, script, 12);
+        run_direct_script(*d, static_cast<uint32_t>(rank), n, script, 12, &w);
     });
 }
 

@@ -86,6 +86,7 @@ TEST_CASE("uct incast direct: every kind, root and operator",
     const unsigned n = GENERATE(2u, 3u, 5u);
     SharedBoard sb;
     const auto script = direct_script(n, 512);
+    ucg_test::BarrierWitness w(static_cast<int>(n)); // mapped before the fork
     auto result = ucg_test::run_fork_ranks(opts(n), [&](int rank) {
         // Member 0's slot size is the group's.
         Iface r(Config{{"DIRECT_SIZE", rank == 0 ? "512" : "64"}});
@@ -99,9 +100,11 @@ TEST_CASE("uct incast direct: every kind, root and operator",
             DirectBuffers b;
             const auto m = to_uct(prepare_direct(script[k], me, n, k, &b));
             std::uint64_t id = 0;
+            witness_arrive(&w, script[k], me, k);
             const ucs_status_t st = uct_mm_incast_direct_post(d, &m, &id);
             UCG_CHECK(st == UCS_OK || st == UCS_INPROGRESS);
             UCG_CHECK(wait_direct(d, id) == UCS_OK);
+            witness_left(&w, script[k], me, k);
             check_direct(script[k], me, n, k, b);
         }
         barrier(sb.board, 1, n);

@@ -3,9 +3,12 @@
 // one-to-many groups where they exist), 1 to 8 ranks posing as 1, 2 and 3
 // hosts, every root, sizes 0, 1, odd, one transport segment plus one and
 // large, in place and not, each started twice (persistent); every output
-// byte compared with the reference model, sentinels included.
+// byte compared with the reference model, sentinels included. Barriers:
+// a witness (ucg_test/barrier_witness.h) sees no rank leave early.
 #include "coll_ref.h"
 #include "rank_env.h"
+#include "ucg_test/barrier_witness.h"
+#include "ucg_test/check.h"
 
 #include <catch2/catch.hpp>
 
@@ -40,6 +43,37 @@ std::vector<std::size_t> counts_for(ucg_coll_type_t c, int size)
     return {0, 1, 7, 8193, large};
 }
 
+// Barriers, persistent (one init, started `rounds` times) and not: no
+// rank leaves before the round's late rank arrived.
+void run_barriers(ucg_group_h g, int rank, ucg_test::BarrierWitness &w)
+{
+    ucg_coll_args_t a{};
+    a.coll = UCG_COLL_BARRIER;
+    ucg_coll_h h;
+    UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+    constexpr std::uint64_t kRounds = 8;
+    for (std::uint64_t k = 0; k < 2 * kRounds; ++k) {
+        if (k == kRounds) { // the second half: an init per call
+            ucg_collective_free(h);
+        }
+        if (k >= kRounds) {
+            UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+        }
+        w.arrive(rank, k);
+        UCG_CHECK(ucg_collective_start(h) == UCS_OK);
+        UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
+        const std::string early = w.left(rank, k);
+        if (!early.empty()) {
+            ucg_test::fail_check(__FILE__, __LINE__, "barrier",
+                                 early + " (" + ucg_collective_plan_name(h) +
+                                     ")");
+        }
+        if (k >= kRounds) {
+            ucg_collective_free(h);
+        }
+    }
+}
+
 // Runs every case of one collective; fails the rank on the first error.
 void run_collective(ucg_group_h g, int rank, int size, ucg_coll_type_t coll)
 {
@@ -59,13 +93,10 @@ void run_collective(ucg_group_h g, int rank, int size, ucg_coll_type_t coll)
                 c.size = size;
                 c.rank = rank;
                 c.root = root;
-                c.count = coll == UCG_COLL_BARRIER ? 0 : count;
+                c.count = count;
                 c.in_place = in_place;
                 c.prepare();
                 run_case(g, c, 2);
-                if (coll == UCG_COLL_BARRIER) {
-                    return;
-                }
             }
         }
     }
@@ -82,8 +113,13 @@ void run_layouts(ucg_coll_type_t coll)
             }
             INFO(ucg_coll_type_name(coll)
                  << ": " << size << " ranks on " << hosts << " hosts");
-            run_ranks(size, hosts, [size, coll](ucg_group_h g, int rank) {
-                run_collective(g, rank, size, coll);
+            ucg_test::BarrierWitness w(size); // mapped before the fork
+            run_ranks(size, hosts, [size, coll, &w](ucg_group_h g, int rank) {
+                if (coll == UCG_COLL_BARRIER) {
+                    run_barriers(g, rank, w);
+                } else {
+                    run_collective(g, rank, size, coll);
+                }
             });
         }
     }

@@ -67,10 +67,11 @@ struct Rank {
     std::unique_ptr<Instance> inst;
 };
 
-} // namespace
-
-std::string run_and_check(const plan::Plan &p, std::uint64_t count,
-                          bool synchronous_sends)
+// One run. Rank `late` (or none, -1) starts only after every other rank
+// has started and the fabric has gone quiet; a barrier's rank that finished
+// before then left before the late rank arrived.
+std::string run_once(const plan::Plan &p, std::uint64_t count,
+                     bool synchronous_sends, int late)
 {
     const int n = p.nranks;
     LoopbackWorld world(n, synchronous_sends);
@@ -109,38 +110,65 @@ std::string run_and_check(const plan::Plan &p, std::uint64_t count,
                                              std::move(chans));
         rk.inst->bind(rk.input.data(), rk.output.data());
     }
-    for (Rank &rk : ranks) {
-        if (rk.inst->start(0) != UCS_OK) {
+    for (int r = 0; r < n; ++r) {
+        if (r != late &&
+            ranks[static_cast<std::size_t>(r)].inst->start(0) != UCS_OK) {
             return "start failed";
         }
     }
-    for (;;) {
-        unsigned events = world.progress();
-        bool all_done = true;
-        for (Rank &rk : ranks) {
-            events += rk.inst->drain();
-            if (rk.inst->status() != UCS_OK) {
-                all_done = false;
-            }
-            if (rk.inst->status() != UCS_OK &&
-                rk.inst->status() != UCS_INPROGRESS) {
-                return std::string("a rank failed: ") +
-                       ucs_status_string(rk.inst->status());
-            }
-        }
-        if (all_done) {
-            break;
-        }
-        if (events == 0) {
-            std::ostringstream os;
-            os << "deadlock; ranks not done:";
-            for (int r = 0; r < n; ++r) {
-                if (ranks[static_cast<std::size_t>(r)].inst->in_flight()) {
-                    os << " " << r;
+    // Progresses until every started rank is done (true) or nothing moves
+    // (false); a rank's error is returned in `err`.
+    auto progress = [&](std::string &err) {
+        for (;;) {
+            unsigned events = world.progress();
+            bool all_done = true;
+            for (Rank &rk : ranks) {
+                events += rk.inst->drain();
+                const ucs_status_t st = rk.inst->status();
+                if (st != UCS_OK) {
+                    all_done = false;
+                }
+                if (st != UCS_OK && st != UCS_INPROGRESS) {
+                    err =
+                        std::string("a rank failed: ") + ucs_status_string(st);
+                    return false;
                 }
             }
-            return os.str();
+            if (all_done || events == 0) {
+                return all_done;
+            }
         }
+    };
+    std::string err;
+    if (late >= 0) {
+        progress(err);
+        if (!err.empty()) {
+            return err;
+        }
+        for (int r = 0; r < n; ++r) {
+            if (r != late &&
+                ranks[static_cast<std::size_t>(r)].inst->status() == UCS_OK) {
+                return "rank " + std::to_string(r) +
+                       " left the barrier before rank " + std::to_string(late) +
+                       " arrived";
+            }
+        }
+        if (ranks[static_cast<std::size_t>(late)].inst->start(0) != UCS_OK) {
+            return "start failed";
+        }
+    }
+    if (!progress(err)) {
+        if (!err.empty()) {
+            return err;
+        }
+        std::ostringstream os;
+        os << "deadlock; ranks not done:";
+        for (int r = 0; r < n; ++r) {
+            if (ranks[static_cast<std::size_t>(r)].inst->in_flight()) {
+                os << " " << r;
+            }
+        }
+        return os.str();
     }
     if (p.collective == Collective::kBarrier) {
         return {};
@@ -160,6 +188,23 @@ std::string run_and_check(const plan::Plan &p, std::uint64_t count,
                     return os.str();
                 }
             }
+        }
+    }
+    return {};
+}
+
+} // namespace
+
+std::string run_and_check(const plan::Plan &p, std::uint64_t count,
+                          bool synchronous_sends)
+{
+    if (p.collective != Collective::kBarrier || p.nranks < 2) {
+        return run_once(p, count, synchronous_sends, -1);
+    }
+    for (int late = 0; late < p.nranks; ++late) {
+        std::string err = run_once(p, count, synchronous_sends, late);
+        if (!err.empty()) {
+            return err;
         }
     }
     return {};

@@ -12,7 +12,9 @@
 namespace ucg::exec::test {
 
 /// Empty when every rank finished with the expected output; else what
-/// went wrong (deadlock, a wrong element, a lowering error).
+/// went wrong (deadlock, a wrong element, a lowering error). A barrier is
+/// run once per rank with that rank starting last, after the others have
+/// gone quiet: no other rank may have finished by then.
 std::string run_and_check(const plan::Plan &plan, std::uint64_t count,
                           bool synchronous_sends);
 
