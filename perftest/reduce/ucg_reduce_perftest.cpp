@@ -17,12 +17,15 @@
 #include <ucg/copy.h>
 #include <ucg/reduce.h>
 
+#include "tool_cli.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -191,26 +194,12 @@ void run_size(const Options &opt, std::size_t bytes)
               median_of(ratio[kNumCases + 1]));
 }
 
-void usage(FILE *out)
-{
-    std::fprintf(out,
-                 "usage: ucg_reduce_perftest [--reps R] [--sizes LIST] "
-                 "[--sample BYTES]\n"
-                 "  --reps R        repetitions per size (default 11)\n"
-                 "  --sizes LIST    dst bytes, comma separated, k/m suffixes "
-                 "(default 64,4k,256k,16m)\n"
-                 "  --sample BYTES  dst bytes per timed sample (default 64m)\n"
-                 "Prints GB/s of dst (median, min, max over repetitions) "
-                 "and x_memcpy,\nthe median ratio to memcpy of the same "
-                 "bytes in the same repetition.\n");
-}
-
 /// "64", "4k", "16m" -> bytes; 0 when malformed.
 std::size_t parse_bytes(const std::string &text)
 {
     char *end = nullptr;
     const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-    if ((end == text.c_str()) || (text[0] == '-')) {
+    if (text.empty() || (end == text.c_str()) || (text[0] == '-')) {
         return 0;
     }
     const std::string suffix = end;
@@ -226,55 +215,55 @@ std::size_t parse_bytes(const std::string &text)
     return 0;
 }
 
-/// Parses argv into opt; returns -1 to go on, else the exit status.
-int parse_args(int argc, char **argv, Options &opt)
+/// A byte count of dst (k/m suffixes): a multiple of 8, at least 8.
+CLI::Validator dst_bytes()
 {
-    for (int i = 1; i < argc; ++i) {
-        const std::string flag = argv[i];
-        if ((flag == "--help") || (flag == "-h")) {
-            usage(stdout);
-            return 0;
-        }
-        if ((flag != "--reps") && (flag != "--sizes") && (flag != "--sample")) {
-            std::fprintf(stderr, "ucg_reduce_perftest: unknown option '%s'\n",
-                         argv[i]);
-            usage(stderr);
-            return 2;
-        }
-        if (i + 1 >= argc) {
-            std::fprintf(stderr, "ucg_reduce_perftest: %s needs a value\n",
-                         argv[i]);
-            return 2;
-        }
-        const std::string value = argv[++i];
-        bool ok = true;
-        if (flag == "--reps") {
-            opt.reps = std::atoi(value.c_str());
-            ok = (opt.reps >= 1) && (opt.reps <= 1000);
-        } else if (flag == "--sample") {
-            opt.sample_bytes = parse_bytes(value);
-            ok = opt.sample_bytes > 0;
-        } else {
-            opt.sizes.clear();
-            for (std::size_t at = 0; ok && (at <= value.size());) {
-                const std::size_t comma = value.find(',', at);
-                const std::size_t bytes =
-                    parse_bytes(value.substr(at, comma - at));
-                ok = (bytes >= 8) && (bytes % 8 == 0);
-                opt.sizes.push_back(bytes);
-                at =
-                    (comma == std::string::npos) ? value.size() + 1 : comma + 1;
+    return CLI::Validator(
+        [](std::string &text) -> std::string {
+            const std::size_t b = parse_bytes(text);
+            if (b < 8 || b % 8 != 0) {
+                return "expected a multiple of 8 bytes (k/m suffixes), got '" +
+                       text + "'";
             }
-        }
-        if (!ok) {
-            std::fprintf(stderr,
-                         "ucg_reduce_perftest: %s: bad value '%s' (sizes: "
-                         "multiples of 8 bytes)\n",
-                         flag.c_str(), value.c_str());
-            return 2;
+            return {};
+        },
+        "BYTES");
+}
+
+/// Parses argv into opt; the exit status when the tool should stop.
+std::optional<int> parse_args(int argc, char **argv, Options &opt)
+{
+    CLI::App app{"ucg_reduce_perftest: reduction kernel throughput against "
+                 "memcpy. Prints GB/s of dst (median, min, max over "
+                 "repetitions) and x_memcpy, the median ratio to memcpy of "
+                 "the same bytes in the same repetition. Exit status: 0 done, "
+                 "2 bad command line.",
+                 "ucg_reduce_perftest"};
+    ucg::tools::add_version(app);
+    std::vector<std::string> sizes;
+    std::string sample = "64m";
+    app.add_option("--reps", opt.reps, "repetitions per size")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    app.add_option("--sizes", sizes,
+                   "dst bytes, comma separated, k/m suffixes (default "
+                   "64,4k,256k,16m)")
+        ->delimiter(',')
+        ->check(dst_bytes());
+    app.add_option("--sample", sample, "dst bytes per timed sample")
+        ->check(dst_bytes())
+        ->capture_default_str();
+    if (const auto rc = ucg::tools::parse(app, argc, argv)) {
+        return rc;
+    }
+    if (!sizes.empty()) {
+        opt.sizes.clear();
+        for (const std::string &text : sizes) {
+            opt.sizes.push_back(parse_bytes(text));
         }
     }
-    return -1;
+    opt.sample_bytes = parse_bytes(sample);
+    return std::nullopt;
 }
 
 } // namespace
@@ -282,8 +271,8 @@ int parse_args(int argc, char **argv, Options &opt)
 int main(int argc, char **argv)
 {
     Options opt;
-    if (const int status = parse_args(argc, argv, opt); status >= 0) {
-        return status;
+    if (const auto status = parse_args(argc, argv, opt)) {
+        return *status;
     }
     std::printf("ucg_reduce_perftest: %d reps, %zu dst bytes per sample; "
                 "GB/s of dst bytes (thread CPU time)\n",
