@@ -2,6 +2,7 @@
 // ucs_lock with ranks as threads of one process (run under TSan in CI):
 // mutual exclusion, try-lock semantics, ownership per thread.
 #include "lock_test_util.h"
+#include "spin_lock.h" // the word's queue, for the FCFS test
 #include "ucg_test/check.h"
 #include "ucg_test/thread_ranks.h"
 
@@ -126,6 +127,15 @@ TEST_CASE("a thread that does not hold the lock cannot release it",
     CHECK_THAT(log, Catch::Contains("does not hold"));
 }
 
+// Tickets taken and not yet served in a spin lock's word (layout.h).
+int queued(const ucs_lock_t *lock)
+{
+    const auto *l = reinterpret_cast<const ucs_lock::SpinLayout *>(lock);
+    const std::uint64_t w = l->word.load();
+    return static_cast<std::uint16_t>(ucs_lock::spin::next_ticket(w) -
+                                      ucs_lock::spin::serving(w));
+}
+
 TEST_CASE("spin waiters that waited long get the lock first come, first "
           "served",
           "[lock][threads]")
@@ -136,11 +146,20 @@ TEST_CASE("spin waiters that waited long get the lock first come, first "
     std::atomic<int> order[kWaiters] = {};
     std::atomic<int> served{0};
     run_thread_ranks(1 + kWaiters, [&](int rank) {
-        if (rank == 0) { // holds while the waiters line up, 20 ms apart
+        if (rank == 0) { // holds while the waiters queue, one after another
             UCG_CHECK_EQ(ucs_lock_acquire(&sh->lock), UCS_OK);
             for (int w = 1; w <= kWaiters; ++w) {
                 sh->phase.store(w);
-                sleep_ms(20); // > 5 ms: waiter w has queued
+                // Waiter w took its ticket (after 5 ms of waiting); 60 s
+                // bound the wait for a lock that never queues.
+                for (int ms = 0; queued(&sh->lock) < w; ++ms) {
+                    if (ms == 60000) { // let the waiters finish, then fail
+                        sh->phase.store(kWaiters);
+                        UCG_CHECK_EQ(ucs_lock_release(&sh->lock), UCS_OK);
+                        UCG_CHECK(queued(&sh->lock) >= w);
+                    }
+                    sleep_ms(1);
+                }
             }
             UCG_CHECK_EQ(ucs_lock_release(&sh->lock), UCS_OK);
             return;

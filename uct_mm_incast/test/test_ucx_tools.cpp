@@ -38,25 +38,36 @@ int next_port()
     return 20000 + (getpid() * 7 + n++ * 13) % 20000;
 }
 
-/// Server in the background, client in the foreground, both under timeout.
-/// UCT mode unless `ucp_args` is given (then UCP over UCX_TLS=mm_incast).
+/// Server in the background, client in the foreground once the server
+/// listens (its port in LISTEN state in /proc/net/tcp*, up to 30 s), both
+/// under timeout; both must exit 0 and the client print its result. UCT
+/// mode unless `ucp_args` is given (then UCP over UCX_TLS=mm_incast).
 void perftest(const std::string &test, const std::string &layout,
               const std::string &ucp_args = "")
 {
-    const std::string port = std::to_string(next_port());
+    const int port = next_port();
+    char hex[8];
+    std::snprintf(hex, sizeof(hex), "%04X", port);
     const std::string mode = ucp_args.empty()
                                  ? " -d memory -x mm_incast -D " + layout
                                  : " " + ucp_args;
     const std::string base =
         kPreload + " UCX_TLS=mm_incast timeout 30 ucx_perftest" + mode +
-        " -t " + test + " -n 2000 -w 100 -s 64 -p " + port;
+        " -t " + test + " -n 2000 -w 100 -s 64 -p " + std::to_string(port);
     std::string out;
     const std::string cmd =
-        "(" + base + " > /dev/null 2>&1 &) ; sleep 0.5; " + base + " localhost";
+        "s=$(mktemp); (" + base +
+        " > $s 2>&1; echo \"server exit $?\" >> $s) & "
+        "for i in $(seq 300); do grep -Eq ':" +
+        hex +
+        " [0-9A-F]+:0000 0A ' /proc/net/tcp /proc/net/tcp6 && break; "
+        "sleep 0.1; done; " +
+        base + " localhost; c=$?; wait; cat $s; rm -f $s; exit $c";
     const int rc = run(cmd, &out);
     INFO(cmd << "\n" << out);
     CHECK(rc == 0);
     CHECK(out.find("Final:") != std::string::npos);
+    CHECK(out.find("server exit 0") != std::string::npos);
 }
 
 } // namespace
