@@ -2,7 +2,8 @@
 # ucg_add_test(NAME <n> SOURCES <src...> [LIBS <lib...>] [LABELS <l...>]
 #              [TIMEOUT <s>])
 # One Catch2 executable; every TEST_CASE becomes a ctest test carrying the
-# labels (and the Catch tags are left to the sources).
+# labels (and the Catch tags are left to the sources). A test case that
+# calls UCG_SKIP (ucg_test/skip.h) is reported as skipped.
 find_package(Catch2 2.13 REQUIRED)
 include(Catch)
 
@@ -24,7 +25,8 @@ function(ucg_add_test)
     catch_discover_tests(${T_NAME}
         TEST_PREFIX "${T_NAME}: "
         TEST_LIST ${T_NAME}_TESTS
-        PROPERTIES TIMEOUT ${T_TIMEOUT})
+        PROPERTIES TIMEOUT ${T_TIMEOUT}
+                   SKIP_REGULAR_EXPRESSION "UCG_TEST_SKIPPED: ")
     # Catch's discovery cannot pass a list-valued property; label the
     # discovered tests from a second include file read after its own.
     set(_labels_file ${CMAKE_CURRENT_BINARY_DIR}/${T_NAME}_labels.cmake)

@@ -23,8 +23,8 @@
 namespace uct_mm_common::test {
 
 /// Whether this is a ThreadSanitizer build: the corrupter races with the
-/// members by design, so the fuzz tests skip themselves there (they are
-/// labelled "trust", not "threads"; run them under ASan+UBSan).
+/// members by design, so the fuzz tests skip themselves there (UCG_SKIP; they
+/// are labelled "trust", not "threads"; run them under ASan+UBSan).
 #if defined(__SANITIZE_THREAD__)
 inline constexpr bool kUnderTsan = true;
 #elif defined(__has_feature)

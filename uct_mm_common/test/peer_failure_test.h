@@ -174,14 +174,16 @@ inline ssize_t send_keepalive(uct_ep_h ep)
 }
 
 /// Kill, then one uct_ep_check: the handler reports the endpoint with
-/// CONNECTION_RESET within a second; a live peer is never reported.
+/// CONNECTION_RESET, long before the transport's TIMEOUT (60 s here) could;
+/// a live peer is never reported.
 inline void ep_check_reports_dead_peer(const std::string &tl, bool zombie)
 {
+    const Config cfg{{"TIMEOUT", "60s"}};
     Errors errors;
-    Local local(tl, {}, &errors);
+    Local local(tl, cfg, &errors);
     REQUIRE((local.attr.cap.flags & UCT_IFACE_FLAG_ERRHANDLE_PEER_FAILURE));
     REQUIRE((local.attr.cap.flags & UCT_IFACE_FLAG_EP_CHECK));
-    Peer peer(tl, {});
+    Peer peer(tl, cfg);
     uct_ep_h ep = peer.connect(&local);
 
     REQUIRE(uct_ep_check(ep, 0, nullptr) == UCS_OK);
@@ -196,12 +198,11 @@ inline void ep_check_reports_dead_peer(const std::string &tl, bool zombie)
     } else {
         peer.reap();
     }
-    const auto start = Clock::now();
+    // TIMEOUT is 60 s (above): a report within 20 s came from ep_check.
     REQUIRE(uct_ep_check(ep, 0, nullptr) == UCS_OK);
     REQUIRE(progress_until(
         local.worker, [&] { return errors.calls != 0; },
-        std::chrono::milliseconds(1000)));
-    CHECK(Clock::now() - start < std::chrono::milliseconds(1000));
+        std::chrono::seconds(20)));
     CHECK(errors.ep == ep);
     CHECK(errors.status == UCS_ERR_CONNECTION_RESET);
     // Reported once, however often it is checked again.
@@ -268,11 +269,11 @@ inline void stalled_pending_reports_dead_peer(const std::string &tl)
     stuck.req.func = stuck_cb;
     stuck.ep = ep;
     REQUIRE(uct_ep_pending_add(ep, &stuck.req, 0) == UCS_OK);
-    const auto start = Clock::now();
+    // Bounded: the report must come (20 s, far above TIMEOUT, so a loaded
+    // machine does not fail it; a transport that never reports does).
     REQUIRE(progress_until(
         local.worker, [&] { return errors.calls != 0; },
-        std::chrono::milliseconds(3000)));
-    CHECK(Clock::now() - start < std::chrono::milliseconds(1000));
+        std::chrono::seconds(20)));
     CHECK(errors.ep == ep);
     CHECK(errors.status != UCS_OK);
     uct_ep_pending_purge(ep, nullptr, nullptr);

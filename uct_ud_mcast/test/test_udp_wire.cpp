@@ -5,6 +5,7 @@
 #include "udp_group.h"
 
 #include <catch2/catch.hpp>
+#include <ucg_test/skip.h>
 
 #include <cstdlib>
 #include <string>
@@ -105,9 +106,8 @@ TEST_CASE("udp network namespaces: members on separate hosts",
     const unsigned size = GENERATE(3u, 5u);
     NetnsBridge net(size);
     if (!net.ok()) {
-        WARN("skipped: cannot create network namespaces and a bridge here "
-             "(needs root or CAP_NET_ADMIN and iproute2)");
-        return;
+        UCG_SKIP("cannot create network namespaces and a bridge here "
+                 "(needs root or CAP_NET_ADMIN and iproute2)");
     }
     UdpRun run;
     run.size = size;

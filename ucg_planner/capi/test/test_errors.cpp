@@ -9,12 +9,15 @@
 #include <catch2/catch.hpp>
 #include <ucg_test/check.h>
 #include <ucg_test/fork_ranks.h>
+#include <ucg_test/thread_ranks.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <new>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -197,7 +200,9 @@ TEST_CASE("a collective in flight is busy", "[ucg][fork]")
 }
 
 namespace {
-int g_idle_calls = 0; // per forked rank
+// Rank 0's idle calls during its wait, shared with rank 1 (set in rank 0
+// only, after group creation, which may idle too).
+std::atomic<int> *g_waiting_idle = nullptr;
 } // namespace
 
 TEST_CASE("ucg_collective_wait runs the context's idle callback while it "
@@ -205,27 +210,37 @@ TEST_CASE("ucg_collective_wait runs the context's idle callback while it "
           "[ucg][fork]")
 {
     // An MPI library passes its own progress: a peer may need this rank's
-    // other traffic before it joins.
+    // other traffic before it joins. Rank 1 joins only once rank 0's idle
+    // callback ran in its wait (or after 30 s, and rank 0 then fails): rank
+    // 0 cannot finish without waiting.
+    ucg_test::SharedMapping idle_calls(sizeof(std::atomic<int>));
+    auto *calls = new (idle_calls.data()) std::atomic<int>(0);
     ucg_context_params_t cp{};
     cp.field_mask = UCG_CONTEXT_PARAM_FIELD_IDLE;
-    cp.idle = [](void *arg) { ++*static_cast<int *>(arg); };
-    cp.idle_arg = &g_idle_calls;
+    cp.idle = [](void *) {
+        if (g_waiting_idle != nullptr) {
+            g_waiting_idle->fetch_add(1);
+        }
+    };
     run_ranks(
         2, 1,
-        [](ucg_group_h g, int rank) {
+        [calls](ucg_group_h g, int rank) {
             int in[4] = {rank + 1, 2, 3, 4}, out[4] = {};
             ucg_coll_args_t a = allreduce(in, out, 4);
             ucg_coll_h h;
             UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
             oob_barrier();
-            g_idle_calls = 0;
             if (rank == 1) {
-                ::usleep(20000); // rank 0 waits for it
+                for (int ms = 0; calls->load() == 0 && ms < 30000; ++ms) {
+                    ::usleep(1000);
+                }
+            } else {
+                g_waiting_idle = calls;
             }
             UCG_CHECK(ucg_collective_start(h) == UCS_OK);
             UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
             UCG_CHECK(out[0] == 3 && out[3] == 8);
-            UCG_CHECK(rank == 1 || g_idle_calls > 0);
+            UCG_CHECK(rank == 1 || calls->load() > 0);
             ucg_collective_free(h);
         },
         120, nullptr, {}, &cp);

@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 #include <ucg_test/check.h>
+#include <ucg_test/skip.h>
 
 #include <arpa/inet.h>
 #include <cstdlib>
@@ -124,9 +125,8 @@ bool bcast_all(ucg_group_h g, int rank, int size,
 TEST_CASE("mcast bcast between hosts over ud_mcast", "[ucg][fork][mcast]")
 {
     if (!loopback_multicast_works()) {
-        WARN("skipped: UDP multicast on the loopback does not come back "
-             "here (ud_mcast's UDP wire needs it)");
-        return;
+        UCG_SKIP("UDP multicast on the loopback does not come back here "
+                 "(ud_mcast's UDP wire needs it)");
     }
     const ScopedEnv mcast("UCG_MCAST", "1");
     // Then every member drops a tenth of what it receives: roots resend,
@@ -199,9 +199,8 @@ TEST_CASE("a plan file with mcast ops runs only where there is multicast",
         REQUIRE(expect_group_create(3, UCS_ERR_INVALID_PARAM));
     }
     if (!loopback_multicast_works()) {
-        WARN("skipped: UDP multicast on the loopback does not come back "
-             "here (ud_mcast's UDP wire needs it)");
-        return;
+        UCG_SKIP("UDP multicast on the loopback does not come back here "
+                 "(ud_mcast's UDP wire needs it)");
     }
     // Three hosts with multicast: it runs, over ud_mcast.
     const ScopedEnv mcast("UCG_MCAST", "1");
