@@ -59,13 +59,23 @@ inline std::uint64_t fuzz_seed()
 }
 
 /// One control field of a segment: offset from its base and width (1, 2,
-/// 4 or 8 bytes, naturally aligned); `payload`: it is message data at
-/// other times (a CMA descriptor in a slot's payload), so a round that
-/// hits it does not check its data.
+/// 4 or 8 bytes, naturally aligned), and what a forged value in it may do
+/// besides failing the group (a peer of the same uid can write anything):
+/// - `payload`: it is message data at other times (a CMA descriptor in a
+///   slot's payload), so a round that hits it does not check its data;
+/// - `forgeable`: no check word covers it, so a value that looks valid (a
+///   small number, the current value nudged, a boundary) may deliver wrong
+///   data;
+/// - `stall`: it may make a live member look slow or absent (a cursor, a
+///   member's state), so a member may wait for ever.
+/// Any other field must fail the group or change nothing: a round that
+/// hits only such fields delivers correct data or fails, and never stalls.
 struct Field {
     std::size_t offset;
     unsigned width;
     bool payload = false;
+    bool forgeable = false;
+    bool stall = false;
 };
 
 /// The control fields of the common prefix of a group of `members`.
@@ -76,7 +86,7 @@ inline std::vector<Field> link_fields(std::uint32_t members)
         {offsetof(LinkHeader, layout), 4},
         {offsetof(LinkHeader, num_members), 4},
         {offsetof(LinkHeader, segment_bytes), 8},
-        {offsetof(LinkHeader, attached), 4},
+        {.offset = offsetof(LinkHeader, attached), .width = 4, .stall = true},
         {offsetof(LinkHeader, failed), 4},
     };
     for (unsigned i = 0; i < 8; ++i) {
@@ -84,10 +94,19 @@ inline std::vector<Field> link_fields(std::uint32_t members)
     }
     for (std::uint32_t m = 0; m < members; ++m) {
         const std::size_t line = kLinkMembersOffset + m * kCacheLine;
-        f.push_back({line + offsetof(MemberLine, cursor), 8});
-        f.push_back({line + offsetof(MemberLine, pid), 4});
-        f.push_back({line + offsetof(MemberLine, state), 4});
-        f.push_back({line + offsetof(MemberLine, start_time), 8});
+        f.push_back({.offset = line + offsetof(MemberLine, cursor),
+                     .width = 8,
+                     .forgeable = true,
+                     .stall = true});
+        f.push_back({.offset = line + offsetof(MemberLine, pid),
+                     .width = 4,
+                     .stall = true});
+        f.push_back({.offset = line + offsetof(MemberLine, state),
+                     .width = 4,
+                     .stall = true});
+        f.push_back({.offset = line + offsetof(MemberLine, start_time),
+                     .width = 8,
+                     .stall = true});
     }
     return f;
 }
@@ -102,12 +121,14 @@ class Corrupter {
 
     /// Writes one value into one random field. Values: random bits,
     /// boundaries, small numbers, or the current value nudged; the last
-    /// two may forge a value a reader expects (forged() is then true: a
-    /// peer of the same uid can always forge data, so such a round's
-    /// data is not checked, only its memory safety), as does a field that
-    /// doubles as payload.
+    /// two may forge a value a reader expects. forged() is then true if
+    /// the field is forgeable (a peer of the same uid can always forge
+    /// data, so such a round's data is not checked, only its memory
+    /// safety), as it is after any hit of a payload field; may_stall()
+    /// after any hit of a stall field.
     void hit()
     {
+        bool looks_valid = false;
         const Field &f = fields_[rng_() % fields_.size()];
         std::uint8_t *p = base_ + f.offset;
         const std::uint64_t cur = load(p, f.width);
@@ -124,26 +145,33 @@ class Corrupter {
                                            std::uint64_t{1} << 31};
             v = edges[rng_() % 4];
             if (v == 0 || v == ~std::uint64_t{0}) {
-                forged_ = true; // "not yet", "left": may look valid
+                looks_valid = true; // "not yet", "left"
             }
             break;
         }
         case 4:
         case 5:
             v = rng_() % 1024;
-            forged_ = true;
+            looks_valid = true;
             break;
         default:
             v = cur + (rng_() % 33) - 16;
-            forged_ = true;
+            looks_valid = true;
             break;
         }
         if (f.width < 8 && (v >> (f.width * 8)) != 0 && (rng_() & 1) != 0) {
-            forged_ = true; // truncated: as likely to look valid as small
+            looks_valid = true; // truncated: as likely as small
+        }
+        // Flagged before the store: a member that sees the value sees the
+        // flag.
+        if (f.payload || (f.forgeable && looks_valid)) {
+            forged_.store(true);
+        }
+        if (f.stall) {
+            may_stall_.store(true);
         }
         store(p, f.width, v);
         ++hits_;
-        forged_ = forged_ || f.payload;
         if (trace_.size() < 2048) {
             trace_ += "[" + std::to_string(f.offset) + "/" +
                       std::to_string(f.width) + ": " + std::to_string(cur) +
@@ -166,7 +194,8 @@ class Corrupter {
         }
     }
 
-    bool forged() const noexcept { return forged_; }
+    bool forged() const noexcept { return forged_.load(); }
+    bool may_stall() const noexcept { return may_stall_.load(); }
     /// The fields written so far and their values (for a failure's report).
     const std::string &trace() const noexcept { return trace_; }
     unsigned hits() const noexcept { return hits_; }
@@ -212,7 +241,8 @@ class Corrupter {
     std::uint8_t *base_;
     std::vector<Field> fields_;
     std::mt19937_64 rng_;
-    bool forged_ = false;
+    std::atomic<bool> forged_{false};
+    std::atomic<bool> may_stall_{false};
     unsigned hits_ = 0;
     std::string trace_;
 };
@@ -221,10 +251,13 @@ class Corrupter {
 enum class Outcome { kOk, kError, kStalled };
 
 /// Bounds of a member's waits: it gives up once nothing moved for
-/// `quiet_ms` after the corrupter stopped, or at the round's deadline.
+/// `quiet_ms` after the corrupter stopped, if the corrupter hit a field
+/// that may stall a group; otherwise only at the round's deadline, far
+/// beyond any wait a correct group needs (a stall then fails the test).
 struct Bound {
     const std::atomic<bool> *corrupter_done;
     std::chrono::steady_clock::time_point deadline;
+    const Corrupter *corrupter = nullptr; ///< null: any stall is excused
     unsigned quiet_ms = 20;
 
     /// Whether a wait that last moved at `last_move` gives up now.
@@ -233,7 +266,14 @@ struct Bound {
         const auto now = std::chrono::steady_clock::now();
         return now > deadline ||
                (corrupter_done->load() &&
+                (corrupter == nullptr || corrupter->may_stall()) &&
                 now - last_move > std::chrono::milliseconds(quiet_ms));
+    }
+
+    /// Whether a member that gave up may have: a stall field was hit.
+    bool stall_excused() const
+    {
+        return corrupter == nullptr || corrupter->may_stall();
     }
 };
 
@@ -292,6 +332,7 @@ struct FuzzTally {
     std::atomic<unsigned> unchecked{0}; ///< completed in a forged round
     std::atomic<unsigned> errors{0};    ///< the group failed (named status)
     std::atomic<unsigned> stalls{0};    ///< gave up waiting
+    std::atomic<unsigned> stuck{0};     ///< stalled, no stall field hit
     std::atomic<unsigned> wrong{0};     ///< completed, wrong data, not forged
     std::atomic<unsigned> hits{0};      ///< fields written
 };
