@@ -71,7 +71,7 @@ if(TARGET ucg)
     install(TARGETS ucg_reduce uct_group EXPORT ucgTargets
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT Development)
     set_target_properties(ucg_reduce PROPERTIES EXPORT_NAME reduce)
-    install(FILES ${PROJECT_SOURCE_DIR}/ucg_planner/include/ucg/ucg.h
+    install(FILES ${PROJECT_SOURCE_DIR}/ucg/include/ucg/ucg.h
         DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/ucg" COMPONENT Development)
 
     install(EXPORT ucgTargets NAMESPACE ucg::

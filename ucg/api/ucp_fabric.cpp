@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The UCP/uct_group fabric (ucp_fabric.h). A posted UCP request is kept
 // in the completion's private bytes so a failed collective can cancel it.
-#include "capi/ucp_fabric.h"
+#include "api/ucp_fabric.h"
 
 #include <uct_group.h>
 

@@ -6,7 +6,7 @@
 // one-to-many groups this group has) and projected to this rank; a call
 // that fits it (its root, enough elements per block) runs it as it runs
 // a selected plan (coll.cpp).
-#include "capi/internal.h"
+#include "api/internal.h"
 
 #include "cost/simulator.h"
 

@@ -18,7 +18,7 @@ namespace ucg::test {
 
 namespace {
 
-const std::string kDir = UCG_CAPI_TESTDATA;
+const std::string kDir = UCG_API_TESTDATA;
 const std::string kAllreduce = kDir + "/allreduce_ring_3.plan"; // 3 chunks
 const std::string kBcast = kDir + "/bcast_root1_3.plan";        // root 1
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// When ucg_collective_wait yields (capi/wait_backoff.h, decision 0018).
-#include "capi/wait_backoff.h"
+// When ucg_collective_wait yields (api/wait_backoff.h, decision 0018).
+#include "api/wait_backoff.h"
 
 #include <catch2/catch.hpp>
 

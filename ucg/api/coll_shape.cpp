@@ -3,9 +3,9 @@
 // become bytes (element = one byte) for collectives that only move data,
 // and elements of the base type for reductions, so chunk boundaries fall
 // on elements.
-#include "capi/coll_shape.h"
+#include "api/coll_shape.h"
 
-#include "capi/internal.h"
+#include "api/internal.h"
 
 #include <cstring>
 #include <numeric>

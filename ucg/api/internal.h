@@ -3,7 +3,7 @@
 // functions behind each ucg.h entry, plus logging and small helpers.
 #pragma once
 
-#include "capi/runtime.h"
+#include "api/runtime.h"
 
 // The transports' group entry points (uct_group.h). Weak until every
 // build has them: a transport without them leaves the runtime

@@ -2,10 +2,10 @@
 // Contexts: the UCP context and worker (the caller's or our own), the
 // one-to-many ifaces found in the worker, and progress of every
 // collective in flight.
-#include "capi/internal.h"
+#include "api/internal.h"
 
-#include "capi/ucp_fabric.h"
-#include "capi/ucp_settings.h"
+#include "api/ucp_fabric.h"
+#include "api/ucp_settings.h"
 #include "ucx/ucp_glue.h"
 
 #include <algorithm>

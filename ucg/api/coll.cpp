@@ -3,9 +3,9 @@
 // class, and cached on the group), lowered for this call's buffers and
 // run by an engine instance; start, test, wait, free; failure when a
 // member dies.
-#include "capi/coll_shape.h"
-#include "capi/internal.h"
-#include "capi/wait_backoff.h"
+#include "api/coll_shape.h"
+#include "api/internal.h"
+#include "api/wait_backoff.h"
 
 #include <ucg/copy.h>
 

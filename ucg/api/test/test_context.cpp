@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // UCG's own UCP context: the shared-memory FIFO element it asks for
 // (decision 0019) and eager sends to ranks of the same machine (decision
-// 0021), both in capi/ucp_settings.h, the user's settings winning; a
+// 0021), both in api/ucp_settings.h, the user's settings winning; a
 // group refused where the processes of a host disagree on the element.
-#include "capi/internal.h"
-#include "capi/ucp_settings.h"
+#include "api/internal.h"
+#include "api/ucp_settings.h"
 #include "rank_env.h"
 
 #include <catch2/catch.hpp>

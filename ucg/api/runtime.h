@@ -5,7 +5,7 @@
 // run by the engine). One thread at a time per context.
 #pragma once
 
-#include "capi/ucp_fabric.h"
+#include "api/ucp_fabric.h"
 #include "exec/engine.h"
 #include "select/selector.h"
 #include "topology/topology.h"

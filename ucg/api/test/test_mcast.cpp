@@ -189,7 +189,7 @@ TEST_CASE("without multicast an mcast rule falls back", "[ucg][fork][mcast]")
 TEST_CASE("a plan file with mcast ops runs only where there is multicast",
           "[ucg][fork][mcast]")
 {
-    const std::string file = std::string(UCG_CAPI_TESTDATA) +
+    const std::string file = std::string(UCG_API_TESTDATA) +
                              "/bcast_mcast_3.plan"; // root 0, one mcast op
     const std::string spec = "bcast=" + file;
     const ScopedEnv files("UCG_PLAN_FILES", spec.c_str());

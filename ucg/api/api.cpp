@@ -2,7 +2,7 @@
 // The extern "C" entries of ucg.h: each runs its implementation behind one
 // guard that turns a stray exception into a status and one log line, so
 // nothing escapes into C callers.
-#include "capi/internal.h"
+#include "api/internal.h"
 
 #include <cstdarg>
 #include <cstdio>

@@ -3,9 +3,9 @@
 // addresses), endpoints, the topology the planner sees, and the host's
 // one-to-many groups, whose members' iface addresses come out of their
 // worker addresses (no second exchange).
-#include "capi/internal.h"
+#include "api/internal.h"
 
-#include "capi/ucp_fabric.h"
+#include "api/ucp_fabric.h"
 #include "topology/hwloc_probe.h"
 #include "uct_mm_common/liveness.h"
 #include "ucx/ucp_glue.h"
