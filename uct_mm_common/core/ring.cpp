@@ -82,7 +82,7 @@ Status Ring::open(void *mem, std::size_t bytes, std::uint32_t my_index,
                   ? 0
                   : member(my_index)->cursor.load(std::memory_order_acquire);
     cached_min_ = 0;
-    self_pid_ = static_cast<std::int32_t>(getpid());
+    self_ = self_process_id();
     return Status::kOk;
 }
 
@@ -123,10 +123,11 @@ std::uint64_t Ring::min_cursor() const noexcept
 
 Status Ring::claim(std::uint64_t *pos_p) noexcept
 {
-    // The slot is claimed (with this process's pid) before the head moves:
+    // The slot is claimed (with this process's pid and start time) before
+    // the head moves:
     // see uct_mm_common/slot_claim.h.
     const bool ok = claim_slot(
-        head_->head, geo_.num_slots, self_pid_,
+        head_->head, geo_.num_slots, self_,
         [this](std::uint64_t pos) -> std::atomic<std::uint64_t> & {
             return slot(pos)->seq;
         },
@@ -204,7 +205,7 @@ const SlotHeader *Ring::peek() noexcept
         const SlotHeader *sh = slot(cursor_);
         const std::uint64_t seq = sh->seq.load(std::memory_order_acquire);
         if (seq != cursor_ + 1) {
-            if (!watch_.should_skip(seq, cursor_, "p2p FIFO position")) {
+            if (!watch_.should_skip(sh->seq, cursor_, "p2p FIFO position")) {
                 return nullptr;
             }
             consume();

@@ -129,6 +129,75 @@ TEST_CASE("ring: a slow live producer is waited for, in order",
     CHECK((WIFEXITED(st) && WEXITSTATUS(st) == 0));
 }
 
+namespace {
+
+Ring *g_late_producer = nullptr; // publishes position 0 from the probe
+
+void publish_position_0()
+{
+    g_stall_watch_probe = nullptr; // once
+    std::memcpy(g_late_producer->payload(0), &kChildValue, sizeof(kChildValue));
+    g_late_producer->publish(0, sizeof(kChildValue), kAmId, SlotKind::kInline);
+}
+
+} // namespace
+
+// The window of issue 33: the reader loaded the claim, then the producer
+// published and died, then the reader found it dead. The probe publishes
+// in that window (the claimer is already dead): the message is delivered.
+TEST_CASE("ring: a message published just before its producer died is "
+          "delivered, not skipped",
+          "[mm][fifo][fork]")
+{
+    ucg_test::SharedMapping mem(fifo_geometry().segment_bytes());
+    Ring::format(mem.data(), fifo_geometry());
+    const pid_t child = claim_in_child(mem, true, {});
+    int st = 0;
+    REQUIRE(waitpid(child, &st, 0) == child);
+    Ring late;
+    REQUIRE(late.open(mem.data(), mem.size(), kNoOrigin, true) == Status::kOk);
+    g_late_producer = &late;
+    g_stall_watch_probe = publish_position_0;
+    std::vector<std::uint32_t> expect(kSlots);
+    std::iota(expect.begin() + 1, expect.end(), 100u);
+    expect[0] = kChildValue;
+    const std::vector<std::uint32_t> got =
+        send_and_drain(mem, kSlots - 1, expect.size());
+    g_stall_watch_probe = nullptr;
+    CHECK(got == expect);
+}
+
+// A claim whose pid is now another process's (pid reuse): the start time in
+// the claim tells them apart, and the position is skipped.
+TEST_CASE("ring: a claim whose pid now runs another process is skipped",
+          "[mm][fifo]")
+{
+    const ProcessId me = self_process_id();
+    REQUIRE(me.start_time != 0);
+    CHECK_FALSE(claimer_dead(claim_word(5, me), 5));
+    ProcessId other = me;
+    other.start_time += 1; // the claimer that had this pid before us
+    CHECK(claimer_dead(claim_word(5, other), 5));
+    CHECK(claimer_of(claim_word(5, me)) == me.pid);
+    CHECK(is_claim_of(claim_word(5 + (1u << 24), me), 5)); // modulo 2^24
+
+    ucg_test::SharedMapping mem(fifo_geometry().segment_bytes());
+    Ring::format(mem.data(), fifo_geometry());
+    Ring producer;
+    REQUIRE(producer.open(mem.data(), mem.size(), kNoOrigin, true) ==
+            Status::kOk);
+    std::uint64_t pos = 0;
+    REQUIRE(producer.claim(&pos) == Status::kOk);
+    REQUIRE(pos == 0);
+    // Rewrite the claim as the earlier owner of our pid's.
+    auto *sh = reinterpret_cast<SlotHeader *>(producer.payload(0) -
+                                              sizeof(SlotHeader));
+    sh->seq.store(claim_word(0, other));
+    std::vector<std::uint32_t> expect(kSlots);
+    std::iota(expect.begin(), expect.end(), 100u);
+    CHECK(send_and_drain(mem, kSlots, expect.size()) == expect);
+}
+
 // The receive FIFO's idle test (Channel::poll's inline fast path): quiet
 // only while the cursor's slot holds neither a claim nor a message, so a
 // claim still reaches peek() and its stall watch; across wrap-arounds too.

@@ -99,7 +99,7 @@ class Ring {
     bool deliver_own_ = true;
     std::uint64_t cursor_ = 0;     ///< my cursor (members)
     std::uint64_t cached_min_ = 0; ///< producers: last min of all cursors
-    std::int32_t self_pid_ = 0;    ///< producers: written into claims
+    ProcessId self_{};             ///< producers: written into claims
     bool bell_ = false; ///< producer: the owner was armed at the last claim
     StallWatch watch_;  ///< consumer: dead claimers
 };

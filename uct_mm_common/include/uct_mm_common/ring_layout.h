@@ -39,8 +39,9 @@
 
 namespace uct_mm_common {
 
-/// Version 2 ("ucg2p2p"): the one FIFO of both transports, kSkip slots.
-inline constexpr std::uint64_t kRingMagic = 0x75636732703270ULL; // "ucg2p2p"
+/// Version 3 ("ucg3p2p"): the one FIFO of both transports, kSkip slots,
+/// claims that carry their producer's start time (slot_claim.h).
+inline constexpr std::uint64_t kRingMagic = 0x75636733703270ULL;
 
 struct alignas(kCacheLine) RingHeader {
     std::atomic<std::uint64_t> magic;    ///< creator, stored last (release)
