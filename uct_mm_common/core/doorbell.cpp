@@ -4,6 +4,7 @@
 
 #include "uct_mm_common/log.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <cstdio>
@@ -63,8 +64,12 @@ Status Doorbell::open(BellAddress a) noexcept
 
 void Doorbell::drain() noexcept
 {
+    // Bounded: a flood of datagrams (anyone may send to the name) cannot
+    // hold the owner here; what is left wakes it again.
     char buf[16];
-    while (fd_ >= 0 && recv(fd_, buf, sizeof(buf), MSG_DONTWAIT) >= 0) {
+    for (int i = 0; i < kDrainMax && fd_ >= 0 &&
+                    recv(fd_, buf, sizeof(buf), MSG_DONTWAIT) >= 0;
+         ++i) {
     }
 }
 
@@ -73,15 +78,25 @@ void Doorbell::ring(BellAddress a) noexcept
     if (a.pid == 0) {
         return;
     }
-    // One unbound socket per process serves every ring (and survives fork).
-    static const int tx = datagram_socket();
-    if (tx < 0) {
-        return;
+    // One unbound socket per process serves every ring (and survives fork);
+    // made again on a later ring if it could not be made.
+    static std::atomic<int> tx{-1};
+    int fd = tx.load(std::memory_order_acquire);
+    if (fd < 0) {
+        fd = datagram_socket();
+        if (fd < 0) {
+            return; // the owner stays armed: a later producer rings
+        }
+        int none = -1;
+        if (!tx.compare_exchange_strong(none, fd)) {
+            close(fd);
+            fd = none;
+        }
     }
     sockaddr_un sa;
     const socklen_t len = bell_name(a, &sa);
     const char one = 1;
-    (void)sendto(tx, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL,
+    (void)sendto(fd, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL,
                  reinterpret_cast<const sockaddr *>(&sa), len);
 }
 

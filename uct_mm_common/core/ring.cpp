@@ -135,7 +135,7 @@ Status Ring::claim(std::uint64_t *pos_p) noexcept
     if (!ok) {
         return Status::kNoResource;
     }
-    bell_ = head_->armed.load(std::memory_order_seq_cst) != 0;
+    bell_ = head_->armed.load(std::memory_order_seq_cst);
     return Status::kOk;
 }
 
@@ -169,16 +169,26 @@ bool Ring::publish(std::uint64_t pos, std::uint32_t length, std::uint8_t am_id,
     sh->am_id = am_id;
     sh->kind = kind;
     sh->seq.store(pos + 1, std::memory_order_release);
-    if (!bell_) {
-        return false;
-    }
-    bell_ = false;
-    return head_->armed.exchange(0, std::memory_order_acq_rel) != 0;
+    // Ring first, disarm after (rang()): a producer that dies or fails to
+    // send between the two leaves the owner armed, so the next producer
+    // rings again; the bell is never lost with the arm cleared.
+    return bell_ != 0 && head_->armed.load(std::memory_order_acquire) == bell_;
+}
+
+void Ring::rang() noexcept
+{
+    std::uint32_t gen = bell_;
+    bell_ = 0;
+    head_->armed.compare_exchange_strong(gen, 0, std::memory_order_acq_rel,
+                                         std::memory_order_relaxed);
 }
 
 bool Ring::arm() noexcept
 {
-    head_->armed.store(1, std::memory_order_seq_cst);
+    // A new generation per arm: a producer's late rang() clears only the
+    // arm it rang for.
+    bell_ = bell_ + 1 == 0 ? 1 : bell_ + 1;
+    head_->armed.store(bell_, std::memory_order_seq_cst);
     const std::uint64_t seq =
         slot(cursor_)->seq.load(std::memory_order_seq_cst);
     if (seq != cursor_ + 1 && !is_claim_of(seq, cursor_)) {

@@ -111,6 +111,7 @@ bool send_one(Ring &producer, std::atomic<unsigned> *rings,
     }
     if (producer.publish(pos, 0, 1, SlotKind::kInline)) {
         rings->fetch_add(1);
+        producer.rang();
     }
     return true;
 }
@@ -140,6 +141,7 @@ TEST_CASE("ring doorbell: an armed owner is rung by one producer, an unarmed "
     REQUIRE(a.claim(&pa) == Status::kOk);
     REQUIRE(b.claim(&pb) == Status::kOk);
     CHECK(b.publish(pb, 0, 1, SlotKind::kInline));
+    b.rang();
     CHECK_FALSE(a.publish(pa, 0, 1, SlotKind::kInline));
     // A claim alone (not yet published) keeps the owner from sleeping.
     for (int i = 0; i < 2; ++i) {
@@ -149,6 +151,55 @@ TEST_CASE("ring doorbell: an armed owner is rung by one producer, an unarmed "
     REQUIRE(a.claim(&pa) == Status::kOk);
     CHECK_FALSE(owner.arm());
     CHECK_FALSE(a.publish(pa, 0, 1, SlotKind::kInline)); // disarmed again
+}
+
+TEST_CASE("ring doorbell: a producer that dies before its ring leaves the "
+          "owner armed; a late clear does not take a later arm",
+          "[mm][fifo]")
+{
+    ucg_test::SharedMapping mem(fifo_geometry(8).segment_bytes());
+    Ring::format(mem.data(), fifo_geometry(8));
+    Ring owner, a, b;
+    REQUIRE(owner.open(mem.data(), mem.size(), 0, true) == Status::kOk);
+    REQUIRE(a.open(mem.data(), mem.size(), kNoOrigin, true) == Status::kOk);
+    REQUIRE(b.open(mem.data(), mem.size(), kNoOrigin, true) == Status::kOk);
+    std::uint64_t pa, pb;
+    CHECK(owner.arm());
+    REQUIRE(a.claim(&pa) == Status::kOk);
+    CHECK(a.publish(pa, 0, 1, SlotKind::kInline));
+    // a dies here: no ring, no rang(). The next producer rings.
+    REQUIRE(b.claim(&pb) == Status::kOk);
+    CHECK(b.publish(pb, 0, 1, SlotKind::kInline));
+    b.rang();
+    // The owner wakes, reads both, arms again; a producer that rang for
+    // the old arm clears late: the new arm stays.
+    for (int i = 0; i < 2; ++i) {
+        REQUIRE(owner.peek() != nullptr);
+        owner.consume();
+    }
+    REQUIRE(a.claim(&pa) == Status::kOk);
+    CHECK_FALSE(owner.arm()); // a's claim is at hand
+    REQUIRE(b.claim(&pb) == Status::kOk);
+    CHECK_FALSE(a.publish(pa, 0, 1, SlotKind::kInline)); // not armed then
+    CHECK_FALSE(b.publish(pb, 0, 1, SlotKind::kInline));
+    for (int i = 0; i < 2; ++i) {
+        REQUIRE(owner.peek() != nullptr);
+        owner.consume();
+    }
+    REQUIRE(b.claim(&pb) == Status::kOk); // sees no arm
+    CHECK(owner.arm() == false);          // b's claim is at hand
+    CHECK_FALSE(b.publish(pb, 0, 1, SlotKind::kInline));
+    REQUIRE(owner.peek() != nullptr);
+    owner.consume();
+    CHECK(owner.arm()); // generation 2
+    REQUIRE(a.claim(&pa) == Status::kOk);
+    CHECK(a.publish(pa, 0, 1, SlotKind::kInline));
+    REQUIRE(owner.peek() != nullptr);
+    owner.consume();
+    CHECK(owner.arm()); // generation 3, before a's late clear
+    a.rang();           // clears generation 2 only: nothing
+    REQUIRE(b.claim(&pb) == Status::kOk);
+    CHECK(b.publish(pb, 0, 1, SlotKind::kInline)); // still armed: rings
 }
 
 TEST_CASE("ring doorbell: an owner that sleeps whenever it is armed is "

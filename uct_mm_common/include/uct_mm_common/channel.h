@@ -97,6 +97,7 @@ class Channel {
     {
         if (ring_.publish(pos, length, am_id, kind)) {
             Doorbell::ring(bell_);
+            ring_.rang();
         }
     }
     /// poll() with something at the cursor (a message, or a claim).

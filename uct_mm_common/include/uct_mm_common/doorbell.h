@@ -31,11 +31,14 @@ class Doorbell {
     Status open(BellAddress a) noexcept;
     /// The descriptor to sleep on; -1 before open().
     int fd() const noexcept { return fd_; }
-    /// Reads every pending ring (before the owner arms again).
+    /// Reads the pending rings (before the owner arms again), at most
+    /// kDrainMax: the descriptor stays readable while more are queued.
     void drain() noexcept;
+    static constexpr int kDrainMax = 64;
 
     /// Producer: one datagram to `a`. Never blocks; errors (the owner has
-    /// gone, its queue is full so it will wake anyway) are ignored.
+    /// gone, its queue is full so it will wake anyway) are ignored: the
+    /// ring's arm stays set until a ring went out (Ring::rang).
     static void ring(BellAddress a) noexcept;
 
   private:

@@ -39,10 +39,13 @@ class Ring {
     bool has_space() noexcept;
     std::uint8_t *payload(std::uint64_t pos) const noexcept;
     /// Returns true when this producer must ring the owner's doorbell: the
-    /// owner was armed when it claimed `pos`, and no other producer has
-    /// taken the ring since (HeadLine::armed).
+    /// owner was armed when it claimed `pos` (HeadLine::armed). The
+    /// producer rings, then calls rang().
     bool publish(std::uint64_t pos, std::uint32_t length, std::uint8_t am_id,
                  SlotKind kind) noexcept;
+    /// After the ring: disarms the arm this producer rang for (not a later
+    /// one), so later producers need not ring.
+    void rang() noexcept;
     /// Whether every member except `except` has read position `pos`.
     bool all_passed(std::uint64_t pos, std::uint32_t except) const noexcept;
 
@@ -100,8 +103,10 @@ class Ring {
     std::uint64_t cursor_ = 0;     ///< my cursor (members)
     std::uint64_t cached_min_ = 0; ///< producers: last min of all cursors
     ProcessId self_{};             ///< producers: written into claims
-    bool bell_ = false; ///< producer: the owner was armed at the last claim
-    StallWatch watch_;  ///< consumer: dead claimers
+    /// Producer: the owner's arm generation seen at the last claim (0:
+    /// not armed). Owner: the generation of its last arm.
+    std::uint32_t bell_ = 0;
+    StallWatch watch_; ///< consumer: dead claimers
 };
 
 } // namespace uct_mm_common

@@ -61,11 +61,13 @@ struct alignas(kCacheLine) HeadLine {
     /// Producers: next position to claim (moved after the slot's claim).
     std::atomic<std::uint64_t> head;
     /// The owner (member 0 of a p2p FIFO) sleeps on its doorbell
-    /// (uct_iface_event_arm): a producer that sees 1 after its claim and
-    /// takes it (exchange to 0) after publishing rings the bell
-    /// (doorbell.h). The owner stores 1, then checks the slot at its
-    /// cursor; a producer claims its slot, then reads this: one of the two
-    /// sees the other (both seq_cst).
+    /// (uct_iface_event_arm): it stores a new arm generation (non-zero),
+    /// then checks the slot at its cursor; a producer claims its slot, then
+    /// reads this: one of the two sees the other (both seq_cst). A producer
+    /// that saw generation g rings the bell after publishing (doorbell.h)
+    /// if g is still armed, and only then clears it (CAS g to 0): a
+    /// producer that dies or fails before its ring leaves g armed for the
+    /// next one, and a clear never takes a later arm.
     std::atomic<std::uint32_t> armed;
 };
 static_assert(sizeof(HeadLine) == kCacheLine);
