@@ -209,7 +209,7 @@ TEST_CASE("uct caps: zcopy is advertised only above the measured sizes",
     CHECK(r.attr.cap.am.max_zcopy == (size_t{64} << 20));
 }
 
-TEST_CASE("uct events: armed, a peer's message wakes the iface's descriptor; "
+TEST_CASE("uct events: armed, a peer's message wakes the iface's descriptor, "
           "busy while one is at hand",
           "[mm][bcast][uct][fork]")
 {

@@ -74,7 +74,7 @@ Status open_link(GroupLink &link, const LinkConfig &c)
 
 } // namespace
 
-TEST_CASE("link: members join without waiting; the name goes once all are in",
+TEST_CASE("link: members join without waiting, the name goes once all are in",
           "[mm][link][fork]")
 {
     const unsigned n = GENERATE(1u, 2u, 5u);

@@ -154,7 +154,7 @@ TEST_CASE("ring doorbell: an armed owner is rung by one producer, an unarmed "
 }
 
 TEST_CASE("ring doorbell: a producer that dies before its ring leaves the "
-          "owner armed; a late clear does not take a later arm",
+          "owner armed, a late clear does not take a later arm",
           "[mm][fifo]")
 {
     ucg_test::SharedMapping mem(fifo_geometry(8).segment_bytes());

@@ -114,7 +114,7 @@ TEST_CASE("uct incast direct: every kind, root and operator",
     REQUIRE(result.ok);
 }
 
-TEST_CASE("uct incast direct: none where member 0 configured none; bad "
+TEST_CASE("uct incast direct: none where member 0 configured none, bad "
           "input is refused",
           "[mm][incast][direct][ucx][fork]")
 {

@@ -190,7 +190,7 @@ TEST_CASE("FIFO_SIZE must be a power of two (the shared p2p FIFO's slots)",
     CHECK(open_with("FIFO_SIZE", "48") == UCS_ERR_INVALID_PARAM);
 }
 
-TEST_CASE("events: armed, a peer's message wakes the iface's descriptor; "
+TEST_CASE("events: armed, a peer's message wakes the iface's descriptor, "
           "busy while one is at hand",
           "[mm_incast][ucx][fork]")
 {
