@@ -31,6 +31,7 @@ void Channel::fail(Status st, int member) noexcept
         return;
     }
     state_ = st;
+    ring_.leave(); // reads nothing more: senders may complete (readers_done)
     if (member >= 0) {
         ring_.mark_failed(member);
         log(LogLevel::kError, "%s: member %d of the p2p FIFO failed (%s)",
@@ -121,6 +122,19 @@ unsigned Channel::progress_completions(CompleteFn fn, void *arg) noexcept
         if (!passed && state_ == Status::kOk) {
             check_health();
             if (state_ == Status::kOk) {
+                break;
+            }
+        }
+        if (!passed) {
+            // Failed: the buffer is the caller's again only once no live
+            // member can still copy from it (a failed member leaves; a
+            // live one may be in process_vm_readv now). /proc once a ms.
+            const std::uint64_t now = now_ns();
+            if (now < next_readers_check_ns_) {
+                break;
+            }
+            next_readers_check_ns_ = now + 1000000;
+            if (!ring_.readers_done(front.pos, ring_.my_index())) {
                 break;
             }
         }
@@ -266,6 +280,7 @@ void Channel::check_health() noexcept
     const int failed = ring_.failed_member();
     if (failed >= 0) {
         state_ = Status::kPeerDead; // another member classified and logged
+        ring_.leave();              // reads nothing more
         return;
     }
     if (now - last_activity_ns_ < timeout_ns) {

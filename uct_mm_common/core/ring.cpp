@@ -244,6 +244,27 @@ bool Ring::behind() const noexcept
     return head_->head.load(std::memory_order_acquire) > cursor_;
 }
 
+bool Ring::readers_done(std::uint64_t pos, std::uint32_t except) const noexcept
+{
+    for (std::uint32_t i = 0; i < geo_.num_members; ++i) {
+        if (i == except ||
+            member(i)->cursor.load(std::memory_order_acquire) > pos) {
+            continue; // passed, or left (kCursorLeft is above every pos)
+        }
+        const MemberLine *m = member(i);
+        if (m->state.load(std::memory_order_acquire) != kMemberIn) {
+            continue; // never joined: cannot read
+        }
+        ProcessId id{};
+        id.pid = m->pid.load(std::memory_order_relaxed);
+        id.start_time = m->start_time.load(std::memory_order_relaxed);
+        if (process_alive(id)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 int Ring::find_dead_member() const noexcept
 {
     for (std::uint32_t i = 0; i < geo_.num_members; ++i) {

@@ -3,6 +3,7 @@
 // (the p2p receive FIFO: any process may produce) must not stall the
 // readers: they skip the position once its claimer is gone. A live but slow
 // claimer is waited for, never skipped.
+#include "channel_test_util.h"
 #include "uct_mm_common/ring.h"
 
 #include "ucg_test/fork_ranks.h"
@@ -227,4 +228,77 @@ TEST_CASE("ring: quiet only while nothing is claimed or published at the "
         reader.consume();
     }
     CHECK(reader.quiet());
+}
+
+// Issue 33: a zero-copy send on a ring of several readers fails when one
+// reader dies, but the sender's buffer is its own again only once no live
+// reader can still copy from it: the live reader here has not polled yet.
+TEST_CASE("channel: a failed zero-copy send completes only after every "
+          "live reader is done with it",
+          "[mm][fifo][fork]")
+{
+    RingGeometry geo;
+    geo.num_members = 3; // 0 sends, 1 dies, 2 reads late
+    geo.num_slots = 4;
+    geo.slot_bytes = 256;
+    ucg_test::SharedMapping mem(geo.segment_bytes());
+    Ring::format(mem.data(), geo);
+    const pid_t dead = ucg_test::fork_until_ready([&](const auto &ready) {
+        Ring r;
+        if (r.open(mem.data(), mem.size(), 1, false) != Status::kOk) {
+            _exit(1);
+        }
+        r.join();
+        ready();
+        raise(SIGKILL);
+    });
+    int st = 0;
+    REQUIRE(waitpid(dead, &st, 0) == dead);
+    ChannelConfig cfg;
+    cfg.timeout_ms = 20;
+    Ring r0, r2;
+    REQUIRE(r0.open(mem.data(), mem.size(), 0, false) == Status::kOk);
+    REQUIRE(r2.open(mem.data(), mem.size(), 2, false) == Status::kOk);
+    r0.join();
+    r2.join();
+    Channel sender, late;
+    sender.init(r0, cfg);
+    late.init(r2, cfg);
+    std::vector<std::uint8_t> buf(64 << 10, 0x5a);
+    RemoteIov iov{reinterpret_cast<std::uint64_t>(buf.data()), buf.size()};
+    REQUIRE(sender.send_cma(2, nullptr, 0, &iov, 1, nullptr) == Status::kOk);
+    struct Done {
+        bool called = false;
+        Status status = Status::kOk;
+    } done;
+    auto on_done = [](void *arg, void *, Status s) {
+        auto *d = static_cast<Done *>(arg);
+        d->called = true;
+        d->status = s;
+    };
+    // The sender finds member 1 dead and fails; member 2 has not read.
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (sender.state() == Status::kOk &&
+           std::chrono::steady_clock::now() < until) {
+        sender.progress_completions(on_done, &done);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    REQUIRE(sender.state() == Status::kPeerDead);
+    for (int i = 0; i < 50; ++i) { // 50 ms more: still not complete
+        sender.progress_completions(on_done, &done);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    CHECK_FALSE(done.called);
+    // Member 2 polls: it reads the message or sees the failure and
+    // leaves; either way the sender completes then, with the failure.
+    std::vector<test::Received> inbox;
+    while (!done.called && std::chrono::steady_clock::now() < until) {
+        late.poll(16, test::record, &inbox);
+        late.check_health();
+        sender.progress_completions(on_done, &done);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    CHECK(done.called);
+    CHECK(done.status == Status::kPeerDead);
 }

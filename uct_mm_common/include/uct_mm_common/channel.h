@@ -27,7 +27,8 @@ struct ChannelConfig {
 /// only during the call.
 using DeliverFn = void (*)(void *arg, std::uint8_t am_id, void *data,
                            std::size_t length);
-/// Called when a CMA send is read by every member (or failed).
+/// Called when a CMA send is read by every member, or failed once no live
+/// member can still read its buffer.
 using CompleteFn = void (*)(void *arg, void *cookie, Status status);
 
 class Channel {
@@ -131,6 +132,7 @@ class Channel {
     std::vector<std::uint8_t> bounce_; ///< CMA receive buffer, lazily sized
     std::uint64_t last_activity_ns_ = 0;
     std::uint64_t next_check_ns_ = 0;
+    std::uint64_t next_readers_check_ns_ = 0; ///< failed: readers_done()
     unsigned idle_polls_ = 0;
     BellAddress bell_; ///< sender: the owner's doorbell
 };

@@ -48,6 +48,10 @@ class Ring {
     void rang() noexcept;
     /// Whether every member except `except` has read position `pos`.
     bool all_passed(std::uint64_t pos, std::uint32_t except) const noexcept;
+    /// Whether no member but `except` can still read position `pos`: each
+    /// has passed it, left (a failed member leaves), or its process is
+    /// gone (reads /proc for the others: call it rarely).
+    bool readers_done(std::uint64_t pos, std::uint32_t except) const noexcept;
 
     // Consumer side (members only).
     /// The next message to deliver, or nullptr: O(1), one shared line read.
