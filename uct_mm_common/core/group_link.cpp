@@ -162,27 +162,37 @@ Status GroupLink::try_attach() noexcept
     return Status::kOk;
 }
 
-// Every value of the prefix is checked once, then only local copies used.
+// Every value of the prefix is read once into a local, checked, and only
+// the local used: a peer of the same uid may rewrite it meanwhile.
 Status GroupLink::check_header() noexcept
 {
     const LinkHeader *hdr = header();
+    const std::uint32_t layout =
+        __atomic_load_n(&hdr->layout, __ATOMIC_RELAXED);
+    const std::uint32_t members =
+        __atomic_load_n(&hdr->num_members, __ATOMIC_RELAXED);
+    const std::uint64_t segment_bytes =
+        __atomic_load_n(&hdr->segment_bytes, __ATOMIC_RELAXED);
     const std::size_t region_off = link_region_offset(cfg_.size);
     const std::size_t mapped =
         cfg_.memory != nullptr ? cfg_.memory_bytes : seg_.size();
-    if (hdr->layout != cfg_.layout || hdr->num_members != cfg_.size ||
-        hdr->segment_bytes > mapped || hdr->segment_bytes < region_off ||
-        (cfg_.memory == nullptr && hdr->segment_bytes != mapped)) {
+    if (layout != cfg_.layout || members != cfg_.size ||
+        segment_bytes > mapped || segment_bytes < region_off ||
+        (cfg_.memory == nullptr && segment_bytes != mapped)) {
         log(LogLevel::kError,
             "group segment %s: layout %#x, %u members, %llu bytes where "
             "this member expects %#x, %u members and the mapping has %zu",
-            cfg_.name.c_str(), hdr->layout, hdr->num_members,
-            static_cast<unsigned long long>(hdr->segment_bytes), cfg_.layout,
+            cfg_.name.c_str(), layout, members,
+            static_cast<unsigned long long>(segment_bytes), cfg_.layout,
             cfg_.size, mapped);
         return Status::kIoError;
     }
+    if (g_link_check_probe != nullptr) {
+        g_link_check_probe(base_);
+    }
     std::memcpy(&params_, base_ + kLinkParamsOffset, sizeof(params_));
     region_ = base_ + region_off;
-    region_bytes_ = hdr->segment_bytes - region_off;
+    region_bytes_ = segment_bytes - region_off;
     if (line(cfg_.member)->state.load(std::memory_order_acquire) !=
         kMemberAbsent) {
         log(LogLevel::kError,

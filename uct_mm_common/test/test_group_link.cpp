@@ -207,3 +207,49 @@ TEST_CASE("link: members that never progressed leave no name behind",
     }
     CHECK(sweeper.leftovers().empty());
 }
+
+namespace {
+
+bool g_grew = false;
+
+void grow_segment_bytes(std::uint8_t *base)
+{
+    g_link_check_probe = nullptr; // once
+    g_grew = true;
+    auto *hdr = reinterpret_cast<LinkHeader *>(base);
+    __atomic_store_n(&hdr->segment_bytes, std::uint64_t{1} << 40,
+                     __ATOMIC_RELAXED);
+}
+
+} // namespace
+
+// Issue 33: a header value rewritten between a member's check and its use
+// (a racing writer of the same uid) is not used: the member keeps what it
+// checked, so it never takes a region larger than its mapping.
+TEST_CASE("link: a member uses the header values it checked, not a later "
+          "rewrite",
+          "[mm][link][trust]")
+{
+    ucg_test::ShmSweeper sweeper(own_prefix());
+    const std::string name = ucg_test::unique_shm_name("reread");
+    GroupLink creator, joiner;
+    REQUIRE(creator.create(config(name, 0, 2)) == Status::kOk);
+    creator.publish();
+    const std::size_t region = creator.region_bytes();
+    joiner.prepare(config(name, 1, 2));
+    g_link_check_probe = grow_segment_bytes;
+    Backoff backoff;
+    Status st = Status::kInProgress;
+    for (int i = 0; i < 100000 && st == Status::kInProgress; ++i) {
+        (void)creator.poll_connect(now_ns());
+        st = joiner.poll_connect(now_ns());
+        if (st == Status::kOk && !joiner.joined()) {
+            st = Status::kInProgress;
+        }
+        backoff.pause();
+    }
+    g_link_check_probe = nullptr;
+    REQUIRE(st == Status::kOk);
+    CHECK(g_grew); // the probe ran between the check and the use
+    CHECK(joiner.region_bytes() == region);
+}

@@ -52,6 +52,11 @@ struct alignas(kCacheLine) LinkHeader {
 static_assert(sizeof(LinkHeader) == kCacheLine);
 static_assert(offsetof(LinkHeader, attached) == 24);
 
+/// Tests only: called by a joining member between its check of the header
+/// and its use of the checked values, with the segment's base (where a
+/// racing writer may change them).
+inline void (*g_link_check_probe)(std::uint8_t *base) = nullptr;
+
 /// Transport constants that every member must agree on (geometry, policy).
 struct alignas(kCacheLine) LinkParams {
     std::uint64_t value[8]; ///< member 0
