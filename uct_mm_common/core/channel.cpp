@@ -229,27 +229,39 @@ unsigned Channel::deliver(unsigned max, DeliverFn fn, void *arg) noexcept
             break;
         }
         const std::uint8_t *payload = ring_.peek_payload();
-        if (sh->kind == SlotKind::kCma) {
+        // The header is the producer's (shared memory): each field read
+        // once, checked, and only the copy used.
+        const SlotKind kind = __atomic_load_n(&sh->kind, __ATOMIC_RELAXED);
+        const std::uint32_t slot_length =
+            __atomic_load_n(&sh->length, __ATOMIC_RELAXED);
+        const std::uint8_t am_id =
+            __atomic_load_n(&sh->am_id, __ATOMIC_RELAXED);
+        const std::uint16_t origin =
+            __atomic_load_n(&sh->origin, __ATOMIC_RELAXED);
+        if (kind == SlotKind::kCma) {
             std::size_t length = 0;
             const Status st = pull_cma(payload, &length);
             if (st != Status::kOk) {
-                fail(st, sh->origin);
+                fail(st, origin);
                 break;
             }
-            fn(arg, sh->am_id, bounce_.data(), length);
-        } else if (sh->kind == SlotKind::kSkip) {
+            fn(arg, am_id, bounce_.data(), length);
+        } else if (kind == SlotKind::kSkip) {
             // A send that failed after its claim: nothing to deliver.
-        } else if (sh->kind != SlotKind::kInline ||
-                   sh->length > ring_.geometry().payload_capacity()) {
+        } else if (kind != SlotKind::kInline ||
+                   slot_length > ring_.geometry().payload_capacity()) {
             log(LogLevel::kError,
                 "%s: a slot of kind %u and %u bytes does not fit the "
                 "p2p FIFO",
-                cfg_.name, static_cast<unsigned>(sh->kind), sh->length);
-            fail(Status::kIoError, sh->origin);
+                cfg_.name, static_cast<unsigned>(kind), slot_length);
+            fail(Status::kIoError, origin);
             break;
         } else {
+            if (g_deliver_probe != nullptr) {
+                g_deliver_probe(const_cast<SlotHeader *>(sh));
+            }
             // Delivered in place: the slot stays ours until consume().
-            fn(arg, sh->am_id, const_cast<std::uint8_t *>(payload), sh->length);
+            fn(arg, am_id, const_cast<std::uint8_t *>(payload), slot_length);
         }
         ring_.consume();
         ++n;

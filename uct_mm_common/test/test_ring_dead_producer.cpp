@@ -302,3 +302,43 @@ TEST_CASE("channel: a failed zero-copy send completes only after every "
     CHECK(done.called);
     CHECK(done.status == Status::kPeerDead);
 }
+
+namespace {
+
+bool g_rewrote = false;
+
+void rewrite_length(SlotHeader *sh)
+{
+    g_deliver_probe = nullptr; // once
+    g_rewrote = true;
+    __atomic_store_n(&sh->length, std::uint32_t{1} << 30, __ATOMIC_RELAXED);
+}
+
+} // namespace
+
+// Issue 33: a slot's length rewritten after the receiver checked it (a
+// racing writer of the same uid) is not what the receiver delivers.
+TEST_CASE("channel: a receiver delivers the slot length it checked, not a "
+          "later rewrite",
+          "[mm][fifo]")
+{
+    ucg_test::SharedMapping mem(fifo_geometry().segment_bytes());
+    Ring::format(mem.data(), fifo_geometry());
+    Ring owner, producer;
+    REQUIRE(owner.open(mem.data(), mem.size(), 0, true) == Status::kOk);
+    REQUIRE(producer.open(mem.data(), mem.size(), kNoOrigin, true) ==
+            Status::kOk);
+    std::uint64_t pos = 0;
+    REQUIRE(producer.claim(&pos) == Status::kOk);
+    std::memcpy(producer.payload(pos), &kChildValue, sizeof(kChildValue));
+    producer.publish(pos, sizeof(kChildValue), kAmId, SlotKind::kInline);
+    Channel ch;
+    ch.init(owner, ChannelConfig{});
+    std::vector<test::Received> inbox;
+    g_deliver_probe = rewrite_length;
+    ch.poll(16, test::record, &inbox);
+    g_deliver_probe = nullptr;
+    CHECK(g_rewrote);
+    REQUIRE(inbox.size() == 1);
+    CHECK(inbox[0].length == sizeof(kChildValue));
+}

@@ -23,6 +23,10 @@ struct ChannelConfig {
     std::uint32_t max_iov = 8;       ///< remote buffers per CMA message
 };
 
+/// Tests only: called by a receiver between its check of an inline slot's
+/// header and the delivery (where a racing writer may change it).
+inline void (*g_deliver_probe)(SlotHeader *slot) = nullptr;
+
 /// Called for each delivered message. Returns nothing: the data is valid
 /// only during the call.
 using DeliverFn = void (*)(void *arg, std::uint8_t am_id, void *data,
