@@ -37,6 +37,23 @@ RingGeometry fifo_geometry()
     return geo;
 }
 
+// A formatted FIFO of kSlots slots in a shared mapping (made before any
+// fork), and rings on it.
+struct Fifo {
+    Fifo() : mem(fifo_geometry().segment_bytes())
+    {
+        Ring::format(mem.data(), fifo_geometry());
+    }
+    /// The reader (member 0) or a producer (kNoOrigin).
+    Ring open(std::uint32_t index)
+    {
+        Ring r;
+        REQUIRE(r.open(mem.data(), mem.size(), index, true) == Status::kOk);
+        return r;
+    }
+    ucg_test::SharedMapping mem;
+};
+
 // A child claims one position as a non-member producer; once the claim is
 // in (the parent waits for it), the child is killed (SIGKILL: no cleanup at
 // all) or publishes kChildValue after `delay`.
@@ -63,15 +80,11 @@ pid_t claim_in_child(ucg_test::SharedMapping &mem, bool die,
 // This process sends 100..100+count-1 as a non-member producer while its
 // reader drains the ring; returns what the reader got, in order (gives up
 // after 5 s).
-std::vector<std::uint32_t> send_and_drain(ucg_test::SharedMapping &mem,
-                                          std::uint32_t count,
+std::vector<std::uint32_t> send_and_drain(Fifo &fifo, std::uint32_t count,
                                           std::size_t expect)
 {
-    Ring reader;
-    REQUIRE(reader.open(mem.data(), mem.size(), 0, true) == Status::kOk);
-    Ring producer;
-    REQUIRE(producer.open(mem.data(), mem.size(), kNoOrigin, true) ==
-            Status::kOk);
+    Ring reader = fifo.open(0);
+    Ring producer = fifo.open(kNoOrigin);
     std::vector<std::uint32_t> got;
     std::uint32_t next = 100;
     const auto deadline =
@@ -101,30 +114,28 @@ std::vector<std::uint32_t> send_and_drain(ucg_test::SharedMapping &mem,
 TEST_CASE("ring: a producer killed between claim and publish is skipped",
           "[mm][fifo][fork]")
 {
-    ucg_test::SharedMapping mem(fifo_geometry().segment_bytes());
-    Ring::format(mem.data(), fifo_geometry());
-    const pid_t child = claim_in_child(mem, true, {});
+    Fifo fifo;
+    const pid_t child = claim_in_child(fifo.mem, true, {});
     int st = 0;
     REQUIRE(waitpid(child, &st, 0) == child);
     REQUIRE(WIFSIGNALED(st));
     // More messages than slots: the ring must wrap past the dead claim.
     std::vector<std::uint32_t> expect(3 * kSlots);
     std::iota(expect.begin(), expect.end(), 100u);
-    CHECK(send_and_drain(mem, 3 * kSlots, expect.size()) == expect);
+    CHECK(send_and_drain(fifo, 3 * kSlots, expect.size()) == expect);
 }
 
 TEST_CASE("ring: a slow live producer is waited for, in order",
           "[mm][fifo][fork]")
 {
-    ucg_test::SharedMapping mem(fifo_geometry().segment_bytes());
-    Ring::format(mem.data(), fifo_geometry());
+    Fifo fifo;
     // Slower than two liveness checks (StallWatch::kCheckNs).
     const pid_t child =
-        claim_in_child(mem, false, std::chrono::milliseconds(150));
+        claim_in_child(fifo.mem, false, std::chrono::milliseconds(150));
     std::vector<std::uint32_t> expect(kSlots);
     std::iota(expect.begin() + 1, expect.end(), 100u);
     expect[0] = kChildValue;
-    CHECK(send_and_drain(mem, kSlots - 1, expect.size()) == expect);
+    CHECK(send_and_drain(fifo, kSlots - 1, expect.size()) == expect);
     int st = 0;
     REQUIRE(waitpid(child, &st, 0) == child);
     CHECK((WIFEXITED(st) && WEXITSTATUS(st) == 0));
@@ -150,20 +161,18 @@ TEST_CASE("ring: a message published just before its producer died is "
           "delivered, not skipped",
           "[mm][fifo][fork]")
 {
-    ucg_test::SharedMapping mem(fifo_geometry().segment_bytes());
-    Ring::format(mem.data(), fifo_geometry());
-    const pid_t child = claim_in_child(mem, true, {});
+    Fifo fifo;
+    const pid_t child = claim_in_child(fifo.mem, true, {});
     int st = 0;
     REQUIRE(waitpid(child, &st, 0) == child);
-    Ring late;
-    REQUIRE(late.open(mem.data(), mem.size(), kNoOrigin, true) == Status::kOk);
+    Ring late = fifo.open(kNoOrigin);
     g_late_producer = &late;
     g_stall_watch_probe = publish_position_0;
     std::vector<std::uint32_t> expect(kSlots);
     std::iota(expect.begin() + 1, expect.end(), 100u);
     expect[0] = kChildValue;
     const std::vector<std::uint32_t> got =
-        send_and_drain(mem, kSlots - 1, expect.size());
+        send_and_drain(fifo, kSlots - 1, expect.size());
     g_stall_watch_probe = nullptr;
     CHECK(got == expect);
 }
@@ -182,11 +191,8 @@ TEST_CASE("ring: a claim whose pid now runs another process is skipped",
     CHECK(claimer_of(claim_word(5, me)) == me.pid);
     CHECK(is_claim_of(claim_word(5 + (1u << 24), me), 5)); // modulo 2^24
 
-    ucg_test::SharedMapping mem(fifo_geometry().segment_bytes());
-    Ring::format(mem.data(), fifo_geometry());
-    Ring producer;
-    REQUIRE(producer.open(mem.data(), mem.size(), kNoOrigin, true) ==
-            Status::kOk);
+    Fifo fifo;
+    Ring producer = fifo.open(kNoOrigin);
     std::uint64_t pos = 0;
     REQUIRE(producer.claim(&pos) == Status::kOk);
     REQUIRE(pos == 0);
@@ -196,7 +202,7 @@ TEST_CASE("ring: a claim whose pid now runs another process is skipped",
     sh->seq.store(claim_word(0, other));
     std::vector<std::uint32_t> expect(kSlots);
     std::iota(expect.begin(), expect.end(), 100u);
-    CHECK(send_and_drain(mem, kSlots, expect.size()) == expect);
+    CHECK(send_and_drain(fifo, kSlots, expect.size()) == expect);
 }
 
 // The receive FIFO's idle test (Channel::poll's inline fast path): quiet
@@ -206,13 +212,9 @@ TEST_CASE("ring: quiet only while nothing is claimed or published at the "
           "cursor",
           "[mm][fifo]")
 {
-    ucg_test::SharedMapping mem(fifo_geometry().segment_bytes());
-    Ring::format(mem.data(), fifo_geometry());
-    Ring reader;
-    REQUIRE(reader.open(mem.data(), mem.size(), 0, true) == Status::kOk);
-    Ring producer;
-    REQUIRE(producer.open(mem.data(), mem.size(), kNoOrigin, true) ==
-            Status::kOk);
+    Fifo fifo;
+    Ring reader = fifo.open(0);
+    Ring producer = fifo.open(kNoOrigin);
     for (std::uint32_t i = 0; i < 3 * kSlots; ++i) {
         CHECK(reader.quiet());
         std::uint64_t pos;
@@ -322,12 +324,9 @@ TEST_CASE("channel: a receiver delivers the slot length it checked, not a "
           "later rewrite",
           "[mm][fifo]")
 {
-    ucg_test::SharedMapping mem(fifo_geometry().segment_bytes());
-    Ring::format(mem.data(), fifo_geometry());
-    Ring owner, producer;
-    REQUIRE(owner.open(mem.data(), mem.size(), 0, true) == Status::kOk);
-    REQUIRE(producer.open(mem.data(), mem.size(), kNoOrigin, true) ==
-            Status::kOk);
+    Fifo fifo;
+    Ring owner = fifo.open(0);
+    Ring producer = fifo.open(kNoOrigin);
     std::uint64_t pos = 0;
     REQUIRE(producer.claim(&pos) == Status::kOk);
     std::memcpy(producer.payload(pos), &kChildValue, sizeof(kChildValue));

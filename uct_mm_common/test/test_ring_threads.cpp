@@ -116,18 +116,27 @@ bool send_one(Ring &producer, std::atomic<unsigned> *rings,
     return true;
 }
 
+// A FIFO of 8 slots, its owner and two producers.
+struct OwnerAndTwo {
+    OwnerAndTwo() : mem(fifo_geometry(8).segment_bytes())
+    {
+        Ring::format(mem.data(), fifo_geometry(8));
+        REQUIRE(owner.open(mem.data(), mem.size(), 0, true) == Status::kOk);
+        REQUIRE(a.open(mem.data(), mem.size(), kNoOrigin, true) == Status::kOk);
+        REQUIRE(b.open(mem.data(), mem.size(), kNoOrigin, true) == Status::kOk);
+    }
+    ucg_test::SharedMapping mem;
+    Ring owner, a, b;
+};
+
 } // namespace
 
 TEST_CASE("ring doorbell: an armed owner is rung by one producer, an unarmed "
           "one by none",
           "[mm][fifo]")
 {
-    ucg_test::SharedMapping mem(fifo_geometry(8).segment_bytes());
-    Ring::format(mem.data(), fifo_geometry(8));
-    Ring owner, a, b;
-    REQUIRE(owner.open(mem.data(), mem.size(), 0, true) == Status::kOk);
-    REQUIRE(a.open(mem.data(), mem.size(), kNoOrigin, true) == Status::kOk);
-    REQUIRE(b.open(mem.data(), mem.size(), kNoOrigin, true) == Status::kOk);
+    OwnerAndTwo rings;
+    Ring &owner = rings.owner, &a = rings.a, &b = rings.b;
     std::uint64_t pa, pb;
     // Not armed: nobody rings.
     REQUIRE(a.claim(&pa) == Status::kOk);
@@ -157,12 +166,8 @@ TEST_CASE("ring doorbell: a producer that dies before its ring leaves the "
           "owner armed, a late clear does not take a later arm",
           "[mm][fifo]")
 {
-    ucg_test::SharedMapping mem(fifo_geometry(8).segment_bytes());
-    Ring::format(mem.data(), fifo_geometry(8));
-    Ring owner, a, b;
-    REQUIRE(owner.open(mem.data(), mem.size(), 0, true) == Status::kOk);
-    REQUIRE(a.open(mem.data(), mem.size(), kNoOrigin, true) == Status::kOk);
-    REQUIRE(b.open(mem.data(), mem.size(), kNoOrigin, true) == Status::kOk);
+    OwnerAndTwo rings;
+    Ring &owner = rings.owner, &a = rings.a, &b = rings.b;
     std::uint64_t pa, pb;
     CHECK(owner.arm());
     REQUIRE(a.claim(&pa) == Status::kOk);
