@@ -341,3 +341,17 @@ TEST_CASE("channel: a receiver delivers the slot length it checked, not a "
     REQUIRE(inbox.size() == 1);
     CHECK(inbox[0].length == sizeof(kChildValue));
 }
+
+// Issue 29: a slot word no producer writes (a corrupt peer's) at the head
+// does not hold a producer's claim for ever: the ring reads as full.
+TEST_CASE("ring: a garbage sequence word at the head reads as a full ring",
+          "[mm][fifo][trust]")
+{
+    Fifo fifo;
+    Ring producer = fifo.open(kNoOrigin);
+    auto *sh = reinterpret_cast<SlotHeader *>(producer.payload(0) -
+                                              sizeof(SlotHeader));
+    sh->seq.store(12345);
+    std::uint64_t pos = 0;
+    CHECK(producer.claim(&pos) == Status::kNoResource);
+}

@@ -84,13 +84,21 @@ inline constexpr bool free_for(std::uint64_t word, std::uint64_t pos,
 /// time). `head` is the shared next position;
 /// `word_of(pos)` returns the slot's std::atomic<uint64_t> sequence word;
 /// `has_room(pos)` says whether every consumer is done with the slot's
-/// previous position. Returns false when the ring is full.
+/// previous position. Returns false when the ring is full, or when the
+/// head's slot holds a word no producer writes (a corrupt peer).
 template <class WordOf, class HasRoom>
 bool claim_slot(std::atomic<std::uint64_t> &head, std::uint64_t slots,
                 const ProcessId &self, WordOf &&word_of, HasRoom &&has_room,
                 std::uint64_t *pos_p) noexcept
 {
     std::uint64_t h = head.load(std::memory_order_acquire);
+    // A slot word that is neither free, claimed nor published for the head
+    // (written by a corrupt peer) would hold the loop for ever: after
+    // kStuckSpins such looks at one head, report the ring full; the
+    // caller's stall checks decide what happens to the FIFO.
+    constexpr unsigned kStuckSpins = 64;
+    std::uint64_t stuck_at = h;
+    unsigned stuck = 0;
     for (;;) {
         if (!has_room(h)) {
             return false;
@@ -107,6 +115,11 @@ bool claim_slot(std::atomic<std::uint64_t> &head, std::uint64_t slots,
             continue;
         }
         if (!free_for(w, h, slots)) {
+            stuck = h == stuck_at ? stuck + 1 : 0;
+            stuck_at = h;
+            if (stuck >= kStuckSpins) {
+                return false;
+            }
             h = head.load(std::memory_order_acquire); // h is stale
             continue;
         }
