@@ -583,7 +583,8 @@ bool others_may_wait(const ucg_group *g, const McastChannel &m)
 // for a few ACK delays, then while this member's own packets are not all
 // acknowledged and a member that may need them is still there (a member
 // gone before acknowledging keeps them unacknowledged), for at most
-// min(5 s, UCG_TIMEOUT).
+// UCG_TIMEOUT: a live member is waited for as in a collective (a 5 s cap
+// left a lossy member of a loaded host without its resends).
 void linger_mcast(ucg_group *g)
 {
     if (g->mcast_chs.empty()) {
@@ -591,7 +592,7 @@ void linger_mcast(ucg_group *g)
     }
     const auto flush = g->ctx->mcast_api.flush;
     const double start = now_sec();
-    const double cap = std::min(5.0, g->ctx->timeout_sec);
+    const double cap = g->ctx->timeout_sec;
     double next_probe = start;
     bool busy = true;
     for (unsigned spins = 0;; ++spins) {
