@@ -13,6 +13,10 @@ hosts=$1
 per=$2
 shift 2
 cluster="$here/cluster"
+# One cluster on the machine at a time (its bridges and addresses are
+# fixed): runs of several build trees wait for each other here.
+exec 9>"${UCG_CLUSTER_STATE:-/run/ucg-cluster}.lock"
+flock 9
 "$cluster" up --hosts "$hosts" || exit $?
 trap '"$cluster" down' EXIT INT TERM
 list=$(seq -f "h%g:$per" -s, 1 "$hosts")
