@@ -305,7 +305,10 @@ void GroupLink::fail(Status st, int member, const char *why) noexcept
         return;
     }
     state_ = st;
-    if (base_ != nullptr && header()->magic.load() == kLinkMagic) {
+    // A joined member checked the header once and publishes whatever a
+    // peer wrote over the magic since (the others would wait on a member
+    // that gave up); one not joined yet writes only a formatted header.
+    if (base_ != nullptr && (joined_ || header()->magic.load() == kLinkMagic)) {
         std::uint32_t none = 0;
         if (!header()->failed.compare_exchange_strong(
                 none, failure_word(st, member), std::memory_order_acq_rel)) {

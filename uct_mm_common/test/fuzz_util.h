@@ -50,6 +50,17 @@ inline unsigned fuzz_rounds(unsigned dflt)
     return dflt;
 }
 
+/// First round of a fuzz test: UCG_FUZZ_FIRST, else 0. A round's
+/// corruptions depend only on the seed and the round's number, so a
+/// failure reported for round R replays with UCG_FUZZ_FIRST=R.
+inline unsigned fuzz_first_round()
+{
+    const char *env = std::getenv("UCG_FUZZ_FIRST");
+    return env != nullptr && *env != '\0'
+               ? static_cast<unsigned>(std::strtoul(env, nullptr, 10))
+               : 0;
+}
+
 /// Seed of the fuzz tests: UCG_FUZZ_SEED, else a fixed one.
 inline std::uint64_t fuzz_seed()
 {

@@ -9,6 +9,7 @@
 #include "ucg_test/check.h"
 #include "ucg_test/fork_ranks.h"
 #include "ucg_test/shm_names.h"
+#include "ucg_test/thread_ranks.h"
 
 #include <catch2/catch.hpp>
 #include <csignal>
@@ -134,6 +135,30 @@ TEST_CASE("link: one member's failure reaches the others", "[mm][link]")
     a.fail(Status::kPeerDead, 1, "test");
     CHECK(a.state() == Status::kIoError);
     CHECK(sweeper.leftovers().empty());
+}
+
+TEST_CASE("link: a failure reaches the others after a peer overwrote the "
+          "magic",
+          "[mm][link]")
+{
+    // A joined member checked the header once; a same-user peer that later
+    // scribbles over the magic must not silence the failure word (the
+    // others would wait on a member that gave up).
+    ucg_test::SharedMapping mem(link_segment_bytes(2, 4096));
+    GroupLink a, b;
+    LinkConfig ca = config("/ucgt-link-magic", 0, 2);
+    ca.memory = mem.data();
+    ca.memory_bytes = mem.size();
+    LinkConfig cb = ca;
+    cb.member = 1;
+    REQUIRE(a.create(ca) == Status::kOk);
+    a.publish();
+    b.prepare(cb);
+    REQUIRE(connect(b) == Status::kOk);
+    REQUIRE(connect(a) == Status::kOk);
+    mem.as<LinkHeader>()->magic.store(0x0badc0de);
+    b.fail(Status::kIoError, 0, "test");
+    CHECK(a.state() == Status::kIoError);
 }
 
 TEST_CASE("link: a killed member is found by a stalled one", "[mm][link][fork]")

@@ -201,7 +201,8 @@ TEST_CASE("incast trust: random control fields in a live segment fail the "
     std::string first_wrong; // the first wrong delivery, and what was hit
     std::string wrong_trace;
     std::string first_stuck; // the first stall no field hit explains
-    for (unsigned r = 0; r < rounds; ++r) {
+    const unsigned first = fuzz_first_round();
+    for (unsigned r = first; r < first + rounds; ++r) {
         const unsigned n = 2 + r % 3;
         const uct_mm_incast_mode_t mode = modes[(r / 3) % 5];
         ucg_test::SharedMapping mem(segment_bytes(n));
@@ -410,7 +411,8 @@ TEST_CASE("incast trust: random direct-area fields fail the group or "
     const QuietLog quiet;
     std::string wrong_trace;
     std::string first_stuck; // the first stall no field hit explains
-    for (unsigned r = 0; r < rounds; ++r) {
+    const unsigned first = fuzz_first_round();
+    for (unsigned r = first; r < first + rounds; ++r) {
         const unsigned n = 2 + r % 3;
         ucg_test::SharedMapping mem(direct_segment_bytes(n));
         Corrupter corrupter(mem.as<std::uint8_t>(), direct_fields(n),
