@@ -78,12 +78,18 @@ std::vector<Field> control_fields(unsigned n)
         const std::size_t el =
             uct_mm_common::link_region_offset(n) + e * geo.element_bytes();
         // A counter rolled back hides arrivals: the root waits as for a
-        // sender not yet there (a stall, not an error it can tell).
+        // sender not yet there (a stall, not an error it can tell). No
+        // check word covers either: `pending` moved on makes the root take
+        // a partial reduction, `first` rolled back to "free" makes a later
+        // sender copy over the earlier ones' chunks (seeds 1 and 3 found
+        // both), so a value that looks valid may deliver wrong data.
         f.push_back({.offset = el + offsetof(ElementCtrl, pending),
                      .width = 4,
+                     .forgeable = true,
                      .stall = true});
         f.push_back({.offset = el + offsetof(ElementCtrl, first),
                      .width = 4,
+                     .forgeable = true,
                      .stall = true});
         f.push_back({el + offsetof(ElementCtrl, length), 4});
         f.push_back({el + offsetof(ElementCtrl, check), 4});
