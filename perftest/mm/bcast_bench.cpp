@@ -232,16 +232,16 @@ uct_group_h create_group(UctIface &mm, Board *b, int which, int rank, int n)
 std::vector<uct_ep_h> create_p2p(UctIface &px, Board *b, int which, int n)
 {
     std::vector<uct_ep_h> eps;
-    uint64_t dev = 0;
+    alignas(8) unsigned char dev[64] = {}; // 8 or 16 bytes
     uct_iface_get_device_address(px.iface,
-                                 reinterpret_cast<uct_device_addr_t *>(&dev));
+                                 reinterpret_cast<uct_device_addr_t *>(dev));
     for (int i = 1; i < n; ++i) {
         uct_ep_params_t ep_params{};
         ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
                                UCT_EP_PARAM_FIELD_DEV_ADDR |
                                UCT_EP_PARAM_FIELD_IFACE_ADDR;
         ep_params.iface = px.iface;
-        ep_params.dev_addr = reinterpret_cast<uct_device_addr_t *>(&dev);
+        ep_params.dev_addr = reinterpret_cast<uct_device_addr_t *>(dev);
         ep_params.iface_addr =
             reinterpret_cast<const uct_iface_addr_t *>(b->addr[which][i]);
         uct_ep_h ep;

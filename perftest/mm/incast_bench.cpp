@@ -240,15 +240,16 @@ void P2p::open(const Point &pt, int rank, Board *b, Variant *v)
         px.iface, reinterpret_cast<uct_iface_addr_t *>(b->addr[1][rank]));
     barrier(b, pt.n);
     if (rank != 0) {
-        uint64_t dev = 0; // one host: my device address is the root's
+        alignas(8) unsigned char dev[64] =
+            {}; // 8 or 16 bytes // one host: my device address is the root's
         uct_iface_get_device_address(
-            px.iface, reinterpret_cast<uct_device_addr_t *>(&dev));
+            px.iface, reinterpret_cast<uct_device_addr_t *>(dev));
         uct_ep_params_t ep_params{};
         ep_params.field_mask = UCT_EP_PARAM_FIELD_IFACE |
                                UCT_EP_PARAM_FIELD_DEV_ADDR |
                                UCT_EP_PARAM_FIELD_IFACE_ADDR;
         ep_params.iface = px.iface;
-        ep_params.dev_addr = reinterpret_cast<uct_device_addr_t *>(&dev);
+        ep_params.dev_addr = reinterpret_cast<uct_device_addr_t *>(dev);
         ep_params.iface_addr =
             reinterpret_cast<const uct_iface_addr_t *>(b->addr[1][0]);
         if (uct_ep_create(&ep_params, &ep) != UCS_OK) {

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "ucg_test/fork_ranks.h"
+#include "ucg_test/skip.h"
 #include "ucg_test/thread_ranks.h"
 #include "ucg_test/uct_events.h"
 
@@ -28,7 +29,7 @@ struct Shared {
     std::atomic<int> blocked; ///< the sender's FIFO filled: it queued
     std::atomic<int> done;
     unsigned char addr[64];
-    uint64_t dev;
+    unsigned char dev[64]; ///< device address (8 or 16 bytes)
 };
 
 struct Sender {
@@ -98,7 +99,7 @@ void run_sender(UctRank &r, Shared *sh)
     params.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_DEV_ADDR |
                         UCT_EP_PARAM_FIELD_IFACE_ADDR;
     params.iface = r.iface;
-    params.dev_addr = reinterpret_cast<const uct_device_addr_t *>(&sh->dev);
+    params.dev_addr = reinterpret_cast<const uct_device_addr_t *>(sh->dev);
     params.iface_addr = reinterpret_cast<const uct_iface_addr_t *>(sh->addr);
     UCG_CHECK(
         uct_iface_is_reachable(r.iface, params.dev_addr, params.iface_addr));
@@ -161,7 +162,7 @@ TEST_CASE("uct p2p: pending queue, order, zcopy completion and flush",
             uct_iface_get_address(
                 r.iface, reinterpret_cast<uct_iface_addr_t *>(sh->addr));
             uct_iface_get_device_address(
-                r.iface, reinterpret_cast<uct_device_addr_t *>(&sh->dev));
+                r.iface, reinterpret_cast<uct_device_addr_t *>(sh->dev));
             sh->ready.store(1);
             // Let the sender fill the FIFO first, so that it must queue.
             while (sh->blocked.load() == 0) {
@@ -217,4 +218,28 @@ TEST_CASE("uct events: armed, a peer's message wakes the iface's descriptor, "
         ucg_test::check_receive_events({"mm_bcast", "mm_bcast", "memory", {}});
     INFO(failed);
     CHECK(failed.empty());
+}
+
+TEST_CASE("uct reachability: an iface in another IPC namespace is another "
+          "host",
+          "[mm][bcast][ucx][fork]")
+{
+    // As UCX's own shared-memory transports: the boot id and the IPC
+    // namespace. Processes of one kernel in different IPC namespaces
+    // (containers, the emulated cluster's hosts) must talk through the
+    // network, or UCP would route them through this FIFO.
+    const ucg_test::UctIfaceSpec spec{"mm_bcast", "mm_bcast", "memory", {}};
+    // The other namespace first: this process has not read its own yet.
+    const int other = ucg_test::reachable_from_child(
+        spec, ucg_test::PeerPlace::kOtherIpcNamespace);
+    CHECK(ucg_test::reachable_from_child(spec,
+                                         ucg_test::PeerPlace::kSameHost) == 1);
+    if (other == -1) {
+        UCG_SKIP("needs root to enter a new IPC namespace");
+    }
+    if (other == -2) {
+        UCG_SKIP("UCX read the IPC namespace before the fork: run this test "
+                 "in a fresh process (ctest does)");
+    }
+    CHECK(other == 0);
 }

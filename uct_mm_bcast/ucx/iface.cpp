@@ -36,7 +36,7 @@ ucs_status_t iface_query(uct_iface_h tl_iface, uct_iface_attr_t *attr) noexcept
     uct_base_iface_query(&iface->super, attr);
     const size_t capacity = iface->rx.max_inline();
     attr->iface_addr_len = sizeof(IfaceAddr);
-    attr->device_addr_len = sizeof(uint64_t);
+    attr->device_addr_len = uct_sm_iface_get_device_addr_len();
     attr->ep_addr_len = 0;
     attr->max_conn_priv = 0;
     attr->cap.flags =
@@ -79,22 +79,23 @@ ucs_status_t iface_get_address(uct_iface_h tl_iface,
     return UCS_OK;
 }
 
+// The device address and reachability of UCX's own shared-memory
+// transports: the boot id, and the IPC namespace when not the default one.
+// Processes of one kernel in different IPC namespaces (containers, or the
+// emulated cluster's hosts) are different hosts to UCP: a boot id alone
+// would let UCP route their traffic through this FIFO (fds passed through
+// /proc still work there), hiding the network from the planner.
 ucs_status_t iface_get_device_address(uct_iface_h tl_iface,
                                       uct_device_addr_t *addr) noexcept
 {
-    std::memcpy(addr, &to_iface(tl_iface)->system_id, sizeof(uint64_t));
-    return UCS_OK;
+    return uct_sm_iface_get_device_address(tl_iface, addr);
 }
 
 int iface_is_reachable(uct_iface_h tl_iface, const uct_device_addr_t *dev_addr,
                        const uct_iface_addr_t *iface_addr) noexcept
 {
-    if (dev_addr == nullptr || iface_addr == nullptr) {
-        return 0;
-    }
-    uint64_t system_id;
-    std::memcpy(&system_id, dev_addr, sizeof(system_id));
-    return system_id == to_iface(tl_iface)->system_id;
+    return dev_addr != nullptr && iface_addr != nullptr &&
+           uct_sm_iface_is_reachable(tl_iface, dev_addr, iface_addr);
 }
 
 // The endpoints with pending or zcopy work; out of line, so the idle
@@ -240,7 +241,6 @@ ucs_status_t iface_open_impl(uct_md_h md, uct_worker_h worker,
     // Without a doorbell the iface is simply polled always (no events).
     (void)iface->bell.open(iface->fifo.bell());
     iface->secret = uct_mm_common::random_secret();
-    iface->system_id = ucs_get_system_id();
     *iface_p = &iface->super.super;
     return UCS_OK;
 }

@@ -16,7 +16,6 @@
 extern "C" {
 #include <ucs/datastruct/queue.h>
 #include <ucs/sys/sys.h>
-#include <ucs/sys/uid.h>
 #include <uct/base/uct_component.h>
 #include <uct/base/uct_iface.h>
 #include <uct/base/uct_iov.inl>
@@ -92,7 +91,6 @@ struct Iface {
     std::vector<Ep *> busy;       ///< endpoints with pending or zcopy work:
                                   ///< the only ones progress visits
     uct_mm_common::Secret secret; ///< names groups (IfaceAddr::secret)
-    uint64_t system_id = 0;
     ChannelConfig chan_cfg;
     RingGeometry geo;
     size_t max_short = 0;

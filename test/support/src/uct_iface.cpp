@@ -3,7 +3,15 @@
 #include "ucg_test/uct_iface.h"
 #include "ucg_test/check.h"
 
+#include "ucg_test/thread_ranks.h"
+
+#include <cerrno>
 #include <cstring>
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <ucs/sys/sys.h>
+#include <unistd.h>
 
 namespace ucg_test {
 namespace {
@@ -90,6 +98,64 @@ UctIface::~UctIface()
     if (md != nullptr) {
         uct_md_close(md);
     }
+}
+
+int reachable_from_child(const UctIfaceSpec &spec, PeerPlace place)
+{
+    struct Addresses {
+        int state; ///< 0: running, 1: addresses in, 2: no namespace, 3:
+                   ///< failed, 4: UCX cached the namespace before the fork
+        unsigned char dev[256];
+        unsigned char addr[1024];
+    };
+    SharedMapping mem(sizeof(Addresses));
+    auto *a = new (mem.data()) Addresses{};
+    const pid_t pid = fork();
+    UCG_CHECK(pid >= 0);
+    if (pid == 0) {
+        if (place == PeerPlace::kOtherIpcNamespace &&
+            unshare(CLONE_NEWIPC) != 0) {
+            a->state = errno == EPERM ? 2 : 3;
+            _exit(0);
+        }
+        struct stat st {};
+        if (place == PeerPlace::kOtherIpcNamespace &&
+            (stat("/proc/self/ns/ipc", &st) != 0 ||
+             ucs_sys_get_ns(UCS_SYS_NS_TYPE_IPC) != st.st_ino)) {
+            a->state = 4; // UCX read it once, in the parent: stale here
+            _exit(0);
+        }
+        try {
+            UctIface peer(spec);
+            if (peer.attr.device_addr_len > sizeof(a->dev) ||
+                peer.attr.iface_addr_len > sizeof(a->addr) ||
+                uct_iface_get_device_address(
+                    peer.iface,
+                    reinterpret_cast<uct_device_addr_t *>(a->dev)) != UCS_OK ||
+                uct_iface_get_address(
+                    peer.iface,
+                    reinterpret_cast<uct_iface_addr_t *>(a->addr)) != UCS_OK) {
+                a->state = 3;
+                _exit(0);
+            }
+            a->state = 1;
+        } catch (...) {
+            a->state = 3;
+        }
+        _exit(0);
+    }
+    int status = 0;
+    UCG_CHECK(waitpid(pid, &status, 0) == pid);
+    UCG_CHECK(a->state == 1 || a->state == 2 || a->state == 4);
+    if (a->state != 1) {
+        return a->state == 2 ? -1 : -2;
+    }
+    const UctIface iface(spec); // after the fork: the child read its own
+    return uct_iface_is_reachable(iface.iface,
+                                  reinterpret_cast<uct_device_addr_t *>(a->dev),
+                                  reinterpret_cast<uct_iface_addr_t *>(a->addr))
+               ? 1
+               : 0;
 }
 
 } // namespace ucg_test

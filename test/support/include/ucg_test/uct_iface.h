@@ -38,4 +38,19 @@ class UctIface {
     uct_iface_attr_t attr{}; ///< queried right after opening
 };
 
+/// Where a peer iface lives, for reachability tests.
+enum class PeerPlace {
+    kSameHost,         ///< a forked child, in our namespaces
+    kOtherIpcNamespace ///< a forked child that entered a new IPC namespace
+};
+
+/// Whether a `spec` iface of this process reaches one opened by a forked
+/// child placed as `place` (its device and iface addresses passed back;
+/// ours is opened after the fork): 1 or 0. -1
+/// when the child may not enter a new IPC namespace (needs root); -2 when
+/// UCX read the namespace in this process before the fork, so the child's
+/// view is stale (UCX reads it once: run the test in a fresh process, as
+/// ctest does).
+int reachable_from_child(const UctIfaceSpec &spec, PeerPlace place);
+
 } // namespace ucg_test
