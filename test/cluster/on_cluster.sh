@@ -1,33 +1,63 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# on_cluster.sh HOSTS RANKS_PER_HOST PROGRAM [ARGS...]: brings up an
+# on_cluster.sh [--net-min BYTES] HOSTS RANKS_PER_HOST PROGRAM [ARGS...]:
+# brings up an
 # emulated cluster of HOSTS hosts (test/cluster/cluster), runs PROGRAM on
 # HOSTS x RANKS_PER_HOST ranks with mpirun (ranks by node) through
 # coll/ucg (MCA_COMPONENT_PATH: the component's folder first), takes the
 # cluster down, and checks nothing is left (links, state, /dev/shm entries
-# die with each host's mount namespace). Exits with mpirun's status, or 77
-# where namespaces are not permitted (ctest: skipped).
+# die with each host's mount namespace). With --net-min, every host must
+# have received at least BYTES on its network interface during the run
+# (traffic between hosts crossed the network, not shared memory). Exits
+# with mpirun's status, or 77 where namespaces are not permitted (ctest:
+# skipped).
 set -u
 here=$(dirname "$(readlink -f "$0")")
+net_min=0
+if [ "${1:-}" = "--net-min" ]; then
+    net_min=$2
+    shift 2
+fi
 hosts=$1
 per=$2
 shift 2
 cluster="$here/cluster"
 # One cluster on the machine at a time (its bridges and addresses are
 # fixed): runs of several build trees wait for each other here.
+# The hosts must not inherit the lock (9>&-): one left behind by a killed
+# run would hold it for ever; the next `up` takes such a cluster down.
 exec 9>"${UCG_CLUSTER_STATE:-/run/ucg-cluster}.lock"
-flock 9
-"$cluster" up --hosts "$hosts" || exit $?
-trap '"$cluster" down' EXIT INT TERM
+if ! flock -w 900 9; then
+    echo "on_cluster: the cluster lock is still held after 900 s"
+    exit 1
+fi
+"$cluster" up --hosts "$hosts" 9>&- || exit $?
+trap '"$cluster" down 9>&-' EXIT INT TERM HUP PIPE
 list=$(seq -f "h%g:$per" -s, 1 "$hosts")
+# /proc/net is the host's network namespace (/sys is the root's mount).
+rx_bytes() {
+    "$cluster" exec "$1" awk '$1 == "eth0:" { print $2 }' /proc/net/dev
+}
+for h in $("$cluster" hosts); do
+    eval "rx_$h=$(rx_bytes "$h")"
+done
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     "$cluster" mpirun --host "$list" -np $((hosts * per)) --map-by node \
     --mca btl self,vader,tcp \
     --mca mca_base_component_path "$MCA_COMPONENT_PATH" \
-    --mca coll_ucg_priority 90 --mca coll_ucg_verbose 10 "$@"
+    --mca coll_ucg_priority 90 --mca coll_ucg_verbose 10 "$@" 9>&-
 rc=$?
+for h in $("$cluster" hosts); do
+    got=$(( $(rx_bytes "$h") - $(eval echo "\$rx_$h") ))
+    echo "on_cluster: $h received $got bytes over its network interface"
+    if [ "$rc" -eq 0 ] && [ "$got" -lt "$net_min" ]; then
+        echo "on_cluster: $h received under $net_min bytes: the traffic" \
+            "between hosts did not cross the network"
+        rc=1
+    fi
+done
 "$cluster" down
-trap - EXIT INT TERM
+trap - EXIT INT TERM HUP PIPE
 left=$(ip -o link show | grep -c ': ucg' || true)
 if [ "$left" -ne 0 ] || [ -e "${UCG_CLUSTER_STATE:-/run/ucg-cluster}" ]; then
     echo "on_cluster: the cluster left links or state behind"
