@@ -116,6 +116,7 @@ Status GroupLink::create(const LinkConfig &cfg) noexcept
     hdr->layout = cfg.layout;
     hdr->num_members = cfg.size;
     hdr->segment_bytes = bytes;
+    hdr->params_check = link_params_check(cfg.params);
     std::memcpy(base_ + kLinkParamsOffset, &cfg.params, sizeof(LinkParams));
     params_ = cfg.params;
     region_ = base_ + link_region_offset(cfg.size);
@@ -173,6 +174,8 @@ Status GroupLink::check_header() noexcept
         __atomic_load_n(&hdr->num_members, __ATOMIC_RELAXED);
     const std::uint64_t segment_bytes =
         __atomic_load_n(&hdr->segment_bytes, __ATOMIC_RELAXED);
+    const std::uint64_t params_check =
+        __atomic_load_n(&hdr->params_check, __ATOMIC_RELAXED);
     const std::size_t region_off = link_region_offset(cfg_.size);
     const std::size_t mapped =
         cfg_.memory != nullptr ? cfg_.memory_bytes : seg_.size();
@@ -191,6 +194,13 @@ Status GroupLink::check_header() noexcept
         g_link_check_probe(base_);
     }
     std::memcpy(&params_, base_ + kLinkParamsOffset, sizeof(params_));
+    if (link_params_check(params_) != params_check) {
+        log(LogLevel::kError,
+            "group segment %s: member 0's constants do not match their "
+            "check word (written over since)",
+            cfg_.name.c_str());
+        return Status::kIoError;
+    }
     region_ = base_ + region_off;
     region_bytes_ = segment_bytes - region_off;
     if (line(cfg_.member)->state.load(std::memory_order_acquire) !=

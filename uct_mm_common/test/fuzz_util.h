@@ -99,6 +99,7 @@ inline std::vector<Field> link_fields(std::uint32_t members)
         {offsetof(LinkHeader, segment_bytes), 8},
         {.offset = offsetof(LinkHeader, attached), .width = 4, .stall = true},
         {offsetof(LinkHeader, failed), 4},
+        {offsetof(LinkHeader, params_check), 8},
     };
     for (unsigned i = 0; i < 8; ++i) {
         f.push_back({kLinkParamsOffset + i * 8, 8});

@@ -137,6 +137,29 @@ TEST_CASE("link: one member's failure reaches the others", "[mm][link]")
     CHECK(sweeper.leftovers().empty());
 }
 
+TEST_CASE("link: an attacher refuses member 0's constants written over "
+          "after member 0 wrote them",
+          "[mm][link]")
+{
+    // Members derive a message's mode and geometry from these constants:
+    // one that read other values than its peers would silently disagree.
+    ucg_test::SharedMapping mem(link_segment_bytes(2, 4096));
+    LinkConfig ca = config("/ucgt-link-params", 0, 2);
+    ca.memory = mem.data();
+    ca.memory_bytes = mem.size();
+    LinkConfig cb = ca;
+    cb.member = 1;
+    GroupLink a, b;
+    REQUIRE(a.create(ca) == Status::kOk);
+    a.publish();
+    auto *params = reinterpret_cast<LinkParams *>(mem.as<std::uint8_t>() +
+                                                  kLinkParamsOffset);
+    params->value[3] += 1; // still a plausible threshold
+    b.prepare(cb);
+    CHECK(connect(b) == Status::kIoError);
+    CHECK(a.state() == Status::kIoError); // published: member 0 knows
+}
+
 TEST_CASE("link: a failure reaches the others after a peer overwrote the "
           "magic",
           "[mm][link]")
