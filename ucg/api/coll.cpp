@@ -126,7 +126,7 @@ ucs_status_t plan_for(ucg_group *g, const CollShape &s, int variant,
     o.root = s.root;
     o.shm_bcast = limits(g->ctx->bcast);
     o.shm_incast = limits(g->ctx->incast);
-    o.oversubscribed = g->oversubscribed;
+    o.oversubscribed = g->any_oversubscribed; // alike on every member
     if (g->mcast) {
         o.mcast = limits(g->mcast_tl);
     }
@@ -270,7 +270,7 @@ bool direct_fits(const ucg_group *g, const CollShape &s, bool user_op)
                               ? 2 * static_cast<std::uint64_t>(g->size)
                               : 1) >
             g->direct_max ||
-        (kind == UCT_MM_INCAST_DIRECT_BARRIER && g->oversubscribed) ||
+        (kind == UCT_MM_INCAST_DIRECT_BARRIER && g->any_oversubscribed) ||
         g->file_plans.count(static_cast<int>(s.collective)) != 0) {
         return false;
     }

@@ -435,15 +435,15 @@ ucs_status_t setup_one_to_many(ucg_group *g)
     return st;
 }
 
-// Members sharing this machine (whatever host they pose as) against the
-// CPUs they may run on together: mpirun binds each rank to its own core,
-// which is no oversubscription; four unbound ranks on two cores are.
-bool oversubscribed(const ucg_group *g)
+// Members sharing the machine `host` (whatever host they pose as) against
+// the CPUs they may run on together: mpirun binds each rank to its own
+// core, which is no oversubscription; four unbound ranks on two cores are.
+bool host_oversubscribed(const ucg_group *g, const char *host)
 {
     std::uint64_t cpus[std::size(ucg::rt::Hello{}.cpus)] = {};
     long local = 0;
     for (const ucg::rt::Hello &h : g->hello) {
-        if (on_my_machine(g, h)) {
+        if (std::strcmp(h.real_host, host) == 0) {
             ++local;
             for (std::size_t w = 0; w < std::size(cpus); ++w) {
                 cpus[w] |= h.cpus[w];
@@ -455,6 +455,19 @@ bool oversubscribed(const ucg_group *g)
         ncpus += std::popcount(w);
     }
     return ncpus > 0 && local > ncpus;
+}
+
+// Whether any machine of the group is oversubscribed: what plan selection
+// reads, so that every member decides alike from the same records (a
+// member's own machine may differ from its peers': three hosts with one
+// rank each and one with two on a single core chose chain segments=2 and
+// segments=3 for one scan, and the messages no longer matched).
+bool any_oversubscribed(const ucg_group *g)
+{
+    return std::any_of(g->hello.begin(), g->hello.end(),
+                       [g](const ucg::rt::Hello &h) {
+                           return host_oversubscribed(g, h.real_host);
+                       });
 }
 
 // The ranks whose sends UCP should complete fast (eager up to
@@ -548,7 +561,9 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
         st = build_topology(g, p);
     }
     if (st == UCS_OK) {
-        g->oversubscribed = oversubscribed(g);
+        const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
+        g->oversubscribed = host_oversubscribed(g, me.real_host);
+        g->any_oversubscribed = any_oversubscribed(g);
         st = setup_one_to_many(g);
     }
     if (st == UCS_OK) {

@@ -141,9 +141,12 @@ struct ucg_group {
     /// Every member has ud_mcast and the group spans hosts: the topology's
     /// world level has multicast (plans may use the mcast channel).
     bool mcast = false;
-    /// More members on this machine than CPUs this process may run on:
-    /// waits yield at once.
+    /// More members on this machine than CPUs they may run on: waits yield
+    /// at once (a local matter: never read by plan selection).
     bool oversubscribed = false;
+    /// Some machine of the group is oversubscribed: what plan selection
+    /// reads (alike on every member).
+    bool any_oversubscribed = false;
     uct_group_h bcast_group = nullptr, incast_group = nullptr;
     ucg::exec::GroupChannel bcast_ch, incast_ch;
     /// The incast group's direct messages where every member shares this
