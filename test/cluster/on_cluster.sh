@@ -32,7 +32,8 @@ if ! flock -w 900 9; then
     exit 1
 fi
 "$cluster" up --hosts "$hosts" 9>&- || exit $?
-trap '"$cluster" down 9>&-' EXIT INT TERM HUP PIPE
+trap '"$cluster" down 9>&-' EXIT
+trap '"$cluster" down 9>&-; exit 143' INT TERM HUP PIPE
 list=$(seq -f "h%g:$per" -s, 1 "$hosts")
 # /proc/net is the host's network namespace (/sys is the root's mount).
 rx_bytes() {
