@@ -64,6 +64,11 @@ TEST_CASE("8 processes hammering a plain counter lose no update",
     REQUIRE(ucs_lock_release(&sh->lock) == UCS_OK);
     ForkOptions opts;
     opts.num_ranks = kRanks;
+    // 8 processes taking turns on 2 cores, each yielding inside the lock
+    // now and then: the spin kind took 20 s for 30,000 of the 40,000
+    // turns beside two builds and ctest -j2. The bound catches a hang,
+    // not slowness (ctest gives the case 60 s, both kinds).
+    opts.timeout = std::chrono::seconds(50);
     CHECK(run(opts, [&](int) {
               for (int i = 0; i < kIters; ++i) {
                   UCG_CHECK_EQ(ucs_lock_acquire(&sh->lock), UCS_OK);
