@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "ucg_test/fork_ranks.h"
-#include "ucg_test/skip.h"
+#include "ucg_test/reachability_case.h"
 #include "ucg_test/thread_ranks.h"
 #include "ucg_test/uct_events.h"
 
@@ -224,22 +224,6 @@ TEST_CASE("uct reachability: an iface in another IPC namespace is another "
           "host",
           "[mm][bcast][ucx][fork]")
 {
-    // As UCX's own shared-memory transports: the boot id and the IPC
-    // namespace. Processes of one kernel in different IPC namespaces
-    // (containers, the emulated cluster's hosts) must talk through the
-    // network, or UCP would route them through this FIFO.
-    const ucg_test::UctIfaceSpec spec{"mm_bcast", "mm_bcast", "memory", {}};
-    // The other namespace first: this process has not read its own yet.
-    const int other = ucg_test::reachable_from_child(
-        spec, ucg_test::PeerPlace::kOtherIpcNamespace);
-    CHECK(ucg_test::reachable_from_child(spec,
-                                         ucg_test::PeerPlace::kSameHost) == 1);
-    if (other == -1) {
-        UCG_SKIP("needs root to enter a new IPC namespace");
-    }
-    if (other == -2) {
-        UCG_SKIP("UCX read the IPC namespace before the fork: run this test "
-                 "in a fresh process (ctest does)");
-    }
-    CHECK(other == 0);
+    ucg_test::check_ipc_namespace_is_another_host(
+        {"mm_bcast", "mm_bcast", "memory", {}});
 }

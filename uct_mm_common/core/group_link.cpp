@@ -2,6 +2,7 @@
 // GroupLink: create/attach/join without waiting, attach count and unlink,
 // the shared failure word, liveness checks of a stalled member.
 #include "uct_mm_common/group_link.h"
+#include "uct_mm_common/names.h"
 
 #include "uct_mm_common/backoff.h"
 #include "uct_mm_common/liveness.h"
@@ -122,6 +123,18 @@ Status GroupLink::create(const LinkConfig &cfg) noexcept
     region_ = base_ + link_region_offset(cfg.size);
     region_bytes_ = cfg.region_bytes;
     return Status::kOk;
+}
+
+// SipHash-2-4 (names.h) chained over the eight values under a fixed key:
+// a check against stray writes, not a secret (a peer of the same uid can
+// recompute it).
+std::uint64_t link_params_check(const LinkParams &p) noexcept
+{
+    Secret k{0x6c696e6b70617261ULL, 0};
+    for (const std::uint64_t v : p.value) {
+        k.k1 = keyed_hash(k, v);
+    }
+    return k.k1;
 }
 
 void GroupLink::publish() noexcept

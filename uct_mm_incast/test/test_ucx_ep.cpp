@@ -5,7 +5,7 @@
 // its receive events between two processes.
 #include "ucx_iface_fixture.h"
 
-#include "ucg_test/skip.h"
+#include "ucg_test/reachability_case.h"
 #include "ucg_test/uct_events.h"
 
 #include <catch2/catch.hpp>
@@ -204,21 +204,6 @@ TEST_CASE("events: armed, a peer's message wakes the iface's descriptor, "
 TEST_CASE("an iface in another IPC namespace is another host",
           "[mm_incast][ucx][fork]")
 {
-    // As UCX's own shared-memory transports (the boot id and the IPC
-    // namespace): containers and the emulated cluster's hosts talk
-    // through the network.
-    const ucg_test::UctIfaceSpec spec{
-        UCT_MM_INCAST_TL_NAME, UCT_MM_INCAST_TL_NAME, "memory", {}};
-    const int other = ucg_test::reachable_from_child(
-        spec, ucg_test::PeerPlace::kOtherIpcNamespace);
-    CHECK(ucg_test::reachable_from_child(spec,
-                                         ucg_test::PeerPlace::kSameHost) == 1);
-    if (other == -1) {
-        UCG_SKIP("needs root to enter a new IPC namespace");
-    }
-    if (other == -2) {
-        UCG_SKIP("UCX read the IPC namespace before the fork: run this test "
-                 "in a fresh process (ctest does)");
-    }
-    CHECK(other == 0);
+    ucg_test::check_ipc_namespace_is_another_host(
+        {UCT_MM_INCAST_TL_NAME, UCT_MM_INCAST_TL_NAME, "memory", {}});
 }

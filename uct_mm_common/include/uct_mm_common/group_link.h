@@ -69,19 +69,7 @@ static_assert(sizeof(LinkParams) == kCacheLine);
 /// constants changed since member 0 wrote them (a peer's stray write)
 /// refuses the group instead of deriving, say, another message mode than
 /// its peers (the incast fuzz found that: silent wrong sums).
-constexpr std::uint64_t link_params_check(const LinkParams &p) noexcept
-{
-    std::uint64_t h = 0x6c696e6b70617261ULL;
-    for (const std::uint64_t v : p.value) {
-        h ^= v;
-        h ^= h >> 30;
-        h *= 0xbf58476d1ce4e5b9ULL;
-        h ^= h >> 27;
-        h *= 0x94d049bb133111ebULL;
-        h ^= h >> 31;
-    }
-    return h;
-}
+std::uint64_t link_params_check(const LinkParams &p) noexcept;
 
 enum MemberState : std::uint32_t {
     kMemberAbsent = 0,
