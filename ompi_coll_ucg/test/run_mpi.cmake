@@ -8,6 +8,11 @@ if(NOT TIMEOUT)
     set(TIMEOUT 60)
 endif()
 string(REPLACE "@" ";" _cmd "${CMD}")
+if(FAIL)
+    # A job expected to abort: mpirun itself may hang after its ranks
+    # exited (reap_mpirun.sh says why); that still is an error exit.
+    list(PREPEND _cmd sh ${CMAKE_CURRENT_LIST_DIR}/reap_mpirun.sh)
+endif()
 execute_process(COMMAND ${_cmd}
     OUTPUT_VARIABLE _out ERROR_VARIABLE _out RESULT_VARIABLE _rc
     TIMEOUT ${TIMEOUT})
