@@ -435,39 +435,33 @@ ucs_status_t setup_one_to_many(ucg_group *g)
     return st;
 }
 
-// Members sharing the machine `host` (whatever host they pose as) against
-// the CPUs they may run on together: mpirun binds each rank to its own
-// core, which is no oversubscription; four unbound ranks on two cores are.
-bool host_oversubscribed(const ucg_group *g, const char *host)
+// Members sharing each machine (whatever host they pose as) against the
+// CPUs they may run on together, in one pass over the records: mpirun
+// binds each rank to its own core, which is no oversubscription; four
+// unbound ranks on two cores are.
+std::map<std::string, bool> machines_oversubscribed(const ucg_group *g)
 {
-    std::uint64_t cpus[std::size(ucg::rt::Hello{}.cpus)] = {};
-    long local = 0;
+    struct Load {
+        long ranks = 0;
+        std::uint64_t cpus[std::size(ucg::rt::Hello{}.cpus)] = {};
+    };
+    std::map<std::string, Load> loads;
     for (const ucg::rt::Hello &h : g->hello) {
-        if (std::strcmp(h.real_host, host) == 0) {
-            ++local;
-            for (std::size_t w = 0; w < std::size(cpus); ++w) {
-                cpus[w] |= h.cpus[w];
-            }
+        Load &l = loads[h.real_host];
+        ++l.ranks;
+        for (std::size_t w = 0; w < std::size(l.cpus); ++w) {
+            l.cpus[w] |= h.cpus[w];
         }
     }
-    long ncpus = 0;
-    for (std::uint64_t w : cpus) {
-        ncpus += std::popcount(w);
+    std::map<std::string, bool> over;
+    for (const auto &[host, l] : loads) {
+        long ncpus = 0;
+        for (std::uint64_t w : l.cpus) {
+            ncpus += std::popcount(w);
+        }
+        over[host] = ncpus > 0 && l.ranks > ncpus;
     }
-    return ncpus > 0 && local > ncpus;
-}
-
-// Whether any machine of the group is oversubscribed: what plan selection
-// reads, so that every member decides alike from the same records (a
-// member's own machine may differ from its peers': three hosts with one
-// rank each and one with two on a single core chose chain segments=2 and
-// segments=3 for one scan, and the messages no longer matched).
-bool any_oversubscribed(const ucg_group *g)
-{
-    return std::any_of(g->hello.begin(), g->hello.end(),
-                       [g](const ucg::rt::Hello &h) {
-                           return host_oversubscribed(g, h.real_host);
-                       });
+    return over;
 }
 
 // The ranks whose sends UCP should complete fast (eager up to
@@ -561,9 +555,17 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
         st = build_topology(g, p);
     }
     if (st == UCS_OK) {
+        // This machine's state serves its waits; plan selection reads
+        // whether any machine is oversubscribed, alike on every member (a
+        // member's own machine may differ from its peers': three hosts
+        // with one rank each and one with two on a single core chose
+        // chain segments=2 and segments=3 for one scan, and the messages
+        // no longer matched).
+        const auto over = machines_oversubscribed(g);
         const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
-        g->oversubscribed = host_oversubscribed(g, me.real_host);
-        g->any_oversubscribed = any_oversubscribed(g);
+        g->oversubscribed = over.at(me.real_host);
+        g->any_oversubscribed = std::any_of(
+            over.begin(), over.end(), [](const auto &m) { return m.second; });
         st = setup_one_to_many(g);
     }
     if (st == UCS_OK) {
