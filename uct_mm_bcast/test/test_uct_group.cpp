@@ -3,25 +3,20 @@
 // root, lengths around the fragment size and 4 MiB (ring and CMA), posts
 // back to back with completions, max_outstanding, a killed member, a member
 // that never joins, a segment of another user, bad input, and an idle
-// group costing no progress callback however many groups there are.
+// group costing no progress callback however many groups there are (these
+// four are uct_group_cases.h's, which mm_incast runs too).
 #include "uct_fixture.h"
 
 #include "group_test_util.h"
+#include "uct_group_cases.h"
 #include "uct_group_test_util.h"
-
-#include "uct_mm_common/names.h"
 
 #include "ucg_test/fork_ranks.h"
 #include "ucg_test/shm_names.h"
 #include "ucg_test/thread_ranks.h"
 
 #include <catch2/catch.hpp>
-#include <csignal>
 #include <cstring>
-#include <fcntl.h>
-#include <pwd.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <ucg_test/skip.h>
 #include <unistd.h>
 
@@ -73,29 +68,26 @@ void sweep(UctRank &r, uct_group_h g, int rank, unsigned n,
     }
 }
 
-ucg_test::ForkOptions opts(unsigned n)
+constexpr const char *kPrefix = "ucg-mmbg";
+
+bool root_sends(int rank)
 {
-    ucg_test::ForkOptions o(static_cast<int>(n));
-    o.timeout = std::chrono::milliseconds(60000);
-    return o;
+    return rank == 0;
 }
 
-struct SharedBoard {
-    ucg_test::SharedMapping mem{sizeof(Board)};
-    Board *board = new (mem.data()) Board{};
+uct_group_msg_t root0(void *buf, std::size_t len, std::uint32_t tag)
+{
+    return bcast(0, buf, len, tag);
+}
 
-    /// Whether the segment of group `key` (member 0's secret is in its
-    /// address on the board) is still in /dev/shm; unlinks it if so. Only
-    /// this test's own name: other tests' groups run beside it.
-    bool left_behind(std::uint64_t key) const
-    {
-        std::uint64_t secret[2];
-        std::memcpy(secret, board->addr[0], sizeof(secret));
-        const std::string name = uct_mm_common::group_segment_name(
-            "ucg-mmbg", {secret[0], secret[1]}, key);
-        return shm_unlink(name.c_str()) == 0;
-    }
-};
+GroupTransport transport()
+{
+    return {{"mm_bcast", "mm_bcast", "memory", small_ring()},
+            kPrefix,
+            uct_mm_bcast_group_create,
+            root0,
+            root_sends};
+}
 
 } // namespace
 
@@ -103,17 +95,18 @@ TEST_CASE("uct bcast group: every size and root, lengths around a fragment",
           "[mm][bcast][ucx][fork]")
 {
     const unsigned n = GENERATE(1u, 2u, 3u, 4u, 5u, 7u, 8u);
-    SharedBoard sb;
-    auto result = ucg_test::run_fork_ranks(opts(n), [&](int rank) {
-        UctRank r(small_ring());
-        uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface, sb.board,
-                                   rank, n, 7);
-        sweep(r, g, rank, n,
-              {0, 1, kSeg - 1, kSeg, kSeg + 1, 5 * kSeg + 3, 20 * kSeg});
-        UCG_CHECK(uct_group_status(g) == UCS_OK);
-        barrier(sb.board, 1, n);
-        uct_group_destroy(g);
-    });
+    SharedBoard sb(kPrefix);
+    auto result =
+        ucg_test::run_fork_ranks(group_fork_options(n), [&](int rank) {
+            UctRank r(small_ring());
+            uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface,
+                                       sb.board, rank, n, 7);
+            sweep(r, g, rank, n,
+                  {0, 1, kSeg - 1, kSeg, kSeg + 1, 5 * kSeg + 3, 20 * kSeg});
+            UCG_CHECK(uct_group_status(g) == UCS_OK);
+            barrier(sb.board, 1, n);
+            uct_group_destroy(g);
+        });
     INFO(result.summary());
     REQUIRE(result.ok);
     CHECK(!sb.left_behind(7));
@@ -124,15 +117,16 @@ TEST_CASE("uct bcast group: 4 MiB from every root, ring and CMA",
 {
     const unsigned n = GENERATE(2u, 3u);
     const char *cma = GENERATE("inf", "64k");
-    SharedBoard sb;
-    auto result = ucg_test::run_fork_ranks(opts(n), [&](int rank) {
-        UctRank r(Config{{"CMA_THRESH", cma}});
-        uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface, sb.board,
-                                   rank, n, 9);
-        sweep(r, g, rank, n, {std::size_t{4} << 20, 100000});
-        barrier(sb.board, 1, n);
-        uct_group_destroy(g);
-    });
+    SharedBoard sb(kPrefix);
+    auto result =
+        ucg_test::run_fork_ranks(group_fork_options(n), [&](int rank) {
+            UctRank r(Config{{"CMA_THRESH", cma}});
+            uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface,
+                                       sb.board, rank, n, 9);
+            sweep(r, g, rank, n, {std::size_t{4} << 20, 100000});
+            barrier(sb.board, 1, n);
+            uct_group_destroy(g);
+        });
     INFO(result.summary());
     REQUIRE(result.ok);
 }
@@ -140,48 +134,51 @@ TEST_CASE("uct bcast group: 4 MiB from every root, ring and CMA",
 TEST_CASE("uct bcast group: max_outstanding posts, then UCS_ERR_NO_RESOURCE",
           "[mm][bcast][ucx][fork]")
 {
-    SharedBoard sb;
-    auto result = ucg_test::run_fork_ranks(opts(2), [&](int rank) {
-        UctRank r(small_ring());
-        uct_group_attr_t attr{};
-        UCG_CHECK(uct_mm_bcast_group_iface_query(r.iface, &attr) == UCS_OK);
-        UCG_CHECK_EQ(attr.max_outstanding, 4U);
-        UCG_CHECK(attr.cap_flags ==
-                  (UCT_GROUP_CAP_BCAST | UCT_GROUP_CAP_HOST_LOCAL));
-        UCG_CHECK_EQ(attr.seg_length, 4 * kSeg);
-        uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface, sb.board,
-                                   rank, 2, 3);
-        std::vector<std::uint8_t> bufs[4];
-        Done d[4];
-        if (rank == 1) {
-            // Nothing sent yet: four receives stay posted, a fifth is
-            // refused and posts nothing.
+    SharedBoard sb(kPrefix);
+    auto result =
+        ucg_test::run_fork_ranks(group_fork_options(2), [&](int rank) {
+            UctRank r(small_ring());
+            uct_group_attr_t attr{};
+            UCG_CHECK(uct_mm_bcast_group_iface_query(r.iface, &attr) == UCS_OK);
+            UCG_CHECK_EQ(attr.max_outstanding, 4U);
+            UCG_CHECK(attr.cap_flags ==
+                      (UCT_GROUP_CAP_BCAST | UCT_GROUP_CAP_HOST_LOCAL));
+            UCG_CHECK_EQ(attr.seg_length, 4 * kSeg);
+            uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface,
+                                       sb.board, rank, 2, 3);
+            std::vector<std::uint8_t> bufs[4];
+            Done d[4];
+            if (rank == 1) {
+                // Nothing sent yet: four receives stay posted, a fifth is
+                // refused and posts nothing.
+                for (unsigned i = 0; i < 4; ++i) {
+                    bufs[i].resize(64);
+                    const auto m = bcast(0, bufs[i].data(), 64, i);
+                    UCG_CHECK(uct_group_recv(g, &m, &d[i].comp) ==
+                              UCS_INPROGRESS);
+                }
+                std::uint8_t extra[64];
+                const auto m = bcast(0, extra, 64, 4);
+                Done refused;
+                UCG_CHECK(uct_group_recv(g, &m, &refused.comp) ==
+                          UCS_ERR_NO_RESOURCE);
+            }
+            barrier(sb.board, 1, 2);
             for (unsigned i = 0; i < 4; ++i) {
-                bufs[i].resize(64);
-                const auto m = bcast(0, bufs[i].data(), 64, i);
-                UCG_CHECK(uct_group_recv(g, &m, &d[i].comp) == UCS_INPROGRESS);
+                if (rank == 0) {
+                    auto data = make_bytes(0, i, 64);
+                    UCG_CHECK(post_wait(r.worker, g, true,
+                                        bcast(0, data.data(), 64, i)) ==
+                              UCS_OK);
+                } else {
+                    UCG_CHECK(wait(r.worker, &d[i]) == UCS_OK);
+                    UCG_CHECK_EQ(first_mismatch(bufs[i].data(), 0, i, 64),
+                                 std::size_t{64});
+                }
             }
-            std::uint8_t extra[64];
-            const auto m = bcast(0, extra, 64, 4);
-            Done refused;
-            UCG_CHECK(uct_group_recv(g, &m, &refused.comp) ==
-                      UCS_ERR_NO_RESOURCE);
-        }
-        barrier(sb.board, 1, 2);
-        for (unsigned i = 0; i < 4; ++i) {
-            if (rank == 0) {
-                auto data = make_bytes(0, i, 64);
-                UCG_CHECK(post_wait(r.worker, g, true,
-                                    bcast(0, data.data(), 64, i)) == UCS_OK);
-            } else {
-                UCG_CHECK(wait(r.worker, &d[i]) == UCS_OK);
-                UCG_CHECK_EQ(first_mismatch(bufs[i].data(), 0, i, 64),
-                             std::size_t{64});
-            }
-        }
-        barrier(sb.board, 2, 2);
-        uct_group_destroy(g);
-    });
+            barrier(sb.board, 2, 2);
+            uct_group_destroy(g);
+        });
     INFO(result.summary());
     REQUIRE(result.ok);
 }
@@ -192,186 +189,42 @@ TEST_CASE("uct bcast group: back-to-back posts with changing roots complete",
     const unsigned n = GENERATE(3u, 5u);
     constexpr unsigned kWindow = 4;
     constexpr unsigned kMessages = 400;
-    SharedBoard sb;
-    auto result = ucg_test::run_fork_ranks(opts(n), [&](int rank) {
-        UctRank r(small_ring());
-        uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface, sb.board,
-                                   rank, n, 11);
-        std::vector<std::uint8_t> bufs[kWindow];
-        Done d[kWindow];
-        for (unsigned base = 0; base < kMessages; base += kWindow) {
-            for (unsigned i = 0; i < kWindow; ++i) {
-                const unsigned msg = base + i;
-                const unsigned root = (msg * 7) % n;
-                const std::size_t len = (msg * 331) % (6 * kSeg);
-                const bool send = static_cast<unsigned>(rank) == root;
-                bufs[i] = send ? make_bytes(root, msg, len)
-                               : std::vector<std::uint8_t>(len);
-                d[i] = Done();
-                post(r.worker, g, send, bcast(root, bufs[i].data(), len, msg),
-                     &d[i]);
+    SharedBoard sb(kPrefix);
+    auto result =
+        ucg_test::run_fork_ranks(group_fork_options(n), [&](int rank) {
+            UctRank r(small_ring());
+            uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface,
+                                       sb.board, rank, n, 11);
+            std::vector<std::uint8_t> bufs[kWindow];
+            Done d[kWindow];
+            for (unsigned base = 0; base < kMessages; base += kWindow) {
+                for (unsigned i = 0; i < kWindow; ++i) {
+                    const unsigned msg = base + i;
+                    const unsigned root = (msg * 7) % n;
+                    const std::size_t len = (msg * 331) % (6 * kSeg);
+                    const bool send = static_cast<unsigned>(rank) == root;
+                    bufs[i] = send ? make_bytes(root, msg, len)
+                                   : std::vector<std::uint8_t>(len);
+                    d[i] = Done();
+                    post(r.worker, g, send,
+                         bcast(root, bufs[i].data(), len, msg), &d[i]);
+                }
+                for (unsigned i = 0; i < kWindow; ++i) {
+                    const unsigned msg = base + i;
+                    UCG_CHECK(wait(r.worker, &d[i]) == UCS_OK);
+                    UCG_CHECK_EQ(first_mismatch(bufs[i].data(), (msg * 7) % n,
+                                                msg, bufs[i].size()),
+                                 bufs[i].size());
+                }
             }
-            for (unsigned i = 0; i < kWindow; ++i) {
-                const unsigned msg = base + i;
-                UCG_CHECK(wait(r.worker, &d[i]) == UCS_OK);
-                UCG_CHECK_EQ(first_mismatch(bufs[i].data(), (msg * 7) % n, msg,
-                                            bufs[i].size()),
-                             bufs[i].size());
-            }
-        }
-        barrier(sb.board, 1, n);
-        uct_group_destroy(g);
-    });
-    INFO(result.summary());
-    REQUIRE(result.ok);
-}
-
-TEST_CASE("uct bcast group: a killed member resets the others' connection",
-          "[mm][bcast][ucx][fork]")
-{
-    constexpr unsigned n = 3;
-    SharedBoard sb;
-    auto o = opts(n);
-    o.may_be_killed = {2};
-    auto result = ucg_test::run_fork_ranks(o, [&](int rank) {
-        UctRank r(small_ring());
-        uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface, sb.board,
-                                   rank, n, 5);
-        // One message so every member has joined, then the victim dies
-        // while the root sends a message of 30 fragments (8-slot ring).
-        std::vector<std::uint8_t> buf(30 * kSeg);
-        UCG_CHECK(post_wait(r.worker, g, rank == 0,
-                            bcast(0, buf.data(), 64, 0)) == UCS_OK);
-        barrier(sb.board, 1, n);
-        if (rank == 2) {
-            raise(SIGKILL);
-        }
-        const ucs_status_t st = post_wait(r.worker, g, rank == 0,
-                                          bcast(0, buf.data(), buf.size(), 1));
-        UCG_CHECK(st == UCS_ERR_CONNECTION_RESET);
-        UCG_CHECK(uct_group_status(g) == UCS_ERR_CONNECTION_RESET);
-        uct_group_destroy(g);
-    });
-    INFO(result.summary());
-    REQUIRE(result.ok);
-    CHECK(!sb.left_behind(5));
-}
-
-TEST_CASE("uct bcast group: a member that never joins times out",
-          "[mm][bcast][ucx][fork]")
-{
-    SharedBoard sb;
-    // Two ranks create a group of three: member 2 never comes.
-    auto result = ucg_test::run_fork_ranks(opts(2), [&](int rank) {
-        Config c = small_ring();
-        c.push_back({"ATTACH_TIMEOUT", "100ms"});
-        UctRank r(c);
-        UCG_CHECK(uct_iface_get_address(r.iface,
-                                        reinterpret_cast<uct_iface_addr_t *>(
-                                            sb.board->addr[rank])) == UCS_OK);
-        barrier(sb.board, 0, 2);
-        const uct_iface_addr_t *addrs[3];
-        for (int i = 0; i < 3; ++i) {
-            addrs[i] =
-                reinterpret_cast<const uct_iface_addr_t *>(sb.board->addr[0]);
-        }
-        addrs[1] =
-            reinterpret_cast<const uct_iface_addr_t *>(sb.board->addr[1]);
-        uct_group_params_t p{};
-        p.field_mask = UCT_GROUP_PARAM_FIELD_KEY |
-                       UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
-                       UCT_GROUP_PARAM_FIELD_GROUP_SIZE |
-                       UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-        p.group_key = 13;
-        p.member_index = static_cast<unsigned>(rank);
-        p.group_size = 3;
-        p.member_addrs = addrs;
-        uct_group_h g;
-        UCG_CHECK(uct_mm_bcast_group_create(r.iface, &p, &g) == UCS_OK);
-        std::vector<std::uint8_t> buf(4 * kSeg);
-        ucs_status_t st = UCS_OK;
-        for (unsigned i = 0; st == UCS_OK; ++i) {
-            st = post_wait(r.worker, g, rank == 0,
-                           bcast(0, buf.data(), buf.size(), i));
-        }
-        UCG_CHECK(st == UCS_ERR_ENDPOINT_TIMEOUT);
-        uct_group_destroy(g);
-    });
-    INFO(result.summary());
-    REQUIRE(result.ok);
-    CHECK(!sb.left_behind(13));
-}
-
-TEST_CASE("uct bcast group: a segment of another user is refused",
-          "[mm][bcast][ucx][fork][trust]")
-{
-    if (geteuid() != 0) {
-        UCG_SKIP("needs root to give a segment to another user");
-    }
-    SharedBoard sb;
-    auto result = ucg_test::run_fork_ranks(opts(2), [&](int rank) {
-        UctRank r(small_ring());
-        UCG_CHECK(uct_iface_get_address(r.iface,
-                                        reinterpret_cast<uct_iface_addr_t *>(
-                                            sb.board->addr[rank])) == UCS_OK);
-        barrier(sb.board, 0, 2);
-        if (rank == 0) {
-            // The name member 0's group will take, pre-created by "nobody"
-            // (as if the secret had leaked), mode 0666.
-            std::uint64_t secret[2];
-            std::memcpy(secret, sb.board->addr[0], sizeof(secret));
-            const std::string name = uct_mm_common::group_segment_name(
-                "ucg-mmbg", {secret[0], secret[1]}, 21);
-            const int fd =
-                shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0666);
-            UCG_CHECK(fd >= 0);
-            UCG_CHECK(ftruncate(fd, 1 << 20) == 0);
-            UCG_CHECK(fchmod(fd, 0666) == 0);
-            const passwd *nobody = getpwnam("nobody");
-            UCG_CHECK(nobody != nullptr);
-            UCG_CHECK(fchown(fd, nobody->pw_uid, nobody->pw_gid) == 0);
-            close(fd);
-        }
-        barrier(sb.board, 1, 2);
-        const uct_iface_addr_t *addrs[2] = {
-            reinterpret_cast<const uct_iface_addr_t *>(sb.board->addr[0]),
-            reinterpret_cast<const uct_iface_addr_t *>(sb.board->addr[1])};
-        uct_group_params_t p{};
-        p.field_mask = UCT_GROUP_PARAM_FIELD_KEY |
-                       UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
-                       UCT_GROUP_PARAM_FIELD_GROUP_SIZE |
-                       UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-        p.group_key = 21;
-        p.member_index = static_cast<unsigned>(rank);
-        p.group_size = 2;
-        p.member_addrs = addrs;
-        uct_group_h g;
-        const ucs_status_t st = uct_mm_bcast_group_create(r.iface, &p, &g);
-        if (rank == 0) {
-            UCG_CHECK(st == UCS_ERR_IO_ERROR); // its exclusive create fails
-        } else {
-            // The attacher finds the foreign segment and refuses it.
-            UCG_CHECK(st == UCS_OK);
-            uct_mm_common::Backoff backoff;
-            while (uct_group_status(g) == UCS_OK) {
-                uct_worker_progress(r.worker);
-                backoff.pause();
-            }
-            UCG_CHECK(uct_group_status(g) == UCS_ERR_REJECTED);
+            barrier(sb.board, 1, n);
             uct_group_destroy(g);
-        }
-        barrier(sb.board, 2, 2);
-        if (rank == 0) {
-            std::uint64_t secret[2];
-            std::memcpy(secret, sb.board->addr[0], sizeof(secret));
-            shm_unlink(uct_mm_common::group_segment_name(
-                           "ucg-mmbg", {secret[0], secret[1]}, 21)
-                           .c_str());
-        }
-    });
+        });
     INFO(result.summary());
     REQUIRE(result.ok);
 }
+
+UCT_GROUP_CASES("bcast", "[mm][bcast][ucx]", transport, kSeg)
 
 TEST_CASE("uct bcast group: bad input gets a named status", "[mm][bcast][ucx]")
 {
@@ -435,86 +288,25 @@ TEST_CASE("uct bcast group: destroyed between messages, worker progress "
     // where a removal is applied only at the queue's next purge): destroy
     // must take it out at once, or the next progress calls into the freed
     // group (ASan: heap-use-after-free; without, a crash at finalize).
-    SharedBoard sb;
-    auto result = ucg_test::run_fork_ranks(opts(2), [&](int rank) {
-        UctRank r(small_ring());
-        settle(r.worker, 10);
-        const int base = live_progress_callbacks();
-        uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface, sb.board,
-                                   rank, 2, 7);
-        barrier(sb.board, 1, 2);
-        std::uint8_t buf[64] = {};
-        for (unsigned i = 0; i < 3; ++i) { // the second run promotes it
-            UCG_CHECK(post_wait(r.worker, g, rank == 0,
-                                bcast(0, buf, sizeof(buf), i)) == UCS_OK);
-        }
-        barrier(sb.board, 2, 2);
-        uct_group_destroy(g);
-        UCG_CHECK_EQ(live_progress_callbacks(), base);
-        settle(r.worker, 100);
-    });
-    INFO(result.summary());
-    REQUIRE(result.ok);
-}
-
-TEST_CASE("uct bcast group: idle groups register no progress callback",
-          "[mm][bcast][ucx][fork]")
-{
-    const unsigned groups = GENERATE(1u, 16u);
-    SharedBoard sb;
-    auto result = ucg_test::run_fork_ranks(opts(2), [&](int rank) {
-        UctRank r(small_ring());
-        settle(r.worker, 10);
-        const int base = live_progress_callbacks();
-        std::vector<uct_group_h> gs;
-        for (unsigned k = 0; k < groups; ++k) {
-            gs.push_back(make_group(uct_mm_bcast_group_create, r.iface,
-                                    sb.board, rank, 2, 100 + k));
-        }
-        // Connecting: a callback per group until everyone has joined.
-        barrier(sb.board, 1, 2);
-        std::uint8_t buf[64];
-        for (uct_group_h g : gs) {
-            UCG_CHECK(post_wait(r.worker, g, rank == 0,
-                                bcast(0, buf, sizeof(buf), 0)) == UCS_OK);
-        }
-        uct_mm_common::Backoff backoff;
-        while (live_progress_callbacks() != base) {
-            uct_worker_progress(r.worker);
-            backoff.pause();
-        }
-        barrier(sb.board, 2, 2);
-        // Idle: however many groups, no callback runs in worker progress.
-        settle(r.worker, 100);
-        UCG_CHECK_EQ(live_progress_callbacks(), base);
-        // A post that must wait registers exactly one.
-        Done d;
-        if (rank == 1) {
-            const auto m = bcast(0, buf, sizeof(buf), 1);
-            UCG_CHECK(uct_group_recv(gs[0], &m, &d.comp) == UCS_INPROGRESS);
-            UCG_CHECK_EQ(live_progress_callbacks(), base + 1);
-        }
-        barrier(sb.board, 3, 2);
-        if (rank == 0) {
-            UCG_CHECK(post_wait(r.worker, gs[0], true,
-                                bcast(0, buf, sizeof(buf), 1)) == UCS_OK);
-        } else {
-            UCG_CHECK(wait(r.worker, &d) == UCS_OK);
-        }
-        // It stays for the next message (registering per message took
-        // the callback queue's lock twice a message) ...
-        if (rank == 1) {
-            UCG_CHECK_EQ(live_progress_callbacks(), base + 1);
-        }
-        // ... and leaves once progress finds the group idle
-        // (group_glue.h: kIdleProgressCalls, 1,024 calls).
-        settle(r.worker, 2000);
-        UCG_CHECK_EQ(live_progress_callbacks(), base);
-        barrier(sb.board, 4, 2);
-        for (uct_group_h g : gs) {
+    SharedBoard sb(kPrefix);
+    auto result =
+        ucg_test::run_fork_ranks(group_fork_options(2), [&](int rank) {
+            UctRank r(small_ring());
+            settle(r.worker, 10);
+            const int base = live_progress_callbacks();
+            uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface,
+                                       sb.board, rank, 2, 7);
+            barrier(sb.board, 1, 2);
+            std::uint8_t buf[64] = {};
+            for (unsigned i = 0; i < 3; ++i) { // the second run promotes it
+                UCG_CHECK(post_wait(r.worker, g, rank == 0,
+                                    bcast(0, buf, sizeof(buf), i)) == UCS_OK);
+            }
+            barrier(sb.board, 2, 2);
             uct_group_destroy(g);
-        }
-    });
+            UCG_CHECK_EQ(live_progress_callbacks(), base);
+            settle(r.worker, 100);
+        });
     INFO(result.summary());
     REQUIRE(result.ok);
 }
@@ -539,40 +331,41 @@ void destroy_group(uct_completion_t *comp)
 TEST_CASE("uct bcast group: a completion callback may destroy its group",
           "[mm][bcast][ucx][fork]")
 {
-    SharedBoard sb;
-    auto result = ucg_test::run_fork_ranks(opts(2), [&](int rank) {
-        UctRank r(small_ring());
-        uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface, sb.board,
-                                   rank, 2, 17);
-        std::uint8_t buf[2][64] = {};
-        if (rank == 0) {
-            barrier(sb.board, 1, 2); // member 1 has posted both
-            for (int i = 0; i < 2; ++i) {
-                UCG_CHECK(post_wait(r.worker, g, true,
-                                    bcast(0, buf[i], 64, i)) == UCS_OK);
+    SharedBoard sb(kPrefix);
+    auto result =
+        ucg_test::run_fork_ranks(group_fork_options(2), [&](int rank) {
+            UctRank r(small_ring());
+            uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface,
+                                       sb.board, rank, 2, 17);
+            std::uint8_t buf[2][64] = {};
+            if (rank == 0) {
+                barrier(sb.board, 1, 2); // member 1 has posted both
+                for (int i = 0; i < 2; ++i) {
+                    UCG_CHECK(post_wait(r.worker, g, true,
+                                        bcast(0, buf[i], 64, i)) == UCS_OK);
+                }
+                barrier(sb.board, 2, 2);
+                uct_group_destroy(g);
+                return;
             }
+            // Two receives; the first one's callback destroys the group: the
+            // second is dropped without a completion.
+            DestroyOnDone first{{destroy_group, 1, UCS_OK}, g};
+            Done second;
+            const auto m0 = bcast(0, buf[0], 64, 0);
+            const auto m1 = bcast(0, buf[1], 64, 1);
+            UCG_CHECK(uct_group_recv(g, &m0, &first.comp) == UCS_INPROGRESS);
+            UCG_CHECK(uct_group_recv(g, &m1, &second.comp) == UCS_INPROGRESS);
+            barrier(sb.board, 1, 2);
+            uct_mm_common::Backoff backoff;
+            while (!first.done) {
+                uct_worker_progress(r.worker);
+                backoff.pause();
+            }
+            settle(r.worker, 100);
+            UCG_CHECK(!second.done());
             barrier(sb.board, 2, 2);
-            uct_group_destroy(g);
-            return;
-        }
-        // Two receives; the first one's callback destroys the group: the
-        // second is dropped without a completion.
-        DestroyOnDone first{{destroy_group, 1, UCS_OK}, g};
-        Done second;
-        const auto m0 = bcast(0, buf[0], 64, 0);
-        const auto m1 = bcast(0, buf[1], 64, 1);
-        UCG_CHECK(uct_group_recv(g, &m0, &first.comp) == UCS_INPROGRESS);
-        UCG_CHECK(uct_group_recv(g, &m1, &second.comp) == UCS_INPROGRESS);
-        barrier(sb.board, 1, 2);
-        uct_mm_common::Backoff backoff;
-        while (!first.done) {
-            uct_worker_progress(r.worker);
-            backoff.pause();
-        }
-        settle(r.worker, 100);
-        UCG_CHECK(!second.done());
-        barrier(sb.board, 2, 2);
-    });
+        });
     INFO(result.summary());
     REQUIRE(result.ok);
 }

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstdint>
 #include <uct_group.h>
+#include <utility>
 #include <vector>
 
 namespace uct_group_test {
@@ -39,28 +40,53 @@ inline void barrier(Board *b, unsigned phase, unsigned n)
 using CreateFn = ucs_status_t (*)(uct_iface_h, const uct_group_params_t *,
                                   uct_group_h *);
 
+/// Puts this rank's iface address on the board.
+inline void publish_address(uct_iface_h iface, Board *b, int rank)
+{
+    UCG_CHECK(uct_iface_get_address(iface, reinterpret_cast<uct_iface_addr_t *>(
+                                               b->addr[rank])) == UCS_OK);
+}
+
+/// Group parameters of member `rank` whose member i has the address the
+/// board holds for rank `from[i]`.
+struct GroupParams {
+    GroupParams(const Board *b, std::vector<unsigned> from, int rank,
+                std::uint64_t key)
+    {
+        for (unsigned r : from) {
+            addrs.push_back(
+                reinterpret_cast<const uct_iface_addr_t *>(b->addr[r]));
+        }
+        params.field_mask = UCT_GROUP_PARAM_FIELD_KEY |
+                            UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
+                            UCT_GROUP_PARAM_FIELD_GROUP_SIZE |
+                            UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
+        params.group_key = key;
+        params.member_index = static_cast<unsigned>(rank);
+        params.group_size = static_cast<unsigned>(addrs.size());
+        params.member_addrs = addrs.data();
+    }
+    GroupParams(const GroupParams &) = delete;
+    GroupParams &operator=(const GroupParams &) = delete;
+
+    std::vector<const uct_iface_addr_t *> addrs;
+    uct_group_params_t params{};
+};
+
 /// Publishes this rank's iface address, waits for all (barrier phase 0),
 /// creates the group (which does not wait for the others).
 inline uct_group_h make_group(CreateFn create, uct_iface_h iface, Board *b,
                               int rank, unsigned n, std::uint64_t key)
 {
-    UCG_CHECK(uct_iface_get_address(iface, reinterpret_cast<uct_iface_addr_t *>(
-                                               b->addr[rank])) == UCS_OK);
+    publish_address(iface, b, rank);
     barrier(b, 0, n);
-    std::vector<const uct_iface_addr_t *> addrs(n);
+    std::vector<unsigned> from(n);
     for (unsigned i = 0; i < n; ++i) {
-        addrs[i] = reinterpret_cast<const uct_iface_addr_t *>(b->addr[i]);
+        from[i] = i;
     }
-    uct_group_params_t p{};
-    p.field_mask =
-        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
-        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-    p.group_key = key;
-    p.member_index = static_cast<unsigned>(rank);
-    p.group_size = n;
-    p.member_addrs = addrs.data();
+    GroupParams p(b, std::move(from), rank, key);
     uct_group_h g = nullptr;
-    UCG_CHECK(create(iface, &p, &g) == UCS_OK);
+    UCG_CHECK(create(iface, &p.params, &g) == UCS_OK);
     return g;
 }
 

@@ -3,10 +3,12 @@
 // and root with gather and sums, every mode (UCX_MM_INCAST_MODE) for every
 // operator of every datatype class, max_outstanding, a killed member, a
 // member that never joins, a segment of another user, bad input, and idle
-// groups costing no progress callback however many there are.
+// groups costing no progress callback however many there are (these four
+// are uct_group_cases.h's, which mm_bcast runs too).
 #include "incast_test_util.h"
 #include "ucx_iface_fixture.h"
 
+#include "uct_group_cases.h"
 #include "uct_group_test_util.h"
 
 #include "uct_mm_common/names.h"
@@ -15,11 +17,7 @@
 #include "ucg_test/thread_ranks.h"
 
 #include <catch2/catch.hpp>
-#include <csignal>
-#include <fcntl.h>
-#include <pwd.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <ucg_test/skip.h>
 #include <unistd.h>
 
@@ -131,27 +129,7 @@ std::vector<Spec> ops_script(uint32_t n)
     return script;
 }
 
-ucg_test::ForkOptions opts(unsigned n)
-{
-    ucg_test::ForkOptions o(static_cast<int>(n));
-    o.timeout = std::chrono::milliseconds(60000);
-    return o;
-}
-
-struct SharedBoard {
-    ucg_test::SharedMapping mem{sizeof(Board)};
-    Board *board = new (mem.data()) Board{};
-
-    /// Whether group `key`'s segment is still in /dev/shm (unlinks it).
-    bool left_behind(std::uint64_t key) const
-    {
-        std::uint64_t secret[2];
-        std::memcpy(secret, board->addr[0], sizeof(secret));
-        return shm_unlink(uct_mm_common::group_segment_name(
-                              "ucg-mmig", {secret[0], secret[1]}, key)
-                              .c_str()) == 0;
-    }
-};
+constexpr const char *kPrefix = "ucg-mmig";
 
 uct_group_msg_t sum(uint32_t root, int32_t *buf, std::size_t count,
                     uint32_t tag)
@@ -167,22 +145,43 @@ uct_group_msg_t sum(uint32_t root, int32_t *buf, std::size_t count,
     return m;
 }
 
+bool members_send(int rank)
+{
+    return rank != 0;
+}
+
+uct_group_msg_t sum_to_0(void *buf, std::size_t len, std::uint32_t tag)
+{
+    return sum(0, static_cast<int32_t *>(buf), len / sizeof(int32_t), tag);
+}
+
+GroupTransport transport()
+{
+    return {
+        {UCT_MM_INCAST_TL_NAME, UCT_MM_INCAST_TL_NAME, "memory", small_ring()},
+        kPrefix,
+        uct_mm_incast_group_create,
+        sum_to_0,
+        members_send};
+}
+
 } // namespace
 
 TEST_CASE("uct incast group: every size and root, gather and sums",
           "[mm][incast][ucx][fork]")
 {
     const unsigned n = GENERATE(1u, 2u, 3u, 4u, 5u, 7u, 8u);
-    SharedBoard sb;
+    SharedBoard sb(kPrefix);
     const auto script = roots_script(n);
-    auto result = ucg_test::run_fork_ranks(opts(n), [&](int rank) {
-        Iface r(small_ring());
-        uct_group_h g = make_group(uct_mm_incast_group_create, r.iface,
-                                   sb.board, rank, n, 7);
-        run_uct_script(r, g, static_cast<uint32_t>(rank), n, script);
-        barrier(sb.board, 1, n);
-        uct_group_destroy(g);
-    });
+    auto result =
+        ucg_test::run_fork_ranks(group_fork_options(n), [&](int rank) {
+            Iface r(small_ring());
+            uct_group_h g = make_group(uct_mm_incast_group_create, r.iface,
+                                       sb.board, rank, n, 7);
+            run_uct_script(r, g, static_cast<uint32_t>(rank), n, script);
+            barrier(sb.board, 1, n);
+            uct_group_destroy(g);
+        });
     INFO(result.summary());
     REQUIRE(result.ok);
     CHECK(!sb.left_behind(7));
@@ -195,17 +194,18 @@ TEST_CASE("uct incast group: every mode, op and dtype class",
         GENERATE("batched", "centralized", "locked", "atomic", "auto");
     INFO("mode " << mode);
     constexpr unsigned n = 3;
-    SharedBoard sb;
+    SharedBoard sb(kPrefix);
     const auto script = ops_script(n);
-    auto result = ucg_test::run_fork_ranks(opts(n), [&](int rank) {
-        // Member 0's mode is the group's: the others ask for another.
-        Iface r(small_ring(rank == 0 ? mode : "centralized"));
-        uct_group_h g = make_group(uct_mm_incast_group_create, r.iface,
-                                   sb.board, rank, n, 8);
-        run_uct_script(r, g, static_cast<uint32_t>(rank), n, script);
-        barrier(sb.board, 1, n);
-        uct_group_destroy(g);
-    });
+    auto result =
+        ucg_test::run_fork_ranks(group_fork_options(n), [&](int rank) {
+            // Member 0's mode is the group's: the others ask for another.
+            Iface r(small_ring(rank == 0 ? mode : "centralized"));
+            uct_group_h g = make_group(uct_mm_incast_group_create, r.iface,
+                                       sb.board, rank, n, 8);
+            run_uct_script(r, g, static_cast<uint32_t>(rank), n, script);
+            barrier(sb.board, 1, n);
+            uct_group_destroy(g);
+        });
     INFO(result.summary());
     REQUIRE(result.ok);
 }
@@ -213,183 +213,53 @@ TEST_CASE("uct incast group: every mode, op and dtype class",
 TEST_CASE("uct incast group: max_outstanding posts, then no resource",
           "[mm][incast][ucx][fork]")
 {
-    SharedBoard sb;
-    auto result = ucg_test::run_fork_ranks(opts(2), [&](int rank) {
-        Iface r(small_ring());
-        uct_group_attr_t attr{};
-        UCG_CHECK(uct_mm_incast_group_iface_query(r.iface, &attr) == UCS_OK);
-        UCG_CHECK_EQ(attr.max_outstanding, 4U);
-        UCG_CHECK(attr.cap_flags ==
-                  (UCT_GROUP_CAP_GATHER | UCT_GROUP_CAP_REDUCE |
-                   UCT_GROUP_CAP_HOST_LOCAL));
-        UCG_CHECK_EQ(attr.seg_length, 4 * kSeg);
-        uct_group_h g = make_group(uct_mm_incast_group_create, r.iface,
-                                   sb.board, rank, 2, 3);
-        int32_t bufs[4][4] = {};
-        Done d[4];
-        if (rank == 0) {
-            for (uint32_t i = 0; i < 4; ++i) {
-                const auto m = sum(0, bufs[i], 4, i);
-                UCG_CHECK(uct_group_recv(g, &m, &d[i].comp) == UCS_INPROGRESS);
-            }
-            int32_t extra[4];
-            const auto m = sum(0, extra, 4, 4);
-            Done refused;
-            UCG_CHECK(uct_group_recv(g, &m, &refused.comp) ==
-                      UCS_ERR_NO_RESOURCE);
-        }
-        barrier(sb.board, 1, 2);
-        for (uint32_t i = 0; i < 4; ++i) {
+    SharedBoard sb(kPrefix);
+    auto result =
+        ucg_test::run_fork_ranks(group_fork_options(2), [&](int rank) {
+            Iface r(small_ring());
+            uct_group_attr_t attr{};
+            UCG_CHECK(uct_mm_incast_group_iface_query(r.iface, &attr) ==
+                      UCS_OK);
+            UCG_CHECK_EQ(attr.max_outstanding, 4U);
+            UCG_CHECK(attr.cap_flags ==
+                      (UCT_GROUP_CAP_GATHER | UCT_GROUP_CAP_REDUCE |
+                       UCT_GROUP_CAP_HOST_LOCAL));
+            UCG_CHECK_EQ(attr.seg_length, 4 * kSeg);
+            uct_group_h g = make_group(uct_mm_incast_group_create, r.iface,
+                                       sb.board, rank, 2, 3);
+            int32_t bufs[4][4] = {};
+            Done d[4];
             if (rank == 0) {
-                UCG_CHECK(wait(r.worker, &d[i]) == UCS_OK);
-                UCG_CHECK_EQ(bufs[i][3], 7);
-            } else {
-                int32_t data[4] = {7, 7, 7, 7};
-                UCG_CHECK(post_wait(r.worker, g, true, sum(0, data, 4, i)) ==
-                          UCS_OK);
+                for (uint32_t i = 0; i < 4; ++i) {
+                    const auto m = sum(0, bufs[i], 4, i);
+                    UCG_CHECK(uct_group_recv(g, &m, &d[i].comp) ==
+                              UCS_INPROGRESS);
+                }
+                int32_t extra[4];
+                const auto m = sum(0, extra, 4, 4);
+                Done refused;
+                UCG_CHECK(uct_group_recv(g, &m, &refused.comp) ==
+                          UCS_ERR_NO_RESOURCE);
             }
-        }
-        barrier(sb.board, 2, 2);
-        uct_group_destroy(g);
-    });
-    INFO(result.summary());
-    REQUIRE(result.ok);
-}
-
-TEST_CASE("uct incast group: a killed member resets the others' connection",
-          "[mm][incast][ucx][fork]")
-{
-    constexpr unsigned n = 3;
-    SharedBoard sb;
-    auto o = opts(n);
-    o.may_be_killed = {2};
-    auto result = ucg_test::run_fork_ranks(o, [&](int rank) {
-        Iface r(small_ring());
-        uct_group_h g = make_group(uct_mm_incast_group_create, r.iface,
-                                   sb.board, rank, n, 5);
-        std::vector<int32_t> buf(30 * kSeg / 4, 1);
-        UCG_CHECK(post_wait(r.worker, g, rank != 0, sum(0, buf.data(), 4, 0)) ==
-                  UCS_OK);
-        barrier(sb.board, 1, n);
-        if (rank == 2) {
-            raise(SIGKILL);
-        }
-        // 30 chunks over an 8-element ring: nobody completes it.
-        UCG_CHECK(post_wait(r.worker, g, rank != 0,
-                            sum(0, buf.data(), buf.size(), 1)) ==
-                  UCS_ERR_CONNECTION_RESET);
-        UCG_CHECK(uct_group_status(g) == UCS_ERR_CONNECTION_RESET);
-        uct_group_destroy(g);
-    });
-    INFO(result.summary());
-    REQUIRE(result.ok);
-    CHECK(!sb.left_behind(5));
-}
-
-TEST_CASE("uct incast group: a member that never joins times out",
-          "[mm][incast][ucx][fork]")
-{
-    SharedBoard sb;
-    auto result = ucg_test::run_fork_ranks(opts(2), [&](int rank) {
-        Config c = small_ring();
-        c.push_back({"ATTACH_TIMEOUT", "100ms"});
-        Iface r(c);
-        UCG_CHECK(uct_iface_get_address(r.iface,
-                                        reinterpret_cast<uct_iface_addr_t *>(
-                                            sb.board->addr[rank])) == UCS_OK);
-        barrier(sb.board, 0, 2);
-        const uct_iface_addr_t *addrs[3] = {
-            reinterpret_cast<const uct_iface_addr_t *>(sb.board->addr[0]),
-            reinterpret_cast<const uct_iface_addr_t *>(sb.board->addr[1]),
-            reinterpret_cast<const uct_iface_addr_t *>(sb.board->addr[0])};
-        uct_group_params_t p{};
-        p.field_mask = UCT_GROUP_PARAM_FIELD_KEY |
-                       UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
-                       UCT_GROUP_PARAM_FIELD_GROUP_SIZE |
-                       UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-        p.group_key = 13;
-        p.member_index = static_cast<unsigned>(rank);
-        p.group_size = 3;
-        p.member_addrs = addrs;
-        uct_group_h g;
-        UCG_CHECK(uct_mm_incast_group_create(r.iface, &p, &g) == UCS_OK);
-        int32_t buf[16] = {};
-        ucs_status_t st = UCS_OK;
-        for (uint32_t i = 0; st == UCS_OK; ++i) {
-            st = post_wait(r.worker, g, rank != 0, sum(0, buf, 16, i));
-        }
-        UCG_CHECK(st == UCS_ERR_ENDPOINT_TIMEOUT);
-        uct_group_destroy(g);
-    });
-    INFO(result.summary());
-    REQUIRE(result.ok);
-    CHECK(!sb.left_behind(13));
-}
-
-TEST_CASE("uct incast group: a segment of another user is refused",
-          "[mm][incast][ucx][fork][trust]")
-{
-    if (geteuid() != 0) {
-        UCG_SKIP("needs root to give a segment to another user");
-    }
-    SharedBoard sb;
-    auto result = ucg_test::run_fork_ranks(opts(2), [&](int rank) {
-        Iface r(small_ring());
-        UCG_CHECK(uct_iface_get_address(r.iface,
-                                        reinterpret_cast<uct_iface_addr_t *>(
-                                            sb.board->addr[rank])) == UCS_OK);
-        barrier(sb.board, 0, 2);
-        std::uint64_t secret[2];
-        std::memcpy(secret, sb.board->addr[0], sizeof(secret));
-        const std::string name = uct_mm_common::group_segment_name(
-            "ucg-mmig", {secret[0], secret[1]}, 21);
-        if (rank == 0) {
-            // Member 0's name pre-created by "nobody", mode 0666.
-            const int fd =
-                shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0666);
-            UCG_CHECK(fd >= 0);
-            UCG_CHECK(ftruncate(fd, 1 << 20) == 0);
-            UCG_CHECK(fchmod(fd, 0666) == 0);
-            const passwd *nobody = getpwnam("nobody");
-            UCG_CHECK(nobody != nullptr);
-            UCG_CHECK(fchown(fd, nobody->pw_uid, nobody->pw_gid) == 0);
-            close(fd);
-        }
-        barrier(sb.board, 1, 2);
-        const uct_iface_addr_t *addrs[2] = {
-            reinterpret_cast<const uct_iface_addr_t *>(sb.board->addr[0]),
-            reinterpret_cast<const uct_iface_addr_t *>(sb.board->addr[1])};
-        uct_group_params_t p{};
-        p.field_mask = UCT_GROUP_PARAM_FIELD_KEY |
-                       UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
-                       UCT_GROUP_PARAM_FIELD_GROUP_SIZE |
-                       UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-        p.group_key = 21;
-        p.member_index = static_cast<unsigned>(rank);
-        p.group_size = 2;
-        p.member_addrs = addrs;
-        uct_group_h g;
-        const ucs_status_t st = uct_mm_incast_group_create(r.iface, &p, &g);
-        if (rank == 0) {
-            UCG_CHECK(st == UCS_ERR_IO_ERROR); // its exclusive create fails
-        } else {
-            UCG_CHECK(st == UCS_OK);
-            uct_mm_common::Backoff backoff;
-            while (uct_group_status(g) == UCS_OK) {
-                uct_worker_progress(r.worker);
-                backoff.pause();
+            barrier(sb.board, 1, 2);
+            for (uint32_t i = 0; i < 4; ++i) {
+                if (rank == 0) {
+                    UCG_CHECK(wait(r.worker, &d[i]) == UCS_OK);
+                    UCG_CHECK_EQ(bufs[i][3], 7);
+                } else {
+                    int32_t data[4] = {7, 7, 7, 7};
+                    UCG_CHECK(post_wait(r.worker, g, true,
+                                        sum(0, data, 4, i)) == UCS_OK);
+                }
             }
-            UCG_CHECK(uct_group_status(g) == UCS_ERR_REJECTED);
+            barrier(sb.board, 2, 2);
             uct_group_destroy(g);
-        }
-        barrier(sb.board, 2, 2);
-        if (rank == 0) {
-            shm_unlink(name.c_str());
-        }
-    });
+        });
     INFO(result.summary());
     REQUIRE(result.ok);
 }
+
+UCT_GROUP_CASES("incast", "[mm][incast][ucx]", transport, kSeg)
 
 TEST_CASE("uct incast group: bad input gets a named status",
           "[mm][incast][ucx]")
@@ -451,64 +321,4 @@ TEST_CASE("uct incast group: bad input gets a named status",
     CHECK(shm_unlink(uct_mm_common::group_segment_name(
                          "ucg-mmig", {secret[0], secret[1]}, 1)
                          .c_str()) == 0);
-}
-
-TEST_CASE("uct incast group: idle groups register no progress callback",
-          "[mm][incast][ucx][fork]")
-{
-    const unsigned groups = GENERATE(1u, 16u);
-    SharedBoard sb;
-    auto result = ucg_test::run_fork_ranks(opts(2), [&](int rank) {
-        Iface r(small_ring());
-        settle(r.worker, 10);
-        const int base = live_progress_callbacks();
-        std::vector<uct_group_h> gs;
-        for (unsigned k = 0; k < groups; ++k) {
-            gs.push_back(make_group(uct_mm_incast_group_create, r.iface,
-                                    sb.board, rank, 2, 100 + k));
-        }
-        barrier(sb.board, 1, 2);
-        int32_t buf[4] = {1, 2, 3, 4};
-        for (uct_group_h g : gs) {
-            UCG_CHECK(post_wait(r.worker, g, rank != 0, sum(0, buf, 4, 0)) ==
-                      UCS_OK);
-        }
-        uct_mm_common::Backoff backoff;
-        while (live_progress_callbacks() != base) {
-            uct_worker_progress(r.worker);
-            backoff.pause();
-        }
-        barrier(sb.board, 2, 2);
-        // Idle: however many groups, no callback runs in worker progress.
-        settle(r.worker, 100);
-        UCG_CHECK_EQ(live_progress_callbacks(), base);
-        Done d;
-        if (rank == 0) {
-            const auto m = sum(0, buf, 4, 1);
-            UCG_CHECK(uct_group_recv(gs[0], &m, &d.comp) == UCS_INPROGRESS);
-            UCG_CHECK_EQ(live_progress_callbacks(), base + 1);
-        }
-        barrier(sb.board, 3, 2);
-        if (rank == 1) {
-            UCG_CHECK(post_wait(r.worker, gs[0], true, sum(0, buf, 4, 1)) ==
-                      UCS_OK);
-        } else {
-            UCG_CHECK(wait(r.worker, &d) == UCS_OK);
-        }
-        // It stays for the next message (registering per message took
-        // the callback queue's lock twice a message) ...
-        if (rank == 0) {
-            UCG_CHECK_EQ(live_progress_callbacks(), base + 1);
-        }
-        // ... and leaves once progress finds the group idle
-        // (group_glue.h: kIdleProgressCalls, 1,024 calls).
-        settle(r.worker, 2000);
-        UCG_CHECK_EQ(live_progress_callbacks(), base);
-        barrier(sb.board, 4, 2);
-        for (uct_group_h g : gs) {
-            uct_group_destroy(g);
-        }
-    });
-    INFO(result.summary());
-    REQUIRE(result.ok);
 }
