@@ -21,9 +21,9 @@
 
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <memory>
 #include <csignal>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,8 +31,8 @@ namespace uct_group_test {
 
 /// What the shared cases need of a transport.
 struct GroupTransport {
-    ucg_test::UctIfaceSpec iface;  ///< a small ring, short timeouts
-    const char *segment_prefix;    ///< of its group segments' names
+    ucg_test::UctIfaceSpec iface; ///< a small ring, short timeouts
+    const char *segment_prefix;   ///< of its group segments' names
     CreateFn create;
     /// The message every member posts: `len` bytes (a multiple of 4), root 0.
     uct_group_msg_t (*message)(void *buf, std::size_t len, std::uint32_t tag);
@@ -43,9 +43,9 @@ struct GroupTransport {
 /// An iface of `t` with send and receive progress enabled; `extra` config
 /// overrides come after the transport's.
 struct GroupRank : ucg_test::UctIface {
-    explicit GroupRank(const GroupTransport &t,
-                       const std::vector<std::pair<std::string, std::string>>
-                           &extra = {})
+    explicit GroupRank(
+        const GroupTransport &t,
+        const std::vector<std::pair<std::string, std::string>> &extra = {})
         : UctIface(with(t.iface, extra))
     {
         uct_iface_progress_enable(iface, UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
@@ -108,8 +108,7 @@ inline void case_killed_member_resets(const GroupTransport &t,
     o.may_be_killed = {2};
     auto result = ucg_test::run_fork_ranks(o, [&](int rank) {
         GroupRank r(t);
-        uct_group_h g =
-            make_group(t.create, r.iface, sb.board, rank, n, 5);
+        uct_group_h g = make_group(t.create, r.iface, sb.board, rank, n, 5);
         // One message so every member has joined, then the victim dies
         // during a message of 30 fragments (the ring holds 8).
         std::vector<std::uint8_t> buf(30 * seg_bytes);
@@ -136,23 +135,24 @@ inline void case_never_joins_times_out(const GroupTransport &t,
                                        std::size_t seg_bytes)
 {
     SharedBoard sb(t.segment_prefix);
-    auto result = ucg_test::run_fork_ranks(group_fork_options(2), [&](int rank) {
-        GroupRank r(t, {{"ATTACH_TIMEOUT", "100ms"}});
-        publish_address(r.iface, sb.board, rank);
-        barrier(sb.board, 0, 2);
-        // Member 2's address is member 0's: it is never used.
-        GroupParams p(sb.board, {0, 1, 0}, rank, 13);
-        uct_group_h g;
-        UCG_CHECK(t.create(r.iface, &p.params, &g) == UCS_OK);
-        std::vector<std::uint8_t> buf(4 * seg_bytes);
-        ucs_status_t st = UCS_OK;
-        for (std::uint32_t i = 0; st == UCS_OK; ++i) {
-            st = post_wait(r.worker, g, t.sends(rank),
-                           t.message(buf.data(), buf.size(), i));
-        }
-        UCG_CHECK(st == UCS_ERR_ENDPOINT_TIMEOUT);
-        uct_group_destroy(g);
-    });
+    auto result =
+        ucg_test::run_fork_ranks(group_fork_options(2), [&](int rank) {
+            GroupRank r(t, {{"ATTACH_TIMEOUT", "100ms"}});
+            publish_address(r.iface, sb.board, rank);
+            barrier(sb.board, 0, 2);
+            // Member 2's address is member 0's: it is never used.
+            GroupParams p(sb.board, {0, 1, 0}, rank, 13);
+            uct_group_h g;
+            UCG_CHECK(t.create(r.iface, &p.params, &g) == UCS_OK);
+            std::vector<std::uint8_t> buf(4 * seg_bytes);
+            ucs_status_t st = UCS_OK;
+            for (std::uint32_t i = 0; st == UCS_OK; ++i) {
+                st = post_wait(r.worker, g, t.sends(rank),
+                               t.message(buf.data(), buf.size(), i));
+            }
+            UCG_CHECK(st == UCS_ERR_ENDPOINT_TIMEOUT);
+            uct_group_destroy(g);
+        });
     INFO(result.summary());
     REQUIRE(result.ok);
     CHECK(!sb.left_behind(13));
@@ -165,36 +165,38 @@ inline void case_never_joins_times_out(const GroupTransport &t,
 inline void case_foreign_segment_refused(const GroupTransport &t)
 {
     SharedBoard sb(t.segment_prefix);
-    auto result = ucg_test::run_fork_ranks(group_fork_options(2), [&](int rank) {
-        GroupRank r(t);
-        publish_address(r.iface, sb.board, rank);
-        barrier(sb.board, 0, 2);
-        const std::string name =
-            segment_name(t.segment_prefix, sb.board->addr[0], 21);
-        std::unique_ptr<uct_mm_common::test::ForeignSegment> foreign;
-        if (rank == 0) {
-            foreign = std::make_unique<uct_mm_common::test::ForeignSegment>(
-                name, 1 << 20);
-            UCG_CHECK(foreign->ok());
-        }
-        barrier(sb.board, 1, 2);
-        GroupParams p(sb.board, {0, 1}, rank, 21);
-        uct_group_h g;
-        const ucs_status_t st = t.create(r.iface, &p.params, &g);
-        if (rank == 0) {
-            UCG_CHECK(st == UCS_ERR_IO_ERROR); // its exclusive create fails
-        } else {
-            UCG_CHECK(st == UCS_OK);
-            uct_mm_common::Backoff backoff;
-            while (uct_group_status(g) == UCS_OK) {
-                uct_worker_progress(r.worker);
-                backoff.pause();
+    auto result =
+        ucg_test::run_fork_ranks(group_fork_options(2), [&](int rank) {
+            GroupRank r(t);
+            publish_address(r.iface, sb.board, rank);
+            barrier(sb.board, 0, 2);
+            const std::string name =
+                segment_name(t.segment_prefix, sb.board->addr[0], 21);
+            std::unique_ptr<uct_mm_common::test::ForeignSegment> foreign;
+            if (rank == 0) {
+                foreign = std::make_unique<uct_mm_common::test::ForeignSegment>(
+                    name, 1 << 20);
+                UCG_CHECK(foreign->ok());
             }
-            UCG_CHECK(uct_group_status(g) == UCS_ERR_REJECTED);
-            uct_group_destroy(g);
-        }
-        barrier(sb.board, 2, 2); // member 0 unlinks it after member 1 looked
-    });
+            barrier(sb.board, 1, 2);
+            GroupParams p(sb.board, {0, 1}, rank, 21);
+            uct_group_h g;
+            const ucs_status_t st = t.create(r.iface, &p.params, &g);
+            if (rank == 0) {
+                UCG_CHECK(st == UCS_ERR_IO_ERROR); // its exclusive create fails
+            } else {
+                UCG_CHECK(st == UCS_OK);
+                uct_mm_common::Backoff backoff;
+                while (uct_group_status(g) == UCS_OK) {
+                    uct_worker_progress(r.worker);
+                    backoff.pause();
+                }
+                UCG_CHECK(uct_group_status(g) == UCS_ERR_REJECTED);
+                uct_group_destroy(g);
+            }
+            barrier(sb.board, 2,
+                    2); // member 0 unlinks it after member 1 looked
+        });
     INFO(result.summary());
     REQUIRE(result.ok);
 }
@@ -208,57 +210,58 @@ inline void case_idle_groups_no_callback(const GroupTransport &t,
     SharedBoard sb(t.segment_prefix);
     // The member that receives, and so waits for the other.
     const int waiter = t.sends(0) ? 1 : 0;
-    auto result = ucg_test::run_fork_ranks(group_fork_options(2), [&](int rank) {
-        GroupRank r(t);
-        settle(r.worker, 10);
-        const int base = live_progress_callbacks();
-        std::vector<uct_group_h> gs;
-        for (unsigned k = 0; k < groups; ++k) {
-            gs.push_back(
-                make_group(t.create, r.iface, sb.board, rank, 2, 100 + k));
-        }
-        // Connecting: a callback per group until everyone has joined.
-        barrier(sb.board, 1, 2);
-        std::uint8_t buf[64] = {1, 2, 3, 4};
-        for (uct_group_h g : gs) {
-            UCG_CHECK(post_wait(r.worker, g, t.sends(rank),
-                                t.message(buf, sizeof(buf), 0)) == UCS_OK);
-        }
-        uct_mm_common::Backoff backoff;
-        while (live_progress_callbacks() != base) {
-            uct_worker_progress(r.worker);
-            backoff.pause();
-        }
-        barrier(sb.board, 2, 2);
-        // Idle: however many groups, no callback runs in worker progress.
-        settle(r.worker, 100);
-        UCG_CHECK_EQ(live_progress_callbacks(), base);
-        // A post that must wait registers exactly one.
-        Done d;
-        if (rank == waiter) {
-            const auto m = t.message(buf, sizeof(buf), 1);
-            UCG_CHECK(uct_group_recv(gs[0], &m, &d.comp) == UCS_INPROGRESS);
-            UCG_CHECK_EQ(live_progress_callbacks(), base + 1);
-        }
-        barrier(sb.board, 3, 2);
-        if (rank != waiter) {
-            UCG_CHECK(post_wait(r.worker, gs[0], true,
-                                t.message(buf, sizeof(buf), 1)) == UCS_OK);
-        } else {
-            UCG_CHECK(wait(r.worker, &d) == UCS_OK);
-            // It stays for the next message (registering per message took
-            // the callback queue's lock twice a message) ...
-            UCG_CHECK_EQ(live_progress_callbacks(), base + 1);
-        }
-        // ... and leaves once progress finds the group idle
-        // (group_glue.h: kIdleProgressCalls, 1,024 calls).
-        settle(r.worker, 2000);
-        UCG_CHECK_EQ(live_progress_callbacks(), base);
-        barrier(sb.board, 4, 2);
-        for (uct_group_h g : gs) {
-            uct_group_destroy(g);
-        }
-    });
+    auto result =
+        ucg_test::run_fork_ranks(group_fork_options(2), [&](int rank) {
+            GroupRank r(t);
+            settle(r.worker, 10);
+            const int base = live_progress_callbacks();
+            std::vector<uct_group_h> gs;
+            for (unsigned k = 0; k < groups; ++k) {
+                gs.push_back(
+                    make_group(t.create, r.iface, sb.board, rank, 2, 100 + k));
+            }
+            // Connecting: a callback per group until everyone has joined.
+            barrier(sb.board, 1, 2);
+            std::uint8_t buf[64] = {1, 2, 3, 4};
+            for (uct_group_h g : gs) {
+                UCG_CHECK(post_wait(r.worker, g, t.sends(rank),
+                                    t.message(buf, sizeof(buf), 0)) == UCS_OK);
+            }
+            uct_mm_common::Backoff backoff;
+            while (live_progress_callbacks() != base) {
+                uct_worker_progress(r.worker);
+                backoff.pause();
+            }
+            barrier(sb.board, 2, 2);
+            // Idle: however many groups, no callback runs in worker progress.
+            settle(r.worker, 100);
+            UCG_CHECK_EQ(live_progress_callbacks(), base);
+            // A post that must wait registers exactly one.
+            Done d;
+            if (rank == waiter) {
+                const auto m = t.message(buf, sizeof(buf), 1);
+                UCG_CHECK(uct_group_recv(gs[0], &m, &d.comp) == UCS_INPROGRESS);
+                UCG_CHECK_EQ(live_progress_callbacks(), base + 1);
+            }
+            barrier(sb.board, 3, 2);
+            if (rank != waiter) {
+                UCG_CHECK(post_wait(r.worker, gs[0], true,
+                                    t.message(buf, sizeof(buf), 1)) == UCS_OK);
+            } else {
+                UCG_CHECK(wait(r.worker, &d) == UCS_OK);
+                // It stays for the next message (registering per message took
+                // the callback queue's lock twice a message) ...
+                UCG_CHECK_EQ(live_progress_callbacks(), base + 1);
+            }
+            // ... and leaves once progress finds the group idle
+            // (group_glue.h: kIdleProgressCalls, 1,024 calls).
+            settle(r.worker, 2000);
+            UCG_CHECK_EQ(live_progress_callbacks(), base);
+            barrier(sb.board, 4, 2);
+            for (uct_group_h g : gs) {
+                uct_group_destroy(g);
+            }
+        });
     INFO(result.summary());
     REQUIRE(result.ok);
 }
@@ -268,7 +271,7 @@ inline void case_idle_groups_no_callback(const GroupTransport &t,
 /// The shared cases as TEST_CASEs named "uct <name> group: ...", tagged
 /// `tags` (a string literal such as "[mm][bcast][ucx]"), over the
 /// GroupTransport `transport()` returns, with ring fragments of `seg` bytes.
-#define UCT_GROUP_CASES(name, tags, transport, seg)                           \
+#define UCT_GROUP_CASES(name, tags, transport, seg)                            \
     TEST_CASE("uct " name " group: a killed member resets the others' "        \
               "connection",                                                    \
               tags "[fork]")                                                   \
