@@ -85,13 +85,4 @@ uct_component_t g_component = UCT_MM_COMMON_COMPONENT_INITIALIZER(
 
 } // namespace uct_mm_bcast
 
-// Registration when the library is loaded (LD_PRELOAD or linked).
-__attribute__((constructor)) static void mm_bcast_register()
-{
-    uct_mm_common_register(&uct_mm_bcast::g_component, &uct_mm_bcast::g_tl);
-}
-
-__attribute__((destructor)) static void mm_bcast_unregister()
-{
-    uct_mm_common_unregister(&uct_mm_bcast::g_component, &uct_mm_bcast::g_tl);
-}
+UCT_MM_COMMON_PLUGIN(mm_bcast, &uct_mm_bcast::g_component, &uct_mm_bcast::g_tl)

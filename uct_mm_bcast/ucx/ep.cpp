@@ -3,6 +3,7 @@
 // pending queue, flush; the list of endpoints that have work.
 #include "mm_bcast.h"
 
+#include "iface_glue.h"
 #include "uct_mm_bcast.h"
 #include "ucx_glue.h"
 
@@ -311,15 +312,7 @@ ucs_status_t ep_pending_add(uct_ep_h tl_ep, uct_pending_req_t *req,
 void ep_pending_purge(uct_ep_h tl_ep, uct_pending_purge_callback_t cb,
                       void *arg) noexcept
 {
-    Ep *ep = to_ep(tl_ep);
-    while (!ucs_queue_is_empty(&ep->pending)) {
-        auto *priv = ucs_queue_pull_elem_non_empty(
-            &ep->pending, uct_pending_req_priv_queue_t, queue_elem);
-        auto *req = ucs_container_of(priv, uct_pending_req_t, priv);
-        if (cb != nullptr) {
-            cb(req, arg);
-        }
-    }
+    uct_mm_common::purge_pending(&to_ep(tl_ep)->pending, cb, arg);
 }
 
 ucs_status_t ep_flush(uct_ep_h tl_ep, unsigned, uct_completion_t *comp) noexcept

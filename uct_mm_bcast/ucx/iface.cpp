@@ -2,6 +2,7 @@
 // mm_bcast iface: open/close, query (caps), addresses, progress, flush.
 #include "mm_bcast.h"
 
+#include "iface_glue.h"
 #include "ucx_glue.h"
 
 #include <new>
@@ -154,7 +155,7 @@ void iface_close(uct_iface_h tl_iface) noexcept
     }
     uct_base_iface_progress_disable(tl_iface,
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-    ucs_class_call_cleanup_chain(&uct_base_iface_t_class, &iface->super, -1);
+    uct_mm_common::base_iface_cleanup(&iface->super);
     delete iface;
 }
 
@@ -209,20 +210,11 @@ ucs_status_t iface_open_impl(uct_md_h md, uct_worker_h worker,
                              const uct_iface_config_t *tl_config,
                              uct_iface_h *iface_p)
 {
-    if (!(params->field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE) ||
-        !(params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE)) {
-        ucs_error("mm_bcast supports only UCT_IFACE_OPEN_MODE_DEVICE");
-        return UCS_ERR_UNSUPPORTED;
-    }
     const auto *cfg = reinterpret_cast<const IfaceConfig *>(tl_config);
     auto *iface = new Iface();
-    int init_count = 1;
-    ucs_status_t status = uct_base_iface_t_init(
-        &iface->super, &uct_base_iface_t_class, &init_count, &g_iface_ops,
-        &uct_base_iface_internal_ops, md, worker, params, tl_config);
+    ucs_status_t status = uct_mm_common::base_iface_init(
+        "mm_bcast", &iface->super, &g_iface_ops, md, worker, params, tl_config);
     if (status != UCS_OK) {
-        ucs_class_call_cleanup_chain(&uct_base_iface_t_class, &iface->super,
-                                     init_count);
         delete iface;
         return status;
     }
@@ -232,8 +224,7 @@ ucs_status_t iface_open_impl(uct_md_h md, uct_worker_h worker,
             iface->geo.num_slots, iface->geo.slot_bytes, &iface->fifo));
     }
     if (status != UCS_OK) {
-        ucs_class_call_cleanup_chain(&uct_base_iface_t_class, &iface->super,
-                                     -1);
+        uct_mm_common::base_iface_cleanup(&iface->super);
         delete iface;
         return status;
     }

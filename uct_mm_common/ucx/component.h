@@ -67,6 +67,22 @@ void uct_mm_common_register(uct_component_t *component, uct_tl_t *tl);
 /** Undoes uct_mm_common_register, from the plugin's destructor. */
 void uct_mm_common_unregister(uct_component_t *component, uct_tl_t *tl);
 
+/**
+ * A plugin's constructor and destructor, named after `_name` (an
+ * identifier), registering `_component` and `_tl` (pointers) when the
+ * library is loaded (linked or LD_PRELOADed: UCX 1.13 loads only its
+ * built-in modules) and unregistering them when it is unloaded.
+ */
+#define UCT_MM_COMMON_PLUGIN(_name, _component, _tl)                           \
+    __attribute__((constructor)) static void _name##_register(void)            \
+    {                                                                          \
+        uct_mm_common_register(_component, _tl);                               \
+    }                                                                          \
+    __attribute__((destructor)) static void _name##_unregister(void)           \
+    {                                                                          \
+        uct_mm_common_unregister(_component, _tl);                             \
+    }
+
 #ifdef __cplusplus
 }
 #endif

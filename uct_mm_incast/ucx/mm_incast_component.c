@@ -10,12 +10,4 @@
 uct_component_t uct_mm_incast_component = UCT_MM_COMMON_COMPONENT_INITIALIZER(
     UCT_MM_INCAST_NAME, "mm_incast memory domain", "MM_INCAST_MD_");
 
-__attribute__((constructor)) static void uct_mm_incast_register(void)
-{
-    uct_mm_common_register(&uct_mm_incast_component, &uct_mm_incast_tl);
-}
-
-__attribute__((destructor)) static void uct_mm_incast_unregister(void)
-{
-    uct_mm_common_unregister(&uct_mm_incast_component, &uct_mm_incast_tl);
-}
+UCT_MM_COMMON_PLUGIN(uct_mm_incast, &uct_mm_incast_component, &uct_mm_incast_tl)

@@ -86,13 +86,4 @@ uct_component_t g_component = UCT_MM_COMMON_COMPONENT_INITIALIZER(
 
 } // namespace uct_ud_mcast
 
-// Registration when the library is loaded (LD_PRELOAD or linked).
-__attribute__((constructor)) static void ud_mcast_register()
-{
-    uct_mm_common_register(&uct_ud_mcast::g_component, &uct_ud_mcast::g_tl);
-}
-
-__attribute__((destructor)) static void ud_mcast_unregister()
-{
-    uct_mm_common_unregister(&uct_ud_mcast::g_component, &uct_ud_mcast::g_tl);
-}
+UCT_MM_COMMON_PLUGIN(ud_mcast, &uct_ud_mcast::g_component, &uct_ud_mcast::g_tl)

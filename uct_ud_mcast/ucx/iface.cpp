@@ -2,6 +2,7 @@
 // ud_mcast iface: devices, open/close, query, addresses, progress, flush.
 #include "ud_mcast.h"
 
+#include "iface_glue.h"
 #include "uct_mm_common/backoff.h"
 #include "uct_ud_mcast.h"
 #include "ucx_glue.h"
@@ -151,7 +152,7 @@ void iface_close(uct_iface_h tl_iface) noexcept
     group_destroy_all(iface);
     uct_base_iface_progress_disable(tl_iface,
                                     UCT_PROGRESS_SEND | UCT_PROGRESS_RECV);
-    ucs_class_call_cleanup_chain(&uct_base_iface_t_class, &iface->super, -1);
+    uct_mm_common::base_iface_cleanup(&iface->super);
     delete iface;
 }
 
@@ -239,28 +240,18 @@ ucs_status_t iface_open_impl(uct_md_h md, uct_worker_h worker,
                              const uct_iface_config_t *tl_config,
                              uct_iface_h *iface_p)
 {
-    if (!(params->field_mask & UCT_IFACE_PARAM_FIELD_OPEN_MODE) ||
-        !(params->open_mode & UCT_IFACE_OPEN_MODE_DEVICE)) {
-        ucs_error("ud_mcast supports only UCT_IFACE_OPEN_MODE_DEVICE");
-        return UCS_ERR_UNSUPPORTED;
-    }
     const auto *cfg = reinterpret_cast<const IfaceConfig *>(tl_config);
     auto *iface = new Iface();
-    int init_count = 1;
-    ucs_status_t status = uct_base_iface_t_init(
-        &iface->super, &uct_base_iface_t_class, &init_count, &g_iface_ops,
-        &uct_base_iface_internal_ops, md, worker, params, tl_config);
+    ucs_status_t status = uct_mm_common::base_iface_init(
+        "ud_mcast", &iface->super, &g_iface_ops, md, worker, params, tl_config);
     if (status != UCS_OK) {
-        ucs_class_call_cleanup_chain(&uct_base_iface_t_class, &iface->super,
-                                     init_count);
         delete iface;
         return status;
     }
     iface->id = ucs_generate_uuid(reinterpret_cast<uintptr_t>(iface));
     status = configure(iface, cfg, params->mode.device.dev_name);
     if (status != UCS_OK) {
-        ucs_class_call_cleanup_chain(&uct_base_iface_t_class, &iface->super,
-                                     -1);
+        uct_mm_common::base_iface_cleanup(&iface->super);
         delete iface;
         return status;
     }
