@@ -26,11 +26,6 @@ namespace {
 
 constexpr std::uint32_t kSeg = 1024;
 
-std::string own_prefix()
-{
-    return "ucgt-" + std::to_string(getpid()) + "-";
-}
-
 SeqGroupConfig config(const std::string &name, int rank, unsigned n)
 {
     SeqGroupConfig c;
@@ -102,7 +97,7 @@ TEST_CASE("bcast group: every size and root, lengths around a fragment",
 {
     const unsigned n = GENERATE(1u, 2u, 3u, 4u, 5u, 7u, 8u);
     const bool cma = GENERATE(false, true);
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("seq");
     const std::vector<std::size_t> lengths = {
         0, 1, kSeg - 1, kSeg, kSeg + 1, 5 * kSeg + 3, 40 * kSeg + 17};
@@ -120,7 +115,7 @@ TEST_CASE("bcast group: every size and root, lengths around a fragment",
 TEST_CASE("bcast group: 4 MiB from every root", "[mm][bcast][fork]")
 {
     const unsigned n = GENERATE(2u, 3u, 8u);
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("seq");
     auto result = ucg_test::run_fork_ranks(fork_opts(n), [&](int rank) {
         SeqGroupConfig c = config(name, rank, n);
@@ -139,7 +134,7 @@ TEST_CASE("bcast group: back-to-back posts complete in order",
 {
     const unsigned n = GENERATE(2u, 4u, 7u);
     constexpr unsigned kMessages = 600;
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("seq");
     auto result = ucg_test::run_fork_ranks(fork_opts(n), [&](int rank) {
         SeqGroupConfig c = config(name, rank, n);
@@ -179,7 +174,7 @@ TEST_CASE("bcast group: back-to-back posts complete in order",
 TEST_CASE("bcast group: max_outstanding posts, then no resource",
           "[mm][bcast][fork]")
 {
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("seq");
     auto result = ucg_test::run_fork_ranks(fork_opts(2), [&](int rank) {
         SeqGroupConfig c = config(name, rank, 2);
@@ -220,7 +215,7 @@ TEST_CASE("bcast group: max_outstanding posts, then no resource",
 TEST_CASE("bcast group: posts that disagree fail the group with an I/O error",
           "[mm][bcast][fork][trust]")
 {
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("seq");
     auto result = ucg_test::run_fork_ranks(fork_opts(3), [&](int rank) {
         auto g = open_group(config(name, rank, 3));
@@ -250,7 +245,7 @@ TEST_CASE("bcast group: a member killed mid-message fails the others",
 {
     constexpr unsigned n = 4;
     constexpr int kVictim = 2;
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("seq");
     auto opts = fork_opts(n);
     opts.may_be_killed = {kVictim};
@@ -287,7 +282,7 @@ TEST_CASE("bcast group: a member killed mid-message fails the others",
 TEST_CASE("bcast group: a member that never joins times the group out",
           "[mm][bcast][fork]")
 {
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("seq");
     // Three members expected, two come.
     auto result = ucg_test::run_fork_ranks(fork_opts(2), [&](int rank) {

@@ -24,11 +24,6 @@ using namespace uct_mm_common;
 
 namespace {
 
-std::string own_prefix()
-{
-    return "ucgt-" + std::to_string(getpid()) + "-";
-}
-
 LinkConfig config(const std::string &name, unsigned member, unsigned size)
 {
     LinkConfig c;
@@ -79,7 +74,7 @@ TEST_CASE("link: members join without waiting, the name goes once all are in",
           "[mm][link][fork]")
 {
     const unsigned n = GENERATE(1u, 2u, 5u);
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("link");
     auto result = ucg_test::run_fork_ranks(static_cast<int>(n), [&](int r) {
         // Late creators are fine: attachers poll (member 0 starts last).
@@ -101,7 +96,7 @@ TEST_CASE("link: members join without waiting, the name goes once all are in",
 TEST_CASE("link: a member that never joins fails the group with a timeout",
           "[mm][link]")
 {
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("link");
     LinkConfig c = config(name, 0, 2);
     c.attach_timeout_ms = 50;
@@ -120,7 +115,7 @@ TEST_CASE("link: a member that never joins fails the group with a timeout",
 
 TEST_CASE("link: one member's failure reaches the others", "[mm][link]")
 {
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("link");
     GroupLink a, b;
     REQUIRE(a.create(config(name, 0, 2)) == Status::kOk);
@@ -186,7 +181,7 @@ TEST_CASE("link: a failure reaches the others after a peer overwrote the "
 
 TEST_CASE("link: a killed member is found by a stalled one", "[mm][link][fork]")
 {
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("link");
     ucg_test::ForkOptions opts(2);
     opts.may_be_killed = {1};
@@ -216,7 +211,7 @@ TEST_CASE("link: a segment of another user or mode is refused",
     }
     const passwd *nobody = getpwnam("nobody");
     REQUIRE(nobody != nullptr);
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("evil");
     const int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0666);
     REQUIRE(fd >= 0);
@@ -241,7 +236,7 @@ TEST_CASE("link: a segment of another user or mode is refused",
 TEST_CASE("link: members that never progressed leave no name behind",
           "[mm][link]")
 {
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("link");
     {
         GroupLink creator;
@@ -278,7 +273,7 @@ TEST_CASE("link: a member uses the header values it checked, not a later "
           "rewrite",
           "[mm][link][trust]")
 {
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("reread");
     GroupLink creator, joiner;
     REQUIRE(creator.create(config(name, 0, 2)) == Status::kOk);

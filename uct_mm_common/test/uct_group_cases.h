@@ -63,9 +63,7 @@ struct GroupRank : ucg_test::UctIface {
 
 inline ucg_test::ForkOptions group_fork_options(unsigned n)
 {
-    ucg_test::ForkOptions o(static_cast<int>(n));
-    o.timeout = std::chrono::milliseconds(60000);
-    return o;
+    return ucg_test::ForkOptions(static_cast<int>(n), std::chrono::seconds(60));
 }
 
 /// The name of group `key`'s segment, whose member 0 published `addr0`

@@ -21,11 +21,6 @@ namespace {
 
 constexpr std::uint32_t kSeg = 1024;
 
-std::string own_prefix()
-{
-    return "ucgt-" + std::to_string(getpid()) + "-";
-}
-
 IncastGroupConfig config(const std::string &name, int rank, unsigned n)
 {
     IncastGroupConfig c;
@@ -41,9 +36,7 @@ IncastGroupConfig config(const std::string &name, int rank, unsigned n)
 
 ucg_test::ForkOptions fork_opts(unsigned n)
 {
-    ucg_test::ForkOptions o(static_cast<int>(n));
-    o.timeout = std::chrono::milliseconds(60000);
-    return o;
+    return ucg_test::ForkOptions(static_cast<int>(n), std::chrono::seconds(60));
 }
 
 // Sum of int32 and gather from every root, for each byte length.
@@ -102,7 +95,7 @@ TEST_CASE("incast group: every size and root, lengths around a chunk",
           "[mm][incast][fork]")
 {
     const unsigned n = GENERATE(1u, 2u, 3u, 4u, 5u, 7u, 8u);
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("inc");
     const auto script = roots_script(
         n, {0, 4, kSeg - 4, kSeg, kSeg + 4, 5 * kSeg + 12, 30 * kSeg});
@@ -118,7 +111,7 @@ TEST_CASE("incast group: every size and root, lengths around a chunk",
 TEST_CASE("incast group: 4 MiB from every root", "[mm][incast][fork]")
 {
     const unsigned n = GENERATE(2u, 3u, 8u);
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("inc");
     const auto script = roots_script(n, {std::size_t{4} << 20});
     auto result = ucg_test::run_fork_ranks(fork_opts(n), [&](int rank) {
@@ -136,7 +129,7 @@ TEST_CASE("incast group: 4 MiB from every root", "[mm][incast][fork]")
 TEST_CASE("incast group: max_outstanding posts, then no resource",
           "[mm][incast][fork]")
 {
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("inc");
     Gate posted;
     auto result = ucg_test::run_fork_ranks(fork_opts(2), [&](int rank) {
@@ -183,7 +176,7 @@ TEST_CASE("incast group: posts that disagree fail the group with an I/O "
     const auto mode =
         GENERATE(UCT_MM_INCAST_MODE_BATCHED, UCT_MM_INCAST_MODE_CENTRALIZED,
                  UCT_MM_INCAST_MODE_LOCKED, UCT_MM_INCAST_MODE_ATOMIC);
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("inc");
     auto result = ucg_test::run_fork_ranks(fork_opts(3), [&](int rank) {
         IncastGroupConfig c = config(name, rank, 3);
@@ -211,7 +204,7 @@ TEST_CASE("incast group: a member killed mid-message fails the others",
                  UCT_MM_INCAST_MODE_LOCKED, UCT_MM_INCAST_MODE_ATOMIC);
     constexpr unsigned n = 4;
     constexpr int kVictim = 2;
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("inc");
     Gate done;
     auto opts = fork_opts(n);
@@ -246,7 +239,7 @@ TEST_CASE("incast group: a member killed mid-message fails the others",
 TEST_CASE("incast group: a member that never joins times the group out",
           "[mm][incast][fork]")
 {
-    ucg_test::ShmSweeper sweeper(own_prefix());
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("inc");
     // Three members expected, two come: the root and one sender.
     auto result = ucg_test::run_fork_ranks(fork_opts(2), [&](int rank) {

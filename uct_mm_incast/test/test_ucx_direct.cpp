@@ -26,9 +26,7 @@ struct SharedBoard {
 
 ucg_test::ForkOptions opts(unsigned n)
 {
-    ucg_test::ForkOptions o(static_cast<int>(n));
-    o.timeout = std::chrono::milliseconds(60000);
-    return o;
+    return ucg_test::ForkOptions(static_cast<int>(n), std::chrono::seconds(60));
 }
 
 // Connects the group (a first reduce joins everyone); returns what

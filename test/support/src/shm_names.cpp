@@ -9,11 +9,16 @@
 
 namespace ucg_test {
 
+std::string own_shm_prefix()
+{
+    return "ucgt-" + std::to_string(getpid()) + "-";
+}
+
 std::string unique_shm_name(const std::string &tag)
 {
     static std::atomic<unsigned> counter{0};
-    return "/ucgt-" + std::to_string(getpid()) + "-" +
-           std::to_string(counter.fetch_add(1)) + "-" + tag;
+    return "/" + own_shm_prefix() + std::to_string(counter.fetch_add(1)) + "-" +
+           tag;
 }
 
 std::vector<std::string> list_shm(const std::string &prefix)

@@ -117,8 +117,7 @@ std::string check_receive_events(const UctIfaceSpec &spec)
 {
     SharedMapping mem(sizeof(Shared));
     auto *sh = new (mem.data()) Shared{};
-    ForkOptions opts(2);
-    opts.timeout = std::chrono::milliseconds(60000);
+    const ForkOptions opts(2, std::chrono::seconds(60));
     const ForkResult r = run_fork_ranks(opts, [&](int rank) {
         if (rank == 0) {
             receiver(spec, sh);

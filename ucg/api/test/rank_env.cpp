@@ -81,8 +81,7 @@ bool expect_group_create(int size, ucs_status_t expect,
 {
     std::unique_ptr<launch::Board> board(launch::Board::create(size, 4096));
     REQUIRE(board != nullptr);
-    ucg_test::ForkOptions opts(size);
-    opts.timeout = std::chrono::milliseconds(60000);
+    const ucg_test::ForkOptions opts(size, std::chrono::seconds(60));
     const auto result = ucg_test::run_fork_ranks(opts, [&](int rank) {
         if (setup) {
             setup(rank);

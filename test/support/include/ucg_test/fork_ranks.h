@@ -16,6 +16,10 @@ namespace ucg_test {
 struct ForkOptions {
     // NOLINTNEXTLINE(google-explicit-constructor): ForkOptions{4} reads well
     ForkOptions(int ranks = 2) : num_ranks(ranks) {}
+    ForkOptions(int ranks, std::chrono::milliseconds limit)
+        : num_ranks(ranks), timeout(limit)
+    {
+    }
 
     int num_ranks;
     std::chrono::milliseconds timeout{20000}; ///< whole run, all ranks

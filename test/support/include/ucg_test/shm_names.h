@@ -11,6 +11,10 @@ namespace ucg_test {
 /// for the life of this process.
 std::string unique_shm_name(const std::string &tag);
 
+/// What every name unique_shm_name makes in this process starts with
+/// ("ucgt-<pid>-", without the '/'), for list_shm and ShmSweeper.
+std::string own_shm_prefix();
+
 /// Entries of /dev/shm whose names start with `prefix` (without the '/').
 std::vector<std::string> list_shm(const std::string &prefix);
 
