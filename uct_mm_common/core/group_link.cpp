@@ -96,6 +96,7 @@ Status GroupLink::create(const LinkConfig &cfg) noexcept
 {
     cfg_ = cfg;
     created_ns_ = now_ns();
+    unlink_late_names(created_ns_);
     const std::size_t bytes = link_segment_bytes(cfg.size, cfg.region_bytes);
     if (cfg.memory != nullptr) {
         if (cfg.memory_bytes < bytes) {
@@ -147,6 +148,7 @@ void GroupLink::prepare(const LinkConfig &cfg) noexcept
 {
     cfg_ = cfg;
     created_ns_ = now_ns();
+    unlink_late_names(created_ns_);
     attach_wait_ns_ = kAttachFirstNs;
 }
 
@@ -426,6 +428,7 @@ Status GroupLink::scan_members(int waiting_on) noexcept
 
 void GroupLink::leave() noexcept
 {
+    unlink_late_names(now_ns());
     if (!joined_ && state_ == Status::kOk && cfg_.member != 0 &&
         cfg_.size != 0) {
         // Counted in before leaving, so the last member to come or go
@@ -439,8 +442,15 @@ void GroupLink::leave() noexcept
         me->state.store(kMemberLeft, std::memory_order_release);
         joined_ = false;
         // Late members may still come (a root's sends complete before they
-        // join): the name stays for them until the attach deadline.
+        // join): the name stays for them until the attach deadline, then
+        // the next link of this process, or its exit, unlinks it.
         unlink_if_abandoned();
+        if (!unlinked_ && cfg_.memory == nullptr) {
+            keep_for_late_members(
+                cfg_.name, created_ns_ + std::uint64_t{cfg_.attach_timeout_ms} *
+                                             1'000'000);
+            unlinked_ = true;
+        }
     } else if (cfg_.member == 0 && base_ != nullptr) {
         unlink_segment(cfg_.name); // created, never published
     }

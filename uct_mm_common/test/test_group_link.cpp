@@ -13,10 +13,12 @@
 
 #include <catch2/catch.hpp>
 #include <csignal>
+#include <cstdlib>
 #include <fcntl.h>
 #include <pwd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <ucg_test/skip.h>
 #include <unistd.h>
 
@@ -66,6 +68,16 @@ Status open_link(GroupLink &link, const LinkConfig &c)
         link.prepare(c);
     }
     return connect(link);
+}
+
+// Member 0 creates and publishes: joined, the others not yet in.
+Status open_link_alone(GroupLink &link, const LinkConfig &c)
+{
+    const Status st = link.create(c);
+    if (st == Status::kOk) {
+        link.publish();
+    }
+    return st;
 }
 
 } // namespace
@@ -248,6 +260,78 @@ TEST_CASE("link: members that never progressed leave no name behind",
         } // leaving, it is counted in: the last of two, it unlinks
         CHECK(sweeper.leftovers().empty());
     }
+    CHECK(sweeper.leftovers().empty());
+}
+
+// Issue 29: a group destroyed before every member attached stays for its
+// late members until the attach deadline; after it, nothing is left.
+TEST_CASE("link: a name left for late members goes after the deadline",
+          "[mm][link]")
+{
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
+    const std::string name = ucg_test::unique_shm_name("late");
+    LinkConfig c = config(name, 0, 2);
+    c.attach_timeout_ms = 100;
+    {
+        GroupLink creator;
+        REQUIRE(open_link_alone(creator, c) == Status::kOk);
+    } // left before member 1 came: the name stays for it ...
+    CHECK(sweeper.leftovers().size() == 1);
+    {
+        GroupLink late;
+        late.prepare(config(name, 1, 2));
+        REQUIRE(late.poll_connect(now_ns()) == Status::kOk); // ... it joins,
+    } // the last of two: it unlinks the name
+    CHECK(sweeper.leftovers().empty());
+    // A new group takes the name: what was left under it is not this one.
+    GroupLink taker;
+    REQUIRE(open_link_alone(taker, c) == Status::kOk);
+    // Another group left with a member that never comes.
+    LinkConfig c2 = config(ucg_test::unique_shm_name("late-other"), 0, 2);
+    c2.attach_timeout_ms = 100;
+    {
+        GroupLink creator;
+        REQUIRE(open_link_alone(creator, c2) == Status::kOk);
+    }
+    CHECK(sweeper.leftovers().size() == 2);
+    usleep(150 * 1000);
+    {
+        // Past the deadline, the next link this process makes unlinks the
+        // name left behind, and not the one a live group holds.
+        GroupLink next;
+        next.prepare(config(ucg_test::unique_shm_name("none"), 1, 2));
+    }
+    const auto left = sweeper.leftovers();
+    REQUIRE(left.size() == 1);
+    CHECK("/" + left[0] == name);
+}
+
+TEST_CASE("link: a process that exits unlinks the names it left for late "
+          "members",
+          "[mm][link][fork]")
+{
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
+    const std::string name = ucg_test::unique_shm_name("late-exit");
+    LinkConfig c = config(name, 0, 2);
+    c.attach_timeout_ms = 60000; // long after the process is gone
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        {
+            GroupLink creator;
+            if (open_link_alone(creator, c) != Status::kOk) {
+                _exit(2);
+            }
+        }
+        if (ucg_test::list_shm(name.substr(1)).size() != 1) {
+            _exit(3); // the name must stay for member 1 while we live
+        }
+        std::exit(0); // exit handlers run
+    }
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
     CHECK(sweeper.leftovers().empty());
 }
 

@@ -214,6 +214,19 @@ class GroupLink {
     std::uint32_t stall_polls_ = 0;
 };
 
+/// Remembers `name`, a group segment its members left before every
+/// member attached and before the attach deadline `deadline_ns` (late
+/// members may still come for what was sent): it is unlinked once the
+/// deadline has passed, by the next group link this process creates,
+/// prepares or leaves, or when the process exits, whichever comes first;
+/// only if the name still names the same segment (a new group may have
+/// taken it since the last member to join unlinked it).
+void keep_for_late_members(const std::string &name,
+                           std::uint64_t deadline_ns) noexcept;
+/// Unlinks the remembered names whose deadline is at or before `now_ns`
+/// (UINT64_MAX: all); returns how many it unlinked.
+int unlink_late_names(std::uint64_t now_ns) noexcept;
+
 /// Failure word of the shared header: (reason << 16) | (member + 1).
 std::uint32_t failure_word(Status st, int member) noexcept;
 Status failure_status(std::uint32_t word) noexcept;
