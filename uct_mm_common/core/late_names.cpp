@@ -42,7 +42,7 @@ bool identify(const std::string &name, dev_t *dev, ino_t *ino) noexcept
     if (fd < 0) {
         return false;
     }
-    struct stat st{};
+    struct stat st {};
     const bool ok = fstat(fd, &st) == 0;
     close(fd);
     *dev = st.st_dev;
