@@ -28,7 +28,7 @@ def ratio_cell(rs):
     """median [min-max] of ratios, bold when the median is above 1."""
     m = statistics.median(rs)
     cell = f"{m:.2f} [{min(rs):.2f}-{max(rs):.2f}]"
-    return f"**{cell}**" if m > 1.0 else cell
+    return f"**{cell}**" if round(m, 2) > 1.0 else cell
 
 
 def plot(png, title, ylabel, series, xlabel="message size", xtics=SIZE_TICS,
