@@ -23,7 +23,7 @@ namespace {
 
 constexpr int kThreads = 4;
 // Each window is a barrier of kThreads threads: with 2 cores busy beside
-// builds, 2,000 windows a case took up to 60 s (a timeout in 1 of 20
+// builds, 2,000 windows a case took up to 60 s (a timeout in 1 of 7
 // suite runs); 500 still fail every non-atomic kernel (scripts/mutants).
 constexpr int kWindows = 500;
 constexpr std::size_t kCount = 16; // elements per window: the threads collide

@@ -27,8 +27,9 @@ namespace {
 // kLoOnly: with multicast on, UCP opens ud_mcast on every device it
 // lists; the emulated cluster's tests add and remove bridges in this
 // namespace meanwhile, and an iface opened on one that just lost its
-// address fails the context ("interface ucgbr0 has no IPv4 address", once
-// in 20 suite runs). These ranks share lo, so the cases keep to it.
+// address fails the context ("interface ucgbr0 has no IPv4 address", in 1
+// of 4 suite runs beside builds). These ranks share lo, so the cases keep
+// to it.
 
 // The whole bcast hierarchical, its world level (the hosts' leaders) mcast.
 const char *const kMcastTune =
