@@ -27,6 +27,7 @@ struct LateName {
 struct Registry {
     std::mutex mutex;
     std::vector<LateName> names;
+    pid_t owner = 0; ///< the process that left them (a fork child did not)
 };
 
 Registry &registry()
@@ -67,8 +68,13 @@ void keep_for_late_members(const std::string &name,
     static std::once_flag at_exit;
     try {
         std::call_once(at_exit, [] { std::atexit(unlink_all_at_exit); });
-        const std::lock_guard<std::mutex> lock(registry().mutex);
-        registry().names.push_back(std::move(late));
+        Registry &r = registry();
+        const std::lock_guard<std::mutex> lock(r.mutex);
+        if (r.owner != getpid()) {
+            r.names.clear(); // inherited over fork: the parent's to unlink
+            r.owner = getpid();
+        }
+        r.names.push_back(std::move(late));
     } catch (...) {
         // No memory to remember it: unlink now (late members time out).
         unlink_segment(name);
@@ -79,6 +85,10 @@ int unlink_late_names(std::uint64_t now_ns) noexcept
 {
     Registry &r = registry();
     const std::lock_guard<std::mutex> lock(r.mutex);
+    if (r.owner != getpid()) {
+        r.names.clear(); // inherited over fork: the parent's to unlink
+        return 0;
+    }
     int unlinked = 0;
     for (std::size_t i = 0; i < r.names.size();) {
         const LateName &late = r.names[i];

@@ -335,6 +335,27 @@ TEST_CASE("link: a process that exits unlinks the names it left for late "
     CHECK(sweeper.leftovers().empty());
 }
 
+TEST_CASE("link: a fork child leaves the names its parent kept alone",
+          "[mm][link][fork]")
+{
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
+    const std::string name = ucg_test::unique_shm_name("late-fork");
+    LinkConfig c = config(name, 0, 2);
+    c.attach_timeout_ms = 60000;
+    {
+        GroupLink creator;
+        REQUIRE(open_link_alone(creator, c) == Status::kOk);
+    } // kept for member 1 until the deadline
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        std::exit(0); // its exit handlers run: the name is not its own
+    }
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(sweeper.leftovers().size() == 1);
+}
+
 namespace {
 
 bool g_grew = false;
