@@ -14,6 +14,7 @@ void Channel::init(const Ring &ring, const ChannelConfig &cfg)
     ring_ = ring;
     cfg_ = cfg;
     state_ = Status::kOk;
+    refused_ = false;
     last_activity_ns_ = 0;
     next_check_ns_ = 0;
 }
@@ -113,12 +114,44 @@ Status Channel::skip_oversized(std::uint64_t pos, std::uint8_t am_id,
     return Status::kExceedsLimit;
 }
 
+bool Channel::drop_sender_message(std::int32_t pid, Status st) noexcept
+{
+    const std::uint64_t start =
+        pid > 0 ? process_start_time(static_cast<pid_t>(pid)) : 0;
+    if (start == 0) {
+        log(LogLevel::kWarn,
+            "%s: sender pid %d is gone: its zero-copy message is dropped, the "
+            "FIFO goes on",
+            cfg_.name, pid);
+        return true;
+    }
+    if (!ring_.mark_sender_failed(ProcessId{pid, 0, start})) {
+        return false;
+    }
+    log(LogLevel::kError,
+        "%s: a zero-copy message of pid %d cannot be read (%s): that sender "
+        "fails, the FIFO goes on",
+        cfg_.name, pid, status_name(st));
+    return true;
+}
+
 unsigned Channel::progress_completions(CompleteFn fn, void *arg) noexcept
 {
     unsigned done = 0;
     while (!cma_.empty()) {
         const PendingCma front = cma_.front();
         const bool passed = ring_.all_passed(front.pos, ring_.my_index());
+        if (passed && state_ == Status::kOk && ring_.my_index() == kNoOrigin &&
+            ring_.sender_failed()) {
+            // A receiver could not read one of ours (and logged why): which
+            // one is not known, so every send from now on fails.
+            state_ = Status::kIoError;
+            refused_ = true;
+            log(LogLevel::kError,
+                "%s: the receiver refused a zero-copy message of this "
+                "process: its sends to it fail",
+                cfg_.name);
+        }
         if (!passed && state_ == Status::kOk) {
             check_health();
             if (state_ == Status::kOk) {
@@ -139,7 +172,7 @@ unsigned Channel::progress_completions(CompleteFn fn, void *arg) noexcept
             }
         }
         cma_.pop_front();
-        fn(arg, front.cookie, passed ? Status::kOk : state_);
+        fn(arg, front.cookie, passed && !refused_ ? Status::kOk : state_);
         last_activity_ns_ = 0;
         ++done;
     }
@@ -150,11 +183,12 @@ unsigned Channel::progress_completions(CompleteFn fn, void *arg) noexcept
 // iov array and the header must fit the slot, the iov lengths must add up
 // to the total, and the total must be within this member's max_zcopy;
 // kIoError (logged) otherwise, kPeerDead when the producer cannot be read.
-Status Channel::pull_cma(const std::uint8_t *payload,
-                         std::size_t *length_p) noexcept
+Status Channel::pull_cma(const std::uint8_t *payload, std::size_t *length_p,
+                         std::int32_t *pid_p) noexcept
 {
     CmaDescriptor desc;
     std::memcpy(&desc, payload, sizeof(desc));
+    *pid_p = desc.pid;
     const std::size_t room = ring_.geometry().payload_capacity() - sizeof(desc);
     const std::size_t iov_bytes = std::size_t{desc.iovcnt} * sizeof(RemoteIov);
     if (desc.iovcnt > kMaxPullIov || desc.iovcnt > room / sizeof(RemoteIov) ||
@@ -240,12 +274,14 @@ unsigned Channel::deliver(unsigned max, DeliverFn fn, void *arg) noexcept
             __atomic_load_n(&sh->origin, __ATOMIC_RELAXED);
         if (kind == SlotKind::kCma) {
             std::size_t length = 0;
-            const Status st = pull_cma(payload, &length);
-            if (st != Status::kOk) {
-                fail(st, origin);
+            std::int32_t pid = 0;
+            const Status st = pull_cma(payload, &length, &pid);
+            if (st == Status::kOk) {
+                fn(arg, am_id, bounce_.data(), length);
+            } else if (origin != kNoOrigin || !drop_sender_message(pid, st)) {
+                fail(st, origin); // a member fails its group
                 break;
             }
-            fn(arg, am_id, bounce_.data(), length);
         } else if (kind == SlotKind::kSkip) {
             // A send that failed after its claim: nothing to deliver.
         } else if (kind != SlotKind::kInline ||

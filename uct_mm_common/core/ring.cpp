@@ -298,6 +298,33 @@ int Ring::failed_member() const noexcept
     return static_cast<int>(hdr->failed.load(std::memory_order_acquire)) - 1;
 }
 
+bool Ring::mark_sender_failed(const ProcessId &id) noexcept
+{
+    auto *hdr = reinterpret_cast<RingHeader *>(base_);
+    const std::uint64_t word = sender_word(id);
+    for (auto &entry : hdr->failed_senders) {
+        std::uint64_t seen = 0;
+        if (entry.compare_exchange_strong(seen, word,
+                                          std::memory_order_acq_rel) ||
+            seen == word) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool Ring::sender_failed() const noexcept
+{
+    const auto *hdr = reinterpret_cast<const RingHeader *>(base_);
+    const std::uint64_t word = sender_word(self_);
+    for (const auto &entry : hdr->failed_senders) {
+        if (entry.load(std::memory_order_acquire) == word) {
+            return true;
+        }
+    }
+    return false;
+}
+
 std::uint32_t Ring::absent_members() const noexcept
 {
     std::uint32_t n = 0;

@@ -355,3 +355,127 @@ TEST_CASE("ring: a garbage sequence word at the head reads as a full ring",
     std::uint64_t pos = 0;
     CHECK(producer.claim(&pos) == Status::kNoResource);
 }
+
+namespace {
+
+// A child sends one zero-copy message of `bytes` to the FIFO as a
+// non-member producer, then dies (SIGKILL) or, when `die` is false, waits
+// up to 5 s for its completion: exit 0 when it failed with kIoError and a
+// send after it fails too, 1 otherwise.
+pid_t cma_in_child(ucg_test::SharedMapping &mem, std::size_t bytes, bool die)
+{
+    return ucg_test::fork_until_ready([&](const auto &ready) {
+        Ring r;
+        if (r.open(mem.data(), mem.size(), kNoOrigin, true) != Status::kOk) {
+            _exit(2);
+        }
+        Channel ch;
+        ch.init(r, ChannelConfig{});
+        std::vector<std::uint8_t> buf(bytes, 0x5a);
+        RemoteIov iov{reinterpret_cast<std::uint64_t>(buf.data()), buf.size()};
+        if (ch.send_cma(kAmId, nullptr, 0, &iov, 1, nullptr) != Status::kOk) {
+            _exit(3);
+        }
+        ready();
+        if (die) {
+            raise(SIGKILL);
+        }
+        struct Done {
+            bool called = false;
+            Status status = Status::kOk;
+        } done;
+        auto on_done = [](void *arg, void *, Status s) {
+            auto *d = static_cast<Done *>(arg);
+            d->called = true;
+            d->status = s;
+        };
+        const auto until =
+            std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (!done.called && std::chrono::steady_clock::now() < until) {
+            ch.progress_completions(on_done, &done);
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        _exit(done.called && done.status == Status::kIoError &&
+                      ch.send_short(kAmId, 0, nullptr, 0) == Status::kIoError
+                  ? 0
+                  : 1);
+    });
+}
+
+// This process sends seq 0..count-1 (origin 1) to the FIFO, inline, while
+// `owner` (member 0) receives; until it has them all and
+// `child` (if > 0) has exited (its exit status in *child_status). Gives
+// up after 10 s.
+std::vector<test::Received> send_beside(Fifo &fifo, Channel &owner,
+                                        unsigned count, pid_t child,
+                                        int *child_status)
+{
+    Channel producer;
+    producer.init(fifo.open(kNoOrigin), ChannelConfig{});
+    std::vector<test::Received> got;
+    unsigned next = 0;
+    bool exited = false;
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while ((got.size() < count || !exited) &&
+           std::chrono::steady_clock::now() < until) {
+        const std::uint64_t header = std::uint64_t{next} << 32 | 1u;
+        if (next < count &&
+            producer.send_short(kAmId, header, nullptr, 0) == Status::kOk) {
+            ++next;
+        }
+        owner.poll(4, test::record, &got);
+        exited = exited || child <= 0 ||
+                 waitpid(child, child_status, WNOHANG) == child;
+        std::this_thread::yield();
+    }
+    return got;
+}
+
+} // namespace
+
+// Issue 29: a sender killed after it published a zero-copy message cannot
+// be read; the receiver drops that message and goes on with the others'.
+TEST_CASE("channel: a sender killed mid zero-copy leaves the others' "
+          "messages flowing",
+          "[mm][fifo][fork]")
+{
+    Fifo fifo;
+    Channel owner;
+    owner.init(fifo.open(0), ChannelConfig{});
+    const pid_t child = cma_in_child(fifo.mem, 512, true);
+    int st = 0;
+    REQUIRE(waitpid(child, &st, 0) == child);
+    REQUIRE(WIFSIGNALED(st));
+    const std::vector<test::Received> got =
+        send_beside(fifo, owner, 3 * kSlots, 0, &st);
+    CHECK(owner.state() == Status::kOk);
+    REQUIRE(got.size() == 3 * kSlots); // the dead sender's is not among them
+    for (unsigned i = 0; i < got.size(); ++i) {
+        CHECK((got[i].origin == 1 && got[i].seq == i));
+    }
+}
+
+// Issue 29: a live sender whose zero-copy message the receiver refuses
+// (larger than the receiver's max_zcopy) fails its own sends; the FIFO
+// goes on for the others.
+TEST_CASE("channel: a zero-copy message the receiver refuses fails that "
+          "sender alone",
+          "[mm][fifo][fork]")
+{
+    Fifo fifo;
+    Channel owner;
+    ChannelConfig small;
+    small.max_zcopy = 1024;
+    owner.init(fifo.open(0), small);
+    const pid_t child = cma_in_child(fifo.mem, 4096, false);
+    int st = -1;
+    const std::vector<test::Received> got =
+        send_beside(fifo, owner, 3 * kSlots, child, &st);
+    CHECK(owner.state() == Status::kOk);
+    CHECK((WIFEXITED(st) && WEXITSTATUS(st) == 0));
+    REQUIRE(got.size() == 3 * kSlots);
+    for (unsigned i = 0; i < got.size(); ++i) {
+        CHECK((got[i].origin == 1 && got[i].seq == i));
+    }
+}

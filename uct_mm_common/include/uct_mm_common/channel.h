@@ -120,8 +120,13 @@ class Channel {
                           std::size_t length) noexcept;
     /// Most remote buffers a received CMA descriptor may name.
     static constexpr std::uint32_t kMaxPullIov = 64;
-    Status pull_cma(const std::uint8_t *payload,
-                    std::size_t *length_p) noexcept;
+    /// *pid_p: the producer the descriptor names, whatever the result.
+    Status pull_cma(const std::uint8_t *payload, std::size_t *length_p,
+                    std::int32_t *pid_p) noexcept;
+    /// A CMA message of a producer that is not a member could not be read
+    /// (`st`): drops it; records a live producer in the ring (it fails its
+    /// own sends). False when it cannot be recorded (the table is full).
+    bool drop_sender_message(std::int32_t pid, Status st) noexcept;
     void fail(Status st, int member) noexcept;
 
     struct PendingCma {
@@ -132,6 +137,7 @@ class Channel {
     Ring ring_;
     ChannelConfig cfg_;
     Status state_ = Status::kOk;
+    bool refused_ = false; ///< sender: a receiver could not read one of ours
     std::deque<PendingCma> cma_;
     std::vector<std::uint8_t> bounce_; ///< CMA receive buffer, lazily sized
     std::uint64_t last_activity_ns_ = 0;

@@ -79,6 +79,11 @@ class Ring {
     /// Failure flag shared by all members: mark (any member) and read.
     void mark_failed(int member_index) noexcept;
     int failed_member() const noexcept;
+    /// Member: records the producer `id` (not a member) whose message it
+    /// could not read; false when the table is full.
+    bool mark_sender_failed(const ProcessId &id) noexcept;
+    /// Producer: whether a member recorded this process.
+    bool sender_failed() const noexcept;
     /// Members that have not attached yet.
     std::uint32_t absent_members() const noexcept;
 

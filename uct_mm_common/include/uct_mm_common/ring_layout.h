@@ -39,9 +39,14 @@
 
 namespace uct_mm_common {
 
-/// Version 3 ("ucg3p2p"): the one FIFO of both transports, kSkip slots,
-/// claims that carry their producer's start time (slot_claim.h).
-inline constexpr std::uint64_t kRingMagic = 0x75636733703270ULL;
+/// Version 4 ("ucg4p2p"): the one FIFO of both transports, kSkip slots,
+/// claims that carry their producer's start time (slot_claim.h), failed
+/// senders in the header.
+inline constexpr std::uint64_t kRingMagic = 0x75636734703270ULL;
+
+/// Producers (not members) a receiver could not read a message of: room in
+/// the header for this many at once.
+inline constexpr unsigned kFailedSenders = 4;
 
 struct alignas(kCacheLine) RingHeader {
     std::atomic<std::uint64_t> magic;    ///< creator, stored last (release)
@@ -52,10 +57,22 @@ struct alignas(kCacheLine) RingHeader {
     std::atomic<std::uint32_t> attached; ///< each member once, at attach
     /// Any member, failure path only: 1 + index of a dead member (0: none).
     std::atomic<std::uint32_t> failed;
+    /// Members, failure path only: sender_word() of producers that are not
+    /// members and sent a message no member could read (0: free), so
+    /// that each fails its own sends while the FIFO goes on for others.
+    std::atomic<std::uint64_t> failed_senders[kFailedSenders];
 };
 static_assert(sizeof(RingHeader) == kCacheLine);
 static_assert(offsetof(RingHeader, attached) == 24);
 static_assert(offsetof(RingHeader, failed) == 28);
+
+/// A process in RingHeader::failed_senders: its pid and the low 32 bits of
+/// its start time (a reused pid is another process); never 0.
+inline constexpr std::uint64_t sender_word(const ProcessId &id) noexcept
+{
+    return std::uint64_t{static_cast<std::uint32_t>(id.pid)} << 32 |
+           (id.start_time & 0xffffffffu);
+}
 
 struct alignas(kCacheLine) HeadLine {
     /// Producers: next position to claim (moved after the slot's claim).
