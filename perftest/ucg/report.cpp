@@ -20,7 +20,8 @@ const char *dtype_label(const Options &opt, ucg_coll_type_t coll)
 
 } // namespace
 
-Report::Report(const Options &opt, const Env &env, double group_create_us)
+Report::Report(const Options &opt, const Env &env, double group_create_us,
+               const Floor &floor)
     : opt_(opt), env_(env)
 {
     if (env.rank != 0) {
@@ -36,6 +37,21 @@ Report::Report(const Options &opt, const Env &env, double group_create_us)
     std::printf("# group creation: %.1f us (slowest rank); First(us): the "
                 "first call, init included (slowest rank)\n",
                 group_create_us);
+    if (floor.flag_us > 0) {
+        std::printf("# floor: one cache line from rank 0 to rank 1 in %.3f us "
+                    "(half a flag ping-pong, median of 7 x 1000)",
+                    floor.flag_us);
+    } else if (env.size == 1) {
+        std::printf("# floor: one rank, no cache line to pass");
+    } else if (floor.other_hosts) {
+        std::printf("# floor: ranks 0 and 1 on different hosts, no shared "
+                    "cache line");
+    } else {
+        std::printf("# floor: no flag ping-pong between ranks 0 and 1 "
+                    "(shared memory failed or no answer)");
+    }
+    std::printf("; memcpy of 16 MiB on rank 0: %.1f GB/s (best of 5)\n",
+                floor.memcpy_gbs);
     if (!opt.csv.empty()) {
         csv_ = std::fopen(opt.csv.c_str(), "w");
         if (csv_ == nullptr) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "bench.h"
+#include "floor.h"
 
 #include <cstdio>
 #include <string>
@@ -19,7 +20,8 @@ struct Row {
 
 class Report {
   public:
-    Report(const Options &opt, const Env &env, double group_create_us);
+    Report(const Options &opt, const Env &env, double group_create_us,
+           const Floor &floor);
     ~Report();
     /// The header of one collective's table.
     void begin(ucg_coll_type_t coll);

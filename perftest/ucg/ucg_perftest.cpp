@@ -107,9 +107,10 @@ int run_rank(Env &env, const Options &opt)
     std::vector<double> all(static_cast<std::size_t>(env.size));
     env.allgather(&create_us, all.data(), sizeof(double));
     create_us = *std::max_element(all.begin(), all.end());
+    const Floor floor = measure_floor(env);
     int rc = 0;
     {
-        Report report(opt, env, create_us);
+        Report report(opt, env, create_us, floor);
         for (ucg_coll_type_t coll : opt.colls) {
             if (env.rank == 0) {
                 report.begin(coll);

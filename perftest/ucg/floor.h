@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The hardware floor ucg_perftest prints in its header, measured in the
+// same run as its tables: what one cache line costs to pass from rank 0 to
+// rank 1 (half the round trip of a flag ping-pong on two shared lines),
+// the floor of every small row, and what one memcpy moves per second on
+// rank 0, the floor of every large one.
+#pragma once
+
+#include "bench.h"
+
+namespace ucg::perftest {
+
+struct Floor {
+    /// One way, us; < 0: no shared line (one rank, or ranks 0 and 1 on
+    /// different hosts, or no answer).
+    double flag_us = -1;
+    bool other_hosts = false; ///< ranks 0 and 1 on different hosts
+    double memcpy_gbs = 0;    ///< rank 0, 16 MiB copies, best of 5
+};
+
+/// Collective: every rank calls it (out-of-band allgathers; ranks past 1
+/// only take part in those). The result is rank 0's.
+Floor measure_floor(const Env &env);
+
+} // namespace ucg::perftest
