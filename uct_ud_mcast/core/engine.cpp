@@ -67,10 +67,26 @@ void Engine::on_packet(const uint8_t *buf, size_t len, uint64_t now)
     Session *s = find(p.hdr.key);
     if (s == nullptr && p.type == PacketType::kJoin &&
         (p.hdr.flags & kFlagP2p) != 0 && factory_ != nullptr) {
+        // Nothing is made for a JOIN that is not sealed with the key this
+        // iface expects of that peer.
+        MacKey key;
+        if (!factory_->p2p_rx_key(p, &key)) {
+            ++counters_.drop_foreign;
+            return;
+        }
+        if (!packet_authentic(buf, len, key)) {
+            ++counters_.drop_bad_mac;
+            return;
+        }
         s = factory_->create_p2p(p, now);
     }
     if (s == nullptr) {
         ++counters_.drop_foreign;
+        return;
+    }
+    // Before any field drives state, delivery or a reply.
+    if (!packet_authentic(buf, len, s->config().rx_key)) {
+        ++counters_.drop_bad_mac;
         return;
     }
     s->on_packet(p, now);

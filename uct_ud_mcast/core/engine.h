@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The receive path every wire shares: validate a packet (parser and
-// check), count what is dropped and why, find its session by key, and
+// The receive path every wire shares: validate a packet (parser, check
+// and MAC), count what is dropped and why, find its session by key, and
 // create point-to-point sessions on a peer's first JOIN. Also the loss
 // test hook (drops received packets at random, from a seed).
 #pragma once
@@ -18,6 +18,9 @@ class Engine {
     class P2pFactory {
       public:
         virtual Session *create_p2p(const Packet &join, uint64_t now) = 0;
+        /// The key a p2p JOIN from an unknown peer must be sealed with;
+        /// false when none (not addressed to this iface).
+        virtual bool p2p_rx_key(const Packet &join, MacKey *key) = 0;
 
       protected:
         ~P2pFactory() = default;

@@ -81,9 +81,10 @@ ParseError parse_packet(const uint8_t *buf, size_t len, Packet *out) noexcept
         h.size > kMaxMembers || h.src >= h.size) {
         return ParseError::kBadType;
     }
-    if (len < sizeof(CommonHeader) + body) {
+    if (len < sizeof(CommonHeader) + body + kMacBytes) {
         return ParseError::kTooShort;
     }
+    len -= kMacBytes; // the trailer: checked by packet_authentic
     if (packet_crc(buf, len, h.key) != h.check) {
         return ParseError::kBadCheck;
     }
@@ -117,14 +118,23 @@ ParseError parse_packet(const uint8_t *buf, size_t len, Packet *out) noexcept
     return body_valid(out) ? ParseError::kNone : ParseError::kBadType;
 }
 
-void seal_packet(uint8_t *buf, size_t len) noexcept
+bool packet_authentic(const uint8_t *buf, size_t len,
+                      const MacKey &key) noexcept
+{
+    return len >= kMacBytes &&
+           mac_verify(key, buf, len - kMacBytes, buf + len - kMacBytes);
+}
+
+void seal_packet(uint8_t *buf, size_t len, const MacKey &key) noexcept
 {
     const auto length = static_cast<uint32_t>(len);
     std::memcpy(buf + offsetof(CommonHeader, length), &length, 4);
-    uint64_t key;
-    std::memcpy(&key, buf + offsetof(CommonHeader, key), 8);
-    const uint32_t check = packet_crc(buf, len, key);
+    uint64_t session;
+    std::memcpy(&session, buf + offsetof(CommonHeader, key), 8);
+    len -= kMacBytes;
+    const uint32_t check = packet_crc(buf, len, session);
     std::memcpy(buf + offsetof(CommonHeader, check), &check, 4);
+    mac_compute(key, buf, len, buf + len);
 }
 
 } // namespace uct_ud_mcast

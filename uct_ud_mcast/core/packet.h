@@ -14,12 +14,17 @@
 //  +--------+--------+--------+--------+--------+--------+----+--+--+-----+
 //  |  psn   |  ack   |msg_seq |msg_len | offset |  tag   |root|kd|am| pad |
 //  +--------+--------+--------+--------+--------+--------+----+--+--+-----+
-//  64  payload (length - 64 bytes)
+//  64  payload (length - 80 bytes)
+//  length - 16: MAC (16 bytes)
 //
-// check = CRC-32C over the whole packet with the check field zero, seeded
-// with the session key: a packet of another group, a truncated or corrupt
-// one fails it. It detects accidents, it does not authenticate.
+// check = CRC-32C over the packet but its MAC, with the check field zero,
+// seeded with the session key: a packet of another group, a truncated or
+// corrupt one fails it. It detects accidents. The MAC (auth.h) over the
+// packet but the MAC itself, under a key that never goes on the wire,
+// authenticates it: the receiver checks it before any field drives state.
 #pragma once
+
+#include "auth.h"
 
 #include <bit>
 #include <cstddef>
@@ -31,7 +36,7 @@ static_assert(std::endian::native == std::endian::little,
               "the wire format is little-endian");
 
 inline constexpr uint16_t kMagic = 0x4d55; // "UM"
-inline constexpr uint8_t kVersion = 1;
+inline constexpr uint8_t kVersion = 2;     // 2: the MAC trailer
 inline constexpr uint16_t kNoMember = 0xffff;
 inline constexpr unsigned kMaxMembers = 1024;
 inline constexpr unsigned kMaxNackRanges = 8;
@@ -145,15 +150,22 @@ struct Packet {
     StreamBody stream; ///< kProbe, kStatus, kAbort
 };
 
-/// Validates and decodes `len` bytes; never reads outside them.
+/// Validates and decodes `len` bytes (the MAC trailer included, not
+/// checked: packet_authentic); never reads outside them.
 ParseError parse_packet(const uint8_t *buf, size_t len, Packet *out) noexcept;
+
+/// Whether the `len` bytes of a parsed packet end with their MAC under
+/// `key`.
+bool packet_authentic(const uint8_t *buf, size_t len,
+                      const MacKey &key) noexcept;
 
 /// Bytes of the body for a type (0 for an unknown type).
 size_t body_bytes(PacketType type) noexcept;
 
-/// Fills hdr->length and hdr->check of a packet assembled in `buf` (header
-/// first, `len` bytes in all).
-void seal_packet(uint8_t *buf, size_t len) noexcept;
+/// Fills hdr->length, hdr->check and the MAC trailer (under `key`) of a
+/// packet assembled in `buf`: header first, `len` bytes in all, the last
+/// kMacBytes of them the trailer's room.
+void seal_packet(uint8_t *buf, size_t len, const MacKey &key) noexcept;
 
 /// 64-bit mixer (splitmix64 finalizer): session keys and hashes.
 inline uint64_t mix64(uint64_t x) noexcept
@@ -164,6 +176,14 @@ inline uint64_t mix64(uint64_t x) noexcept
     x *= 0x94d049bb133111ebull;
     x ^= x >> 31;
     return x;
+}
+
+/// The session key of the point-to-point session between the ifaces `a`
+/// and `b` (either order).
+inline uint64_t p2p_session_key(uint64_t a, uint64_t b) noexcept
+{
+    const uint64_t lo = a < b ? a : b, hi = a < b ? b : a;
+    return mix64(lo ^ mix64(hi ^ 0x7032703270327032ull));
 }
 
 /// Wrap-around PSN comparison: a - b as a signed distance.

@@ -17,8 +17,8 @@ using uct_mm_common::LogLevel;
 Session::Session(const SessionConfig &cfg, Transmit *tx,
                  SessionHandler *handler, Counters *counters, uint64_t now)
     : cfg_(cfg), tx_(tx), handler_(handler), cnt_(counters), me_(cfg.my_index),
-      n_(cfg.size),
-      mtu_(static_cast<uint32_t>(kDataHeaderBytes) + cfg.max_payload),
+      n_(cfg.size), mtu_(static_cast<uint32_t>(kDataHeaderBytes + kMacBytes) +
+                         cfg.max_payload),
       created_ns_(now), rto_ns_(cfg.rto_min_ns)
 {
     assert(n_ >= 1 && n_ <= kMaxMembers && me_ < n_);
@@ -33,7 +33,7 @@ Session::Session(const SessionConfig &cfg, Transmit *tx,
     tx_slots_.resize(cfg.window);
     queue_.resize(cfg.max_queued);
     streams_.resize(n_);
-    scratch_.resize(sizeof(CommonHeader) + sizeof(NackBody) + 8);
+    scratch_.resize(sizeof(CommonHeader) + sizeof(JoinBody) + kMacBytes);
     init_tree();
     if (me_ == 0) {
         epoch_ = cfg.nonce != 0 ? cfg.nonce : 1;
@@ -79,12 +79,12 @@ void Session::send_ctrl(PacketType type, uint16_t to, const void *body,
     h.key = cfg_.key;
     h.epoch = epoch_;
     h.flags = cfg_.p2p ? uint32_t{kFlagP2p} : 0u;
-    const size_t len = sizeof(h) + body_len;
+    const size_t len = sizeof(h) + body_len + kMacBytes;
     std::memcpy(scratch_.data(), &h, sizeof(h));
     if (body_len != 0) {
         std::memcpy(scratch_.data() + sizeof(h), body, body_len);
     }
-    seal_packet(scratch_.data(), len);
+    seal_packet(scratch_.data(), len, cfg_.tx_key);
     const bool ok = to == kNoMember ? tx_->to_all(scratch_.data(), len)
                                     : tx_->to_member(to, scratch_.data(), len);
     if (!ok) {

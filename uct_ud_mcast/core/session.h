@@ -148,7 +148,7 @@ class Session {
     Counters *cnt_;
     uint16_t me_;
     uint16_t n_;
-    uint32_t mtu_; ///< kDataHeaderBytes + max_payload
+    uint32_t mtu_; ///< kDataHeaderBytes + max_payload + kMacBytes
     uint32_t epoch_ = 0;
     bool ready_ = false;
     Status state_ = Status::kOk;

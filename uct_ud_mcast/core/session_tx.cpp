@@ -61,8 +61,8 @@ void Session::commit_packet(const MsgHead &h, uint32_t offset, uint32_t len,
     }
     std::memcpy(buf, &c, sizeof(c));
     std::memcpy(buf + sizeof(c), &d, sizeof(d));
-    const size_t total = kDataHeaderBytes + len;
-    seal_packet(buf, total);
+    const size_t total = kDataHeaderBytes + len + kMacBytes;
+    seal_packet(buf, total, cfg_.tx_key);
     tx_slots_[next_ & (cfg_.window - 1)].len = static_cast<uint32_t>(total);
     ++next_;
     transmit_new(now);

@@ -4,6 +4,7 @@
 // SessionHandler (up, to the message layer).
 #pragma once
 
+#include "auth.h"
 #include "packet.h"
 #include "uct_mm_common/status.h"
 
@@ -16,7 +17,11 @@ using uct_mm_common::Status;
 
 /// Timers and limits of a session; the same on every member.
 struct SessionConfig {
-    uint64_t key = 0;            ///< session key (see packet.h)
+    uint64_t key = 0; ///< session key (see packet.h)
+    /// MAC keys (auth.h): of the packets this member sends, and of those
+    /// it accepts (the same for a group; per direction for p2p).
+    MacKey tx_key{};
+    MacKey rx_key{};
     uint16_t my_index = 0;       ///< this member
     uint16_t size = 2;           ///< members
     bool p2p = false;            ///< a point-to-point session (kFlagP2p)
@@ -60,7 +65,9 @@ struct Counters {
     uint64_t rx_out_of_order = 0;   ///< DATA stored until a gap filled
     uint64_t drop_malformed = 0;    ///< bad magic, length, type or body
     uint64_t drop_bad_check = 0;    ///< CRC mismatch
+    uint64_t drop_bad_mac = 0;      ///< not sealed with the session's key
     uint64_t drop_foreign = 0;      ///< no session with this key
+    uint64_t drop_peer_limit = 0;   ///< a new peer's JOIN past MAX_PEERS
     uint64_t drop_stale = 0;        ///< wrong epoch, or PSN out of window
     uint64_t drop_early = 0;        ///< before the session was ready
     uint64_t drop_injected = 0;     ///< dropped by the loss test hook

@@ -81,7 +81,9 @@ typedef struct uct_ud_mcast_counters {
     uint64_t rx_out_of_order;   /**< stored until a gap was filled */
     uint64_t drop_malformed;    /**< bad magic, length, type or body */
     uint64_t drop_bad_check;    /**< CRC mismatch (corrupt or foreign key) */
+    uint64_t drop_bad_mac;      /**< not sealed with the session's key */
     uint64_t drop_foreign;      /**< no group or endpoint with the key */
+    uint64_t drop_peer_limit;   /**< a new peer's JOIN past MAX_PEERS */
     uint64_t drop_stale;        /**< old epoch, or outside the window */
     uint64_t drop_early;        /**< before the join barrier */
     uint64_t drop_injected;     /**< by UCX_UD_MCAST_RX_LOSS (tests) */

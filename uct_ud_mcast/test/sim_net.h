@@ -42,6 +42,14 @@ class SimNet {
     /// Virtual time of the first DATA packet sent (0: none yet).
     uint64_t first_data_ns = 0;
 
+    /// Puts a packet on the wire from `from` to `to`, arriving after
+    /// `delay_ns`, past the filter and the faults (an attacker's).
+    void inject(unsigned from, unsigned to, std::vector<uint8_t> pkt,
+                uint64_t delay_ns)
+    {
+        events_.push(
+            Event{now_ + delay_ns, order_++, from, to, std::move(pkt)});
+    }
     /// Delivers due packets and ticks every live engine, then advances
     /// virtual time to the next event (at most `max_step_ns`).
     void step(uint64_t max_step_ns = 50'000);

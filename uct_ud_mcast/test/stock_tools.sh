@@ -14,17 +14,17 @@ ucx_info -d | grep >/dev/null "Transport: ud_mcast" && fail "listed without prel
 devices=$(LD_PRELOAD=$lib ucx_info -d -t ud_mcast)
 grep -q "Transport: ud_mcast" <<<"$devices" || fail "transport not listed"
 grep -q "Device: lo" <<<"$devices" || fail "lo not listed"
-grep -q "am_bcopy: <= 8128" <<<"$devices" || fail "am_bcopy cap"
+grep -q "am_bcopy: <= 8112" <<<"$devices" || fail "am_bcopy cap"
 grep -q "connection: to iface" <<<"$devices" || fail "connection cap"
 
 config=$(LD_PRELOAD=$lib ucx_info -c)
 for var in MAX_PACKET=0 WINDOW=64 ACK_FANIN=4 TIMEOUT=10000000.00us \
-           MAX_GROUP_SIZE=1024 RX_LOSS=0.000; do
+           MAX_GROUP_SIZE=1024 MAX_PEERS=4096 RX_LOSS=0.000; do
     echo "$config" | grep >/dev/null "^UCX_UD_MCAST_$var$" \
         || fail "UCX_UD_MCAST_$var: $(echo "$config" | grep UD_MCAST_ | tr '\n' ' ')"
 done
 LD_PRELOAD=$lib UCX_UD_MCAST_MAX_PACKET=4096 ucx_info -d -t ud_mcast \
-    | grep >/dev/null "am_bcopy: <= 4032" || fail "UCX_UD_MCAST_MAX_PACKET ignored"
+    | grep >/dev/null "am_bcopy: <= 4016" || fail "UCX_UD_MCAST_MAX_PACKET ignored"
 
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])'

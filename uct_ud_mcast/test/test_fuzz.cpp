@@ -18,6 +18,7 @@ namespace {
 
 constexpr uint64_t kKey = 0x1234;
 constexpr uint32_t kEpoch = 77;
+const MacKey kMac{}; // sim_config's keys: garbage sealed with it passes
 
 // A valid packet of `type` from `src` (bodies random but plausible).
 std::vector<uint8_t> make_packet(PacketType type, uint16_t src,
@@ -25,12 +26,12 @@ std::vector<uint8_t> make_packet(PacketType type, uint16_t src,
 {
     const size_t body = body_bytes(type);
     size_t payload = type == PacketType::kData ? rng() % 100 : 0;
-    std::vector<uint8_t> buf(sizeof(CommonHeader) + body + payload);
+    std::vector<uint8_t> buf(sizeof(CommonHeader) + body + payload + kMacBytes);
     CommonHeader h{
         kMagic, kVersion, static_cast<uint8_t>(type), src, 4, kKey, kEpoch, 0,
         0,      0};
     std::memcpy(buf.data(), &h, sizeof(h));
-    for (size_t i = sizeof(h); i < buf.size(); ++i) {
+    for (size_t i = sizeof(h); i < buf.size() - kMacBytes; ++i) {
         buf[i] = static_cast<uint8_t>(rng() % 8); // small numbers: in range
     }
     if (type == PacketType::kData) {
@@ -44,7 +45,7 @@ std::vector<uint8_t> make_packet(PacketType type, uint16_t src,
     } else if (type == PacketType::kNack) {
         buf[sizeof(h) + 2] = static_cast<uint8_t>(1 + rng() % 8);
     }
-    seal_packet(buf.data(), buf.size());
+    seal_packet(buf.data(), buf.size(), kMac);
     return buf;
 }
 
@@ -80,8 +81,8 @@ void mutate(std::vector<uint8_t> *buf, std::mt19937_64 &rng)
             break;
         }
     }
-    if (rng() % 2 == 0 && buf->size() >= sizeof(CommonHeader)) {
-        seal_packet(buf->data(), buf->size()); // reach the session
+    if (rng() % 2 == 0 && buf->size() >= sizeof(CommonHeader) + kMacBytes) {
+        seal_packet(buf->data(), buf->size(), kMac); // reach the session
     }
 }
 
@@ -191,7 +192,7 @@ TEST_CASE("stale packets (old epoch, outside the window) are counted",
     std::memcpy(&h, old.data(), sizeof(h));
     h.epoch = kEpoch - 1;
     std::memcpy(old.data(), &h, sizeof(h));
-    seal_packet(old.data(), old.size());
+    seal_packet(old.data(), old.size(), kMac);
     engine.on_packet(old.data(), old.size(), 2);
     CHECK(engine.counters().drop_stale == 1);
     // DATA far beyond the receive window.
@@ -200,7 +201,7 @@ TEST_CASE("stale packets (old epoch, outside the window) are counted",
     std::memcpy(&d, far.data() + sizeof(CommonHeader), sizeof(d));
     d.psn = 100000;
     std::memcpy(far.data() + sizeof(CommonHeader), &d, sizeof(d));
-    seal_packet(far.data(), far.size());
+    seal_packet(far.data(), far.size(), kMac);
     engine.on_packet(far.data(), far.size(), 3);
     CHECK(engine.counters().drop_stale == 2);
     CHECK(engine.counters().rx_delivered == 0);

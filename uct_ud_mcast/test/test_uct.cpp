@@ -218,7 +218,7 @@ TEST_CASE("ud_mcast groups broadcast from every root with loss",
         UCG_CHECK(uct_ud_mcast_group_iface_query(r.iface, &attr) == UCS_OK);
         UCG_CHECK(attr.cap_flags == UCT_GROUP_CAP_BCAST);
         uct_group_h g = make_group(r, board, me, n);
-        const size_t sizes[] = {0, 1, 8, 8128, 8129, 65536, 300000};
+        const size_t sizes[] = {0, 1, 8, 8112, 8113, 65536, 300000};
         for (unsigned i = 0; i < 70; ++i) {
             UCG_CHECK(bcast_one(r, g, me, n, i, sizes[i % 7]) == UCS_OK);
         }
@@ -424,17 +424,18 @@ TEST_CASE("ud_mcast counts foreign, corrupt and malformed packets it drops",
     };
     using namespace uct_ud_mcast;
     // A well-formed ACK of a session this iface does not have: foreign.
-    std::vector<uint8_t> pkt(sizeof(CommonHeader) + sizeof(AckBody), 0);
+    std::vector<uint8_t> pkt(sizeof(CommonHeader) + sizeof(AckBody) + kMacBytes,
+                             0);
     CommonHeader h{kMagic, kVersion, static_cast<uint8_t>(PacketType::kAck),
                    1,      2,        0xfeedface,
                    3,      0,        0,
                    0};
     std::memcpy(pkt.data(), &h, sizeof(h));
-    seal_packet(pkt.data(), pkt.size());
+    seal_packet(pkt.data(), pkt.size(), MacKey{});
     send(pkt);
-    // The same with a flipped payload bit: fails the check.
+    // The same with a flipped body bit: fails the check.
     std::vector<uint8_t> corrupt = pkt;
-    corrupt.back() ^= 1;
+    corrupt[sizeof(CommonHeader)] ^= 1;
     send(corrupt);
     // Not ours at all, and a truncated one.
     send(std::vector<uint8_t>(100, 0xab));
@@ -451,4 +452,180 @@ TEST_CASE("ud_mcast counts foreign, corrupt and malformed packets it drops",
     CHECK(c.drop_foreign == 1);
     CHECK(c.drop_bad_check == 1);
     CHECK(c.drop_malformed == 2);
+}
+
+TEST_CASE("ud_mcast trust: a p2p JOIN or DATA sealed without the receiver's "
+          "secret opens no session and delivers nothing",
+          "[ud_mcast][ucx][trust]")
+{
+    Rank a(Config{}), b(Config{});
+    Inbox in_b;
+    REQUIRE(uct_iface_set_am_handler(b.iface, 3, on_am, &in_b, 0) == UCS_OK);
+    std::vector<uint8_t> addr_a(a.attr.iface_addr_len);
+    std::vector<uint8_t> addr_b(b.attr.iface_addr_len);
+    uct_iface_get_address(a.iface,
+                          reinterpret_cast<uct_iface_addr_t *>(addr_a.data()));
+    uct_iface_get_address(b.iface,
+                          reinterpret_cast<uct_iface_addr_t *>(addr_b.data()));
+    uint64_t id_a, id_b;
+    std::memcpy(&id_a, addr_a.data(), 8);
+    std::memcpy(&id_b, addr_b.data(), 8);
+    // A genuine session a -> b first.
+    uct_ep_params_t ep_params{};
+    ep_params.field_mask =
+        UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    ep_params.iface = a.iface;
+    ep_params.iface_addr =
+        reinterpret_cast<const uct_iface_addr_t *>(addr_b.data());
+    uct_ep_h ep;
+    REQUIRE(uct_ep_create(&ep_params, &ep) == UCS_OK);
+    uct_mm_common::Backoff backoff;
+    ucs_status_t st;
+    while ((st = uct_ep_am_short(ep, 3, 7, nullptr, 0)) ==
+           UCS_ERR_NO_RESOURCE) {
+        a.progress();
+        b.progress();
+    }
+    REQUIRE(st == UCS_OK);
+    while (in_b.msgs.empty()) {
+        a.progress();
+        b.progress();
+        backoff.pause();
+    }
+    // The attacker: a socket on lo that knows both public addresses (they
+    // travel in every JOIN) but not the secrets.
+    const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in self{};
+    self.sin_family = AF_INET;
+    self.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(bind(fd, reinterpret_cast<sockaddr *>(&self), sizeof(self)) == 0);
+    socklen_t self_len = sizeof(self);
+    getsockname(fd, reinterpret_cast<sockaddr *>(&self), &self_len);
+    sockaddr_in to{}; // b's wire address: after the id and kind
+    to.sin_family = AF_INET;
+    std::memcpy(&to.sin_addr.s_addr, addr_b.data() + 16, 4);
+    std::memcpy(&to.sin_port, addr_b.data() + 20, 2);
+    using namespace uct_ud_mcast;
+    const MacKey guess{}; // any key that is not derived from b's secret
+    // 1. A JOIN of a made-up iface: it would open a session and answer.
+    const uint64_t id_x = id_a ^ 0x5555;
+    CommonHeader h{kMagic,
+                   kVersion,
+                   static_cast<uint8_t>(PacketType::kJoin),
+                   static_cast<uint16_t>(id_x < id_b ? 0 : 1),
+                   2,
+                   p2p_session_key(id_x, id_b),
+                   0,
+                   0,
+                   0,
+                   kFlagP2p};
+    JoinBody jb{};
+    jb.nonce = 99;
+    jb.addr_len = 56; // ud_mcast.h JoinAddr: id, kind, pad, wire, box
+    std::memcpy(jb.addr, &id_x, 8);
+    jb.addr[8] = 1; // UDP
+    std::memcpy(jb.addr + 16, &self.sin_addr.s_addr, 4);
+    std::memcpy(jb.addr + 20, &self.sin_port, 2);
+    std::vector<uint8_t> join(sizeof(h) + sizeof(jb) + kMacBytes);
+    std::memcpy(join.data(), &h, sizeof(h));
+    std::memcpy(join.data() + sizeof(h), &jb, sizeof(jb));
+    seal_packet(join.data(), join.size(), guess);
+    // 2. A DATA of the genuine session a -> b, as if from a.
+    CommonHeader dh{kMagic,
+                    kVersion,
+                    static_cast<uint8_t>(PacketType::kData),
+                    static_cast<uint16_t>(id_a < id_b ? 0 : 1),
+                    2,
+                    p2p_session_key(id_a, id_b),
+                    0,
+                    0,
+                    0,
+                    kFlagP2p};
+    std::vector<uint8_t> data(kDataHeaderBytes + 4 + kMacBytes, 0);
+    std::memcpy(data.data(), &dh, sizeof(dh));
+    DataBody db{};
+    db.psn = 1;
+    db.msg_len = 4;
+    db.kind = kKindAm;
+    db.am_id = 3;
+    std::memcpy(data.data() + sizeof(dh), &db, sizeof(db));
+    seal_packet(data.data(), data.size(), guess);
+    uct_ud_mcast_counters_t before{}, c{};
+    REQUIRE(uct_ud_mcast_iface_counters(b.iface, &before) == UCS_OK);
+    for (const auto &pkt : {join, data}) {
+        REQUIRE(sendto(fd, pkt.data(), pkt.size(), 0,
+                       reinterpret_cast<const sockaddr *>(&to),
+                       sizeof(to)) == static_cast<ssize_t>(pkt.size()));
+    }
+    for (int i = 0; i < 100000 && c.rx_packets < before.rx_packets + 2; ++i) {
+        b.progress();
+        REQUIRE(uct_ud_mcast_iface_counters(b.iface, &c) == UCS_OK);
+        backoff.pause();
+    }
+    CHECK(c.drop_bad_mac == before.drop_bad_mac + 2);
+    CHECK(in_b.msgs.size() == 1);
+    // No session answered the JOIN.
+    pollfd p{fd, POLLIN, 0};
+    for (int i = 0; i < 20; ++i) {
+        b.progress();
+        CHECK(poll(&p, 1, 5) == 0);
+    }
+    close(fd);
+    uct_ep_destroy(ep);
+}
+
+TEST_CASE("ud_mcast MAX_PEERS bounds the p2p sessions of an iface",
+          "[ud_mcast][ucx][trust]")
+{
+    Rank a(Config{{"MAX_PEERS", "1"}}), b(Config{}), c(Config{});
+    Inbox in_a;
+    REQUIRE(uct_iface_set_am_handler(a.iface, 3, on_am, &in_a, 0) == UCS_OK);
+    auto address = [](Rank &r) {
+        std::vector<uint8_t> addr(r.attr.iface_addr_len);
+        uct_iface_get_address(
+            r.iface, reinterpret_cast<uct_iface_addr_t *>(addr.data()));
+        return addr;
+    };
+    const std::vector<uint8_t> addr_a = address(a), addr_b = address(b),
+                               addr_c = address(c);
+    auto connect = [](Rank &from, const std::vector<uint8_t> &to,
+                      uct_ep_h *ep) {
+        uct_ep_params_t p{};
+        p.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_IFACE_ADDR;
+        p.iface = from.iface;
+        p.iface_addr = reinterpret_cast<const uct_iface_addr_t *>(to.data());
+        return uct_ep_create(&p, ep);
+    };
+    uct_ep_h ab, ac, ba, ca;
+    REQUIRE(connect(a, addr_b, &ab) == UCS_OK);
+    CHECK(connect(a, addr_c, &ac) == UCS_ERR_EXCEEDS_LIMIT);
+    REQUIRE(connect(a, addr_b, &ba) == UCS_OK); // the same peer again
+    uct_ep_destroy(ba);
+    // b's messages arrive (its session is a's one peer); c's JOIN is
+    // dropped and counted, and its message never arrives.
+    REQUIRE(connect(b, addr_a, &ba) == UCS_OK);
+    REQUIRE(connect(c, addr_a, &ca) == UCS_OK);
+    uct_ud_mcast_counters_t cnt{};
+    uct_mm_common::Backoff backoff;
+    bool sent_b = false;
+    const uint64_t deadline = uct_mm_common::now_ns() + 3'000'000'000ull;
+    while ((in_a.msgs.empty() || cnt.drop_peer_limit == 0) &&
+           uct_mm_common::now_ns() < deadline) {
+        sent_b = sent_b || uct_ep_am_short(ba, 3, 1, nullptr, 0) == UCS_OK;
+        uct_ep_am_short(ca, 3, 2, nullptr, 0); // c's JOIN is unanswered
+        a.progress();
+        b.progress();
+        c.progress();
+        REQUIRE(uct_ud_mcast_iface_counters(a.iface, &cnt) == UCS_OK);
+        backoff.pause();
+    }
+    CHECK(cnt.drop_peer_limit > 0);
+    REQUIRE(in_a.msgs.size() == 1);
+    uint64_t header;
+    std::memcpy(&header, in_a.msgs[0].data(), 8);
+    CHECK(header == 1);
+    uct_ep_destroy(ca);
+    uct_ep_destroy(ba);
+    uct_ep_destroy(ab);
 }

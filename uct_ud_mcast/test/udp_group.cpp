@@ -2,17 +2,22 @@
 // run_udp_group: forked members over UdpWire.
 #include "udp_group.h"
 
+#include "forge.h"
 #include "group_sim.h"
 #include "ucg_test/check.h"
 #include "ucg_test/fork_ranks.h"
 #include "ucg_test/thread_ranks.h"
 #include "uct_mm_common/backoff.h"
 
+#include <arpa/inet.h>
 #include <atomic>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace uct_ud_mcast::test {
@@ -27,6 +32,7 @@ struct Board {
     std::atomic<unsigned> published;
     std::atomic<unsigned> finished;
     uint8_t addrs[kMaxRanks][kWireAddrBytes];
+    MacKey key; ///< the group's MAC key (the attacker never reads it)
 };
 
 struct Member {
@@ -69,13 +75,19 @@ void enter_netns(const std::string &name)
     close(fd);
 }
 
+uint64_t session_key(const UdpRun &run)
+{
+    return mix64(run.seed * 1000 + run.size);
+}
+
 SessionConfig wire_config(const UdpRun &run, uint32_t max_packet)
 {
     SessionConfig c;
-    c.key = mix64(run.seed * 1000 + run.size);
+    c.key = session_key(run);
     c.size = static_cast<uint16_t>(run.size);
     c.window = 64;
-    c.max_payload = max_packet - static_cast<uint32_t>(kDataHeaderBytes);
+    c.max_payload =
+        max_packet - static_cast<uint32_t>(kDataHeaderBytes + kMacBytes);
     c.ack_delay_ns = 100'000;
     c.nack_delay_ns = 50'000;
     c.nack_holdoff_ns = 1'000'000;
@@ -100,7 +112,7 @@ void member_body(const UdpRun &run, Board *board, unsigned me)
     wire->local_addr(board->addrs[me]);
     board->published.fetch_add(1);
     Backoff backoff;
-    while (board->published.load() < run.size) {
+    while (board->published.load() < run.size + (run.attacker ? 1u : 0u)) {
         backoff.pause();
     }
     std::vector<int> peers(run.size);
@@ -110,6 +122,7 @@ void member_body(const UdpRun &run, Board *board, unsigned me)
     SessionConfig cfg = wire_config(run, wire->max_packet());
     cfg.my_index = static_cast<uint16_t>(me);
     cfg.nonce = static_cast<uint32_t>(getpid());
+    cfg.tx_key = cfg.rx_key = board->key;
     int group;
     UCG_CHECK(wire->join(cfg.key, &group) == Status::kOk);
     WireTransmit tx(wire.get(), peers, group, cfg.my_index);
@@ -191,6 +204,121 @@ void member_body(const UdpRun &run, Board *board, unsigned me)
     UCG_CHECK(run.rx_loss == 0 || c.drop_injected > 0);
     UCG_CHECK(c.rx_delivered > 0);
     UCG_CHECK(run.rx_loss < 0.05 || c.tx_nacks + c.tx_resent > 0);
+    // The attacker's forgeries reached this member and were dropped.
+    UCG_CHECK(!run.attacker || c.drop_bad_mac > 0);
+}
+
+// A socket of `ip` that reads the datagrams of the multicast group
+// `group` (as UdpWire::join, with no key: anyone may).
+int listen_to_group(const sockaddr_in &group, in_addr ip)
+{
+    const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    const int one = 1, zero = 0;
+    ip_mreq mreq{};
+    mreq.imr_multiaddr = group.sin_addr;
+    mreq.imr_interface = ip;
+    UCG_CHECK(fd >= 0);
+    UCG_CHECK(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0);
+    UCG_CHECK(bind(fd, reinterpret_cast<const sockaddr *>(&group),
+                   sizeof(group)) == 0);
+    UCG_CHECK(
+        setsockopt(fd, IPPROTO_IP, IP_MULTICAST_ALL, &zero, sizeof(zero)) == 0);
+    UCG_CHECK(setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mreq,
+                         sizeof(mreq)) == 0);
+    return fd;
+}
+
+// A socket of `ip` that sends to the group and to members.
+int sender_on(in_addr ip, sockaddr_in *self)
+{
+    const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    const unsigned char loop = 1; // members may be on this host
+    self->sin_family = AF_INET;
+    self->sin_addr = ip;
+    self->sin_port = 0;
+    UCG_CHECK(fd >= 0);
+    UCG_CHECK(
+        bind(fd, reinterpret_cast<const sockaddr *>(self), sizeof(*self)) == 0);
+    socklen_t len = sizeof(*self);
+    getsockname(fd, reinterpret_cast<sockaddr *>(self), &len);
+    UCG_CHECK(setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &ip, sizeof(ip)) ==
+              0);
+    UCG_CHECK(setsockopt(fd, IPPROTO_IP, IP_MULTICAST_LOOP, &loop, 1) == 0);
+    return fd;
+}
+
+// UdpRun::attacker: what a host on the segment (or a local user that binds
+// the group's port) can do without the group's key.
+void attacker_body(const UdpRun &run, Board *board)
+{
+    if (!run.netns.empty()) {
+        enter_netns(run.netns.at(run.size));
+    }
+    UdpConfig ucfg;
+    ucfg.ifname = run.ifname;
+    std::unique_ptr<UdpWire> wire; // its address on the interface
+    UCG_CHECK(UdpWire::open(ucfg, &wire) == Status::kOk);
+    uint8_t addr[kWireAddrBytes];
+    wire->local_addr(addr);
+    in_addr ip;
+    std::memcpy(&ip.s_addr, addr, 4);
+    // The session key is in every packet's header, and the group's
+    // address follows from it.
+    uint32_t gip;
+    uint16_t gport;
+    UdpWire::group_addr(session_key(run), ucfg.port_base, &gip, &gport);
+    sockaddr_in group{};
+    group.sin_family = AF_INET;
+    group.sin_addr.s_addr = htonl(gip);
+    group.sin_port = htons(gport);
+    const int rx = listen_to_group(group, ip);
+    sockaddr_in self{};
+    const int tx = sender_on(ip, &self);
+    board->published.fetch_add(1);
+    MacKey guess;
+    guess.fill(0x42);
+    constexpr size_t kBudget = 3000; // packets forged from and replayed
+    std::vector<std::vector<uint8_t>> captured;
+    std::vector<uint8_t> buf(65536);
+    uint64_t sent = 0;
+    auto send = [&](const std::vector<uint8_t> &pkt, const sockaddr_in &to) {
+        sent += sendto(tx, pkt.data(), pkt.size(), 0,
+                       reinterpret_cast<const sockaddr *>(&to),
+                       sizeof(to)) == static_cast<ssize_t>(pkt.size());
+    };
+    while (board->finished.load() < run.size) {
+        pollfd p{rx, POLLIN, 0};
+        if (poll(&p, 1, 1) <= 0) {
+            continue;
+        }
+        sockaddr_in from{};
+        socklen_t from_len = sizeof(from);
+        const ssize_t n =
+            recvfrom(rx, buf.data(), buf.size(), 0,
+                     reinterpret_cast<sockaddr *>(&from), &from_len);
+        Packet pkt;
+        if (n <= 0 || captured.size() >= kBudget ||
+            (from.sin_addr.s_addr == self.sin_addr.s_addr &&
+             from.sin_port == self.sin_port) || // its own
+            parse_packet(buf.data(), static_cast<size_t>(n), &pkt) !=
+                ParseError::kNone) {
+            continue;
+        }
+        for (const auto &f :
+             forgeries(buf.data(), static_cast<size_t>(n), guess)) {
+            send(f, group);
+            send(f, from);
+        }
+        captured.emplace_back(buf.data(), buf.data() + n);
+        if (captured.size() > 64) {
+            const std::vector<uint8_t> old = captured[captured.size() - 65];
+            send(old, group);
+            send(old, from);
+        }
+    }
+    close(rx);
+    close(tx);
+    UCG_CHECK(sent > 0);
 }
 
 } // namespace
@@ -198,7 +326,7 @@ void member_body(const UdpRun &run, Board *board, unsigned me)
 uint32_t udp_script_len(uint64_t seed, unsigned i)
 {
     const uint64_t h = mix64(seed * 977 + i);
-    const uint32_t sizes[] = {0, 1, 8, 100, 1400, 8127, 8128, 20000, 65536};
+    const uint32_t sizes[] = {0, 1, 8, 100, 1400, 8111, 8112, 20000, 65536};
     if (h % 500 == 7) {
         return 1u << 20; // 1 MiB, rarely
     }
@@ -209,14 +337,22 @@ std::string run_udp_group(const UdpRun &run)
 {
     ucg_test::SharedMapping mapping(sizeof(Board));
     auto *board = new (mapping.data()) Board();
-    ucg_test::ForkOptions opts(static_cast<int>(run.size));
+    UCG_CHECK(random_secret(&board->key));
+    UCG_CHECK(!run.attacker || run.netns.empty() ||
+              run.netns.size() == run.size + 1);
+    ucg_test::ForkOptions opts(static_cast<int>(run.size) +
+                               (run.attacker ? 1 : 0));
     opts.timeout = std::chrono::milliseconds(50'000);
     if (run.victim >= 0) {
         opts.may_be_killed.push_back(run.victim);
     }
     const ucg_test::ForkResult res =
         ucg_test::run_fork_ranks(opts, [&](int rank) {
-            member_body(run, board, static_cast<unsigned>(rank));
+            if (static_cast<unsigned>(rank) == run.size) {
+                attacker_body(run, board);
+            } else {
+                member_body(run, board, static_cast<unsigned>(rank));
+            }
         });
     return res.ok ? std::string() : res.summary();
 }

@@ -25,9 +25,17 @@ struct UdpRun {
     int victim = -1;
     unsigned kill_after = 50;
     uint64_t timeout_ns = 5'000'000'000;
+    /// One more process that reads the group's multicast traffic without
+    /// its key (in one more namespace: netns then has size + 1 entries)
+    /// and sends, for each packet it sees, its forgeries (forge.h) to the
+    /// group and to the packet's sender, and again a packet it captured
+    /// earlier, unchanged (a replay). Members then require that the
+    /// forgeries moved their MAC drop counter and nothing else.
+    bool attacker = false;
 };
 
-/// Runs the members; returns "" on success, else the failures.
+/// Runs the members (and the attacker); returns "" on success, else the
+/// failures.
 std::string run_udp_group(const UdpRun &run);
 
 /// The size of message i of a script (0 .. 1 MiB, mostly small).

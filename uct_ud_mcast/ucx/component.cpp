@@ -49,6 +49,11 @@ ucs_config_field_t g_iface_config_table[] = {
      ucs_offsetof(IfaceConfig, max_outstanding), UCS_CONFIG_TYPE_UINT},
     {"MAX_GROUP_SIZE", "1024", "Largest group (hard limit 1024).",
      ucs_offsetof(IfaceConfig, max_group_size), UCS_CONFIG_TYPE_UINT},
+    {"MAX_PEERS", "4096",
+     "Point-to-point peers per iface (each an authenticated session, kept "
+     "for the iface's lifetime); past it ep_create fails with "
+     "UCS_ERR_EXCEEDS_LIMIT and a new peer's JOIN is dropped.",
+     ucs_offsetof(IfaceConfig, max_peers), UCS_CONFIG_TYPE_UINT},
     {"PORT_BASE", "40000",
      "UDP wire: group ports are this plus a hash of the group (0..4095).",
      ucs_offsetof(IfaceConfig, port_base), UCS_CONFIG_TYPE_UINT},

@@ -22,12 +22,6 @@ Ep *to_ep(uct_ep_h tl_ep)
     return reinterpret_cast<Ep *>(tl_ep);
 }
 
-uint64_t p2p_key(uint64_t a, uint64_t b)
-{
-    const uint64_t lo = std::min(a, b), hi = std::max(a, b);
-    return mix64(lo ^ mix64(hi ^ 0x7032703270327032ull));
-}
-
 bool can_send(const Session &s)
 {
     return s.ready() && s.next_psn() - s.acked_psn() < s.config().window;
@@ -58,6 +52,74 @@ void Peer::failed(Status status, uint16_t) noexcept
     }
 }
 
+namespace {
+
+// Point-to-point keys (auth.h): a direction's key derives from its
+// receiver's secret, so an iface checks what it receives with its own
+// secret alone. The initiator (ep_create) has the peer's full address;
+// its JOIN carries the key of the way back boxed under a pad of the
+// peer's secret, so the joined iface needs no address of its own to
+// answer.
+MacKey key_to(const MacKey &receiver_secret, uint64_t from, uint64_t to)
+{
+    return derive_key(receiver_secret, "ud_mcast p2p", from, to);
+}
+
+MacKey box_pad(const MacKey &receiver_secret, uint64_t from, uint64_t to)
+{
+    return derive_key(receiver_secret, "ud_mcast box", from, to);
+}
+
+MacKey xor_keys(const MacKey &a, const uint8_t *b)
+{
+    MacKey r;
+    for (size_t i = 0; i < r.size(); ++i) {
+        r[i] = static_cast<uint8_t>(a[i] ^ b[i]);
+    }
+    return r;
+}
+
+// A new peer: iface `id` at `wire`, sent to with `tx_key`; this side's
+// JOINs carry `box` (zero when the peer has its key already).
+Peer *make_peer(Iface *iface, uint64_t id, const uint8_t *wire,
+                const MacKey &box, const MacKey &tx_key, uint64_t now)
+{
+    const int handle = iface->wire->resolve(wire);
+    if (handle < 0) {
+        return nullptr;
+    }
+    auto peer = std::make_unique<Peer>();
+    peer->iface = iface;
+    SessionConfig cfg = iface->base;
+    cfg.key = p2p_session_key(iface->id, id);
+    cfg.size = 2;
+    cfg.p2p = true;
+    cfg.my_index = iface->id < id ? 0 : 1;
+    cfg.nonce = static_cast<uint32_t>(mix64(iface->id ^ now)) | 1u;
+    cfg.tx_key = tx_key;
+    cfg.rx_key = key_to(iface->secret, id, iface->id);
+    JoinAddr join{}; // this side's address, and the box
+    join.id = iface->id;
+    join.wire_kind = iface->wire_kind;
+    iface->wire->local_addr(join.wire);
+    std::memcpy(join.box, box.data(), sizeof(join.box));
+    std::memcpy(cfg.join_addr.data(), &join, sizeof(join));
+    cfg.join_addr_len = sizeof(join);
+    std::vector<int> peers(2, -1);
+    peers[cfg.my_index ^ 1] = handle;
+    peer->tx = std::make_unique<WireTransmit>(iface->wire.get(), peers, -1,
+                                              cfg.my_index);
+    peer->session = std::make_unique<Session>(cfg, peer->tx.get(), peer.get(),
+                                              &iface->engine.counters(), now);
+    Peer *p = peer.get();
+    iface->engine.add(p->session.get());
+    iface->peers.emplace(id, std::move(peer));
+    p->session->progress(now); // first JOIN now, not a tick later
+    return p;
+}
+
+} // namespace
+
 Peer *peer_get(Iface *iface, const IfaceAddr &addr, uint64_t now)
 {
     auto it = iface->peers.find(addr.id);
@@ -67,33 +129,13 @@ Peer *peer_get(Iface *iface, const IfaceAddr &addr, uint64_t now)
     if (addr.id == iface->id || addr.wire_kind != iface->wire_kind) {
         return nullptr;
     }
-    const int handle = iface->wire->resolve(addr.wire);
-    if (handle < 0) {
-        return nullptr;
-    }
-    auto peer = std::make_unique<Peer>();
-    peer->iface = iface;
-    SessionConfig cfg = iface->base;
-    cfg.key = p2p_key(iface->id, addr.id);
-    cfg.size = 2;
-    cfg.p2p = true;
-    cfg.my_index = iface->id < addr.id ? 0 : 1;
-    cfg.nonce = static_cast<uint32_t>(mix64(iface->id ^ now)) | 1u;
-    IfaceAddr self;
-    local_iface_addr(iface, &self);
-    std::memcpy(cfg.join_addr.data(), &self, sizeof(self));
-    cfg.join_addr_len = sizeof(self);
-    std::vector<int> peers(2, -1);
-    peers[cfg.my_index ^ 1] = handle;
-    peer->tx = std::make_unique<WireTransmit>(iface->wire.get(), peers, -1,
-                                              cfg.my_index);
-    peer->session = std::make_unique<Session>(cfg, peer->tx.get(), peer.get(),
-                                              &iface->engine.counters(), now);
-    Peer *p = peer.get();
-    iface->engine.add(p->session.get());
-    iface->peers.emplace(addr.id, std::move(peer));
-    p->session->progress(now); // first JOIN now, not a tick later
-    return p;
+    MacKey peer_secret;
+    std::memcpy(peer_secret.data(), addr.secret, peer_secret.size());
+    const MacKey back = key_to(iface->secret, addr.id, iface->id);
+    const MacKey box =
+        xor_keys(back, box_pad(peer_secret, iface->id, addr.id).data());
+    return make_peer(iface, addr.id, addr.wire, box,
+                     key_to(peer_secret, iface->id, addr.id), now);
 }
 
 // From iface progress (noexcept): no exception may leave.
@@ -107,17 +149,47 @@ Session *P2pMaker::create_p2p(const Packet &join, uint64_t now)
     }
 }
 
+namespace {
+
+// The joiner's address in a p2p JOIN addressed to `iface`; false if the
+// JOIN is not one.
+bool join_addr_of(const Iface *iface, const Packet &join, JoinAddr *addr)
+{
+    if (join.join.addr_len != sizeof(*addr) || join.hdr.size != 2) {
+        return false;
+    }
+    std::memcpy(addr, join.join.addr, sizeof(*addr));
+    return addr->id != iface->id &&
+           join.hdr.key == p2p_session_key(iface->id, addr->id);
+}
+
+} // namespace
+
+bool P2pMaker::p2p_rx_key(const Packet &join, MacKey *key)
+{
+    JoinAddr addr;
+    if (!join_addr_of(iface, join, &addr)) {
+        return false;
+    }
+    *key = key_to(iface->secret, addr.id, iface->id);
+    return true;
+}
+
+// Called for a JOIN the engine authenticated (p2p_rx_key).
 Session *P2pMaker::create(const Packet &join, uint64_t now)
 {
-    IfaceAddr addr;
-    if (join.join.addr_len != sizeof(addr) || join.hdr.size != 2) {
+    JoinAddr addr;
+    if (!join_addr_of(iface, join, &addr) || iface->peers.count(addr.id) != 0 ||
+        addr.wire_kind != iface->wire_kind) {
         return nullptr;
     }
-    std::memcpy(&addr, join.join.addr, sizeof(addr));
-    if (join.hdr.key != p2p_key(iface->id, addr.id)) {
-        return nullptr; // not addressed to this iface
+    if (iface->peers.size() >= iface->max_peers) {
+        ++iface->engine.counters().drop_peer_limit;
+        return nullptr;
     }
-    Peer *p = peer_get(iface, addr, now);
+    const MacKey tx_key =
+        xor_keys(box_pad(iface->secret, addr.id, iface->id), addr.box);
+    Peer *p = make_peer(iface, addr.id, addr.wire, MacKey{}, tx_key, now);
     return p == nullptr ? nullptr : p->session.get();
 }
 
@@ -159,6 +231,14 @@ ucs_status_t ep_create_impl(const uct_ep_params_t *params, uct_ep_h *ep_p)
     auto *iface = reinterpret_cast<Iface *>(params->iface);
     IfaceAddr addr;
     std::memcpy(&addr, params->iface_addr, sizeof(addr));
+    if (iface->peers.count(addr.id) == 0 &&
+        iface->peers.size() >= iface->max_peers) {
+        ucs_error("ud_mcast: iface %016llx has %zu peers, the limit "
+                  "(UCX_UD_MCAST_MAX_PEERS)",
+                  static_cast<unsigned long long>(iface->id),
+                  iface->peers.size());
+        return UCS_ERR_EXCEEDS_LIMIT;
+    }
     Peer *peer = peer_get(iface, addr, now_ns());
     if (peer == nullptr) {
         ucs_error("ud_mcast: peer iface %016llx cannot be reached",

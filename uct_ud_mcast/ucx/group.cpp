@@ -153,6 +153,10 @@ ucs_status_t create(uct_iface_h tl_iface, const uct_group_params_t *params,
     cfg.my_index = static_cast<uint16_t>(g->me);
     cfg.size = static_cast<uint16_t>(g->size);
     cfg.nonce = static_cast<uint32_t>(mix64(iface->id ^ now_ns())) | 1u;
+    MacKey root_secret; // every member has member 0's address
+    std::memcpy(root_secret.data(), addrs[0].secret, root_secret.size());
+    cfg.tx_key = cfg.rx_key =
+        derive_key(root_secret, "ud_mcast group", params->group_key, cfg.key);
     if (iface->engine.find(cfg.key) != nullptr) {
         ucs_error("ud_mcast: a group with key %016llx is live on this iface",
                   static_cast<unsigned long long>(params->group_key));

@@ -199,10 +199,11 @@ ucs_status_t configure(Iface *iface, const IfaceConfig *cfg,
     if (cfg->window < 2 || (cfg->window & (cfg->window - 1)) != 0 ||
         cfg->window > 32768 || cfg->max_group_size < 1 ||
         cfg->max_group_size > kMaxMembers || cfg->max_outstanding < 1 ||
-        cfg->ack_fanin < 1 || cfg->rx_loss < 0 || cfg->rx_loss >= 1) {
+        cfg->max_peers < 1 || cfg->ack_fanin < 1 || cfg->rx_loss < 0 ||
+        cfg->rx_loss >= 1) {
         ucs_error("ud_mcast: UCX_UD_MCAST_WINDOW must be a power of two up to "
-                  "32768, MAX_GROUP_SIZE 1..%u, MAX_OUTSTANDING and ACK_FANIN "
-                  ">= 1, RX_LOSS in [0, 1)",
+                  "32768, MAX_GROUP_SIZE 1..%u, MAX_OUTSTANDING, MAX_PEERS and "
+                  "ACK_FANIN >= 1, RX_LOSS in [0, 1)",
                   kMaxMembers);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -210,15 +211,15 @@ ucs_status_t configure(Iface *iface, const IfaceConfig *cfg,
     if (status != UCS_OK) {
         return status;
     }
-    if (iface->wire->max_packet() <= kDataHeaderBytes + 8) {
+    if (iface->wire->max_packet() <= kDataHeaderBytes + kMacBytes + 8) {
         ucs_error("ud_mcast: packets of %u bytes are too small",
                   iface->wire->max_packet());
         return UCS_ERR_INVALID_PARAM;
     }
     SessionConfig &b = iface->base;
     b.window = cfg->window;
-    b.max_payload =
-        iface->wire->max_packet() - static_cast<uint32_t>(kDataHeaderBytes);
+    b.max_payload = iface->wire->max_packet() -
+                    static_cast<uint32_t>(kDataHeaderBytes + kMacBytes);
     b.ack_fanin = cfg->ack_fanin;
     b.ack_every = std::max(1u, cfg->window / 4);
     b.ack_delay_ns = static_cast<uint64_t>(cfg->ack_delay * 1e9);
@@ -231,6 +232,7 @@ ucs_status_t configure(Iface *iface, const IfaceConfig *cfg,
     b.attach_timeout_ns = static_cast<uint64_t>(cfg->attach_timeout * 1e9);
     iface->max_outstanding = cfg->max_outstanding;
     iface->max_group_size = cfg->max_group_size;
+    iface->max_peers = cfg->max_peers;
     iface->engine.set_rx_loss(cfg->rx_loss, iface->id);
     return UCS_OK;
 }
@@ -249,6 +251,12 @@ ucs_status_t iface_open_impl(uct_md_h md, uct_worker_h worker,
         return status;
     }
     iface->id = ucs_generate_uuid(reinterpret_cast<uintptr_t>(iface));
+    if (!random_secret(&iface->secret)) {
+        ucs_error("ud_mcast: libsodium cannot be initialised (no secret)");
+        uct_mm_common::base_iface_cleanup(&iface->super);
+        delete iface;
+        return UCS_ERR_NO_RESOURCE;
+    }
     status = configure(iface, cfg, params->mode.device.dev_name);
     if (status != UCS_OK) {
         uct_mm_common::base_iface_cleanup(&iface->super);
@@ -269,6 +277,7 @@ void local_iface_addr(const Iface *iface, IfaceAddr *addr) noexcept
     addr->id = iface->id;
     addr->wire_kind = iface->wire_kind;
     iface->wire->local_addr(addr->wire);
+    std::memcpy(addr->secret, iface->secret.data(), sizeof(addr->secret));
 }
 
 ucs_status_t query_devices(uct_md_h, uct_tl_device_resource_t **devices_p,

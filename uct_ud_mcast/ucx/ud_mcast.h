@@ -32,6 +32,7 @@ struct IfaceConfig {
     double attach_timeout;    ///< s for the join barrier
     unsigned max_outstanding; ///< group posts per member
     unsigned max_group_size;
+    unsigned max_peers; ///< p2p sessions per iface
     unsigned port_base; ///< UDP group ports
     unsigned ttl;       ///< UDP multicast TTL
     size_t rcvbuf;      ///< UDP socket buffer
@@ -40,14 +41,29 @@ struct IfaceConfig {
     char *bind_addr;    ///< verbs wire: IP for rdma_cm ("" = auto)
 };
 
-/// Iface address: the iface id and its wire's unicast address.
+/// Iface address: the iface id, its wire's unicast address and its
+/// secret (auth.h). Only the out-of-band exchange carries it; what goes
+/// on the wire is a JoinAddr.
 struct IfaceAddr {
     uint64_t id;       ///< random per iface open
     uint8_t wire_kind; ///< 1: UDP, 2: verbs
     uint8_t pad[7];
     uint8_t wire[kWireAddrBytes]; ///< Wire::local_addr
+    uint8_t secret[kKeyBytes];    ///< random per iface open
 };
-static_assert(sizeof(IfaceAddr) == 40);
+static_assert(sizeof(IfaceAddr) == 56); // UCP v1 addresses: at most 63
+
+/// What a point-to-point JOIN carries: the joiner's address without its
+/// secret, and the key the joined iface is to send with, boxed (XOR) under
+/// a pad only the joined iface can derive (ep.cpp).
+struct JoinAddr {
+    uint64_t id;
+    uint8_t wire_kind;
+    uint8_t pad[7];
+    uint8_t wire[kWireAddrBytes];
+    uint8_t box[kKeyBytes];
+};
+static_assert(sizeof(JoinAddr) <= kMaxAddrBytes);
 
 struct Iface;
 
@@ -77,6 +93,7 @@ struct Group;
 struct P2pMaker final : Engine::P2pFactory {
     Iface *iface = nullptr;
     Session *create_p2p(const Packet &join, uint64_t now) override;
+    bool p2p_rx_key(const Packet &join, MacKey *key) override;
     Session *create(const Packet &join, uint64_t now);
 };
 
@@ -86,9 +103,11 @@ struct Iface {
     std::unique_ptr<Wire> wire;
     uint8_t wire_kind = 1;
     uint64_t id = 0;
+    MacKey secret{};    ///< auth.h: random per open, in the iface address
     SessionConfig base; ///< timers and sizes of every session
     unsigned max_outstanding = 0;
     unsigned max_group_size = 0;
+    unsigned max_peers = 0;
     P2pMaker maker;
     std::unordered_map<uint64_t, std::unique_ptr<Peer>> peers; ///< by id
     std::vector<Ep *> eps;
@@ -109,6 +128,8 @@ bool is_ud_mcast_iface(uct_iface_h iface) noexcept;
 void local_iface_addr(const Iface *iface, IfaceAddr *addr) noexcept;
 
 // ep.cpp
+/// The peer of a full iface address (ep_create: its secret gives the
+/// keys), made on first use.
 Peer *peer_get(Iface *iface, const IfaceAddr &addr, uint64_t now);
 ucs_status_t ep_create(const uct_ep_params_t *params, uct_ep_h *ep_p) noexcept;
 void ep_destroy(uct_ep_h tl_ep) noexcept;
