@@ -15,7 +15,9 @@ std::vector<uint8_t> make(CommonHeader h, PacketType type, const void *body,
     h.type = static_cast<uint8_t>(type);
     std::vector<uint8_t> f(sizeof(h) + body_len + kMacBytes, 0);
     std::memcpy(f.data(), &h, sizeof(h));
-    std::memcpy(f.data() + sizeof(h), body, body_len);
+    if (body_len != 0) {
+        std::memcpy(f.data() + sizeof(h), body, body_len);
+    }
     seal_packet(f.data(), f.size(), key);
     return f;
 }
