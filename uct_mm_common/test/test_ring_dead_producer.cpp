@@ -28,6 +28,18 @@ constexpr std::uint32_t kSlots = 4;
 constexpr std::uint8_t kAmId = 3;
 constexpr std::uint32_t kChildValue = 7;
 
+// A zero-copy send's completion (Channel::progress_completions).
+struct Completion {
+    bool called = false;
+    Status status = Status::kOk;
+    static void record(void *arg, void *, Status s)
+    {
+        auto *d = static_cast<Completion *>(arg);
+        d->called = true;
+        d->status = s;
+    }
+};
+
 RingGeometry fifo_geometry()
 {
     RingGeometry geo;
@@ -269,26 +281,18 @@ TEST_CASE("channel: a failed zero-copy send completes only after every "
     std::vector<std::uint8_t> buf(64 << 10, 0x5a);
     RemoteIov iov{reinterpret_cast<std::uint64_t>(buf.data()), buf.size()};
     REQUIRE(sender.send_cma(2, nullptr, 0, &iov, 1, nullptr) == Status::kOk);
-    struct Done {
-        bool called = false;
-        Status status = Status::kOk;
-    } done;
-    auto on_done = [](void *arg, void *, Status s) {
-        auto *d = static_cast<Done *>(arg);
-        d->called = true;
-        d->status = s;
-    };
+    Completion done;
     // The sender finds member 1 dead and fails; member 2 has not read.
     const auto until =
         std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (sender.state() == Status::kOk &&
            std::chrono::steady_clock::now() < until) {
-        sender.progress_completions(on_done, &done);
+        sender.progress_completions(Completion::record, &done);
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     REQUIRE(sender.state() == Status::kPeerDead);
     for (int i = 0; i < 50; ++i) { // 50 ms more: still not complete
-        sender.progress_completions(on_done, &done);
+        sender.progress_completions(Completion::record, &done);
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     CHECK_FALSE(done.called);
@@ -298,7 +302,7 @@ TEST_CASE("channel: a failed zero-copy send completes only after every "
     while (!done.called && std::chrono::steady_clock::now() < until) {
         late.poll(16, test::record, &inbox);
         late.check_health();
-        sender.progress_completions(on_done, &done);
+        sender.progress_completions(Completion::record, &done);
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     CHECK(done.called);
@@ -380,19 +384,11 @@ pid_t cma_in_child(ucg_test::SharedMapping &mem, std::size_t bytes, bool die)
         if (die) {
             raise(SIGKILL);
         }
-        struct Done {
-            bool called = false;
-            Status status = Status::kOk;
-        } done;
-        auto on_done = [](void *arg, void *, Status s) {
-            auto *d = static_cast<Done *>(arg);
-            d->called = true;
-            d->status = s;
-        };
+        Completion done;
         const auto until =
             std::chrono::steady_clock::now() + std::chrono::seconds(5);
         while (!done.called && std::chrono::steady_clock::now() < until) {
-            ch.progress_completions(on_done, &done);
+            ch.progress_completions(Completion::record, &done);
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
         _exit(done.called && done.status == Status::kIoError &&

@@ -150,6 +150,26 @@ ucs_status_t bcast_one(Rank &r, uct_group_h g, unsigned me, unsigned n,
     return st;
 }
 
+// The iface address of `r`.
+std::vector<uint8_t> iface_address(Rank &r)
+{
+    std::vector<uint8_t> addr(r.attr.iface_addr_len);
+    uct_iface_get_address(r.iface,
+                          reinterpret_cast<uct_iface_addr_t *>(addr.data()));
+    return addr;
+}
+
+// An endpoint of `from` to the iface address `to`.
+ucs_status_t connect_ep(Rank &from, const std::vector<uint8_t> &to,
+                        uct_ep_h *ep)
+{
+    uct_ep_params_t p{};
+    p.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_IFACE_ADDR;
+    p.iface = from.iface;
+    p.iface_addr = reinterpret_cast<const uct_iface_addr_t *>(to.data());
+    return uct_ep_create(&p, ep);
+}
+
 } // namespace
 
 TEST_CASE("ud_mcast p2p endpoints deliver active messages in order",
@@ -461,24 +481,14 @@ TEST_CASE("ud_mcast trust: a p2p JOIN or DATA sealed without the receiver's "
     Rank a(Config{}), b(Config{});
     Inbox in_b;
     REQUIRE(uct_iface_set_am_handler(b.iface, 3, on_am, &in_b, 0) == UCS_OK);
-    std::vector<uint8_t> addr_a(a.attr.iface_addr_len);
-    std::vector<uint8_t> addr_b(b.attr.iface_addr_len);
-    uct_iface_get_address(a.iface,
-                          reinterpret_cast<uct_iface_addr_t *>(addr_a.data()));
-    uct_iface_get_address(b.iface,
-                          reinterpret_cast<uct_iface_addr_t *>(addr_b.data()));
+    const std::vector<uint8_t> addr_a = iface_address(a),
+                               addr_b = iface_address(b);
     uint64_t id_a, id_b;
     std::memcpy(&id_a, addr_a.data(), 8);
     std::memcpy(&id_b, addr_b.data(), 8);
     // A genuine session a -> b first.
-    uct_ep_params_t ep_params{};
-    ep_params.field_mask =
-        UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_IFACE_ADDR;
-    ep_params.iface = a.iface;
-    ep_params.iface_addr =
-        reinterpret_cast<const uct_iface_addr_t *>(addr_b.data());
     uct_ep_h ep;
-    REQUIRE(uct_ep_create(&ep_params, &ep) == UCS_OK);
+    REQUIRE(connect_ep(a, addr_b, &ep) == UCS_OK);
     uct_mm_common::Backoff backoff;
     ucs_status_t st;
     while ((st = uct_ep_am_short(ep, 3, 7, nullptr, 0)) ==
@@ -508,18 +518,21 @@ TEST_CASE("ud_mcast trust: a p2p JOIN or DATA sealed without the receiver's "
     std::memcpy(&to.sin_port, addr_b.data() + 20, 2);
     using namespace uct_ud_mcast;
     const MacKey guess{}; // any key that is not derived from b's secret
+    // A p2p packet from the member `src` of session `key`: the header,
+    // `body` and `extra` zero bytes, sealed with the attacker's key.
+    auto forge = [&](PacketType type, uint16_t src, uint64_t key,
+                     const void *body, size_t body_len, size_t extra) {
+        const CommonHeader h{
+            kMagic, kVersion, static_cast<uint8_t>(type), src, 2, key, 0, 0,
+            0,      kFlagP2p};
+        std::vector<uint8_t> pkt(sizeof(h) + body_len + extra + kMacBytes, 0);
+        std::memcpy(pkt.data(), &h, sizeof(h));
+        std::memcpy(pkt.data() + sizeof(h), body, body_len);
+        seal_packet(pkt.data(), pkt.size(), guess);
+        return pkt;
+    };
     // 1. A JOIN of a made-up iface: it would open a session and answer.
     const uint64_t id_x = id_a ^ 0x5555;
-    CommonHeader h{kMagic,
-                   kVersion,
-                   static_cast<uint8_t>(PacketType::kJoin),
-                   static_cast<uint16_t>(id_x < id_b ? 0 : 1),
-                   2,
-                   p2p_session_key(id_x, id_b),
-                   0,
-                   0,
-                   0,
-                   kFlagP2p};
     JoinBody jb{};
     jb.nonce = 99;
     jb.addr_len = 56; // ud_mcast.h JoinAddr: id, kind, pad, wire, box
@@ -527,30 +540,18 @@ TEST_CASE("ud_mcast trust: a p2p JOIN or DATA sealed without the receiver's "
     jb.addr[8] = 1; // UDP
     std::memcpy(jb.addr + 16, &self.sin_addr.s_addr, 4);
     std::memcpy(jb.addr + 20, &self.sin_port, 2);
-    std::vector<uint8_t> join(sizeof(h) + sizeof(jb) + kMacBytes);
-    std::memcpy(join.data(), &h, sizeof(h));
-    std::memcpy(join.data() + sizeof(h), &jb, sizeof(jb));
-    seal_packet(join.data(), join.size(), guess);
+    const std::vector<uint8_t> join =
+        forge(PacketType::kJoin, id_x < id_b ? 0 : 1,
+              p2p_session_key(id_x, id_b), &jb, sizeof(jb), 0);
     // 2. A DATA of the genuine session a -> b, as if from a.
-    CommonHeader dh{kMagic,
-                    kVersion,
-                    static_cast<uint8_t>(PacketType::kData),
-                    static_cast<uint16_t>(id_a < id_b ? 0 : 1),
-                    2,
-                    p2p_session_key(id_a, id_b),
-                    0,
-                    0,
-                    0,
-                    kFlagP2p};
-    std::vector<uint8_t> data(kDataHeaderBytes + 4 + kMacBytes, 0);
-    std::memcpy(data.data(), &dh, sizeof(dh));
     DataBody db{};
     db.psn = 1;
     db.msg_len = 4;
     db.kind = kKindAm;
     db.am_id = 3;
-    std::memcpy(data.data() + sizeof(dh), &db, sizeof(db));
-    seal_packet(data.data(), data.size(), guess);
+    const std::vector<uint8_t> data =
+        forge(PacketType::kData, id_a < id_b ? 0 : 1,
+              p2p_session_key(id_a, id_b), &db, sizeof(db), 4);
     uct_ud_mcast_counters_t before{}, c{};
     REQUIRE(uct_ud_mcast_iface_counters(b.iface, &before) == UCS_OK);
     for (const auto &pkt : {join, data}) {
@@ -581,31 +582,18 @@ TEST_CASE("ud_mcast MAX_PEERS bounds the p2p sessions of an iface",
     Rank a(Config{{"MAX_PEERS", "1"}}), b(Config{}), c(Config{});
     Inbox in_a;
     REQUIRE(uct_iface_set_am_handler(a.iface, 3, on_am, &in_a, 0) == UCS_OK);
-    auto address = [](Rank &r) {
-        std::vector<uint8_t> addr(r.attr.iface_addr_len);
-        uct_iface_get_address(
-            r.iface, reinterpret_cast<uct_iface_addr_t *>(addr.data()));
-        return addr;
-    };
-    const std::vector<uint8_t> addr_a = address(a), addr_b = address(b),
-                               addr_c = address(c);
-    auto connect = [](Rank &from, const std::vector<uint8_t> &to,
-                      uct_ep_h *ep) {
-        uct_ep_params_t p{};
-        p.field_mask = UCT_EP_PARAM_FIELD_IFACE | UCT_EP_PARAM_FIELD_IFACE_ADDR;
-        p.iface = from.iface;
-        p.iface_addr = reinterpret_cast<const uct_iface_addr_t *>(to.data());
-        return uct_ep_create(&p, ep);
-    };
+    const std::vector<uint8_t> addr_a = iface_address(a),
+                               addr_b = iface_address(b),
+                               addr_c = iface_address(c);
     uct_ep_h ab, ac, ba, ca;
-    REQUIRE(connect(a, addr_b, &ab) == UCS_OK);
-    CHECK(connect(a, addr_c, &ac) == UCS_ERR_EXCEEDS_LIMIT);
-    REQUIRE(connect(a, addr_b, &ba) == UCS_OK); // the same peer again
+    REQUIRE(connect_ep(a, addr_b, &ab) == UCS_OK);
+    CHECK(connect_ep(a, addr_c, &ac) == UCS_ERR_EXCEEDS_LIMIT);
+    REQUIRE(connect_ep(a, addr_b, &ba) == UCS_OK); // the same peer again
     uct_ep_destroy(ba);
     // b's messages arrive (its session is a's one peer); c's JOIN is
     // dropped and counted, and its message never arrives.
-    REQUIRE(connect(b, addr_a, &ba) == UCS_OK);
-    REQUIRE(connect(c, addr_a, &ca) == UCS_OK);
+    REQUIRE(connect_ep(b, addr_a, &ba) == UCS_OK);
+    REQUIRE(connect_ep(c, addr_a, &ca) == UCS_OK);
     uct_ud_mcast_counters_t cnt{};
     uct_mm_common::Backoff backoff;
     bool sent_b = false;
