@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# on_cluster.sh [--net-min BYTES] HOSTS RANKS_PER_HOST PROGRAM [ARGS...]:
-# brings up an
-# emulated cluster of HOSTS hosts (test/cluster/cluster), runs PROGRAM on
+# on_cluster.sh [--net-min BYTES] [--racks R] HOSTS RANKS_PER_HOST PROGRAM
+# [ARGS...]: brings up an emulated cluster of HOSTS hosts on R racks
+# (test/cluster/cluster; with R > 1 UCG reads the racks from the cluster's
+# switch file, UCG_TOPO_FILE), runs PROGRAM on
 # HOSTS x RANKS_PER_HOST ranks with mpirun (ranks by node) through
 # coll/ucg (MCA_COMPONENT_PATH: the component's folder first), takes the
 # cluster down, and checks nothing is left (links, state, /dev/shm entries
@@ -14,10 +15,14 @@
 set -u
 here=$(dirname "$(readlink -f "$0")")
 net_min=0
-if [ "${1:-}" = "--net-min" ]; then
-    net_min=$2
-    shift 2
-fi
+racks=1
+while [ $# -gt 0 ]; do
+    case $1 in
+    --net-min) net_min=$2; shift 2 ;;
+    --racks) racks=$2; shift 2 ;;
+    *) break ;;
+    esac
+done
 hosts=$1
 per=$2
 shift 2
@@ -31,7 +36,7 @@ if ! flock -w 900 9; then
     echo "on_cluster: the cluster lock is still held after 900 s"
     exit 1
 fi
-"$cluster" up --hosts "$hosts" 9>&- || exit $?
+"$cluster" up --hosts "$hosts" --racks "$racks" 9>&- || exit $?
 trap '"$cluster" down 9>&-' EXIT
 trap '"$cluster" down 9>&-; exit 143' INT TERM HUP PIPE
 list=$(seq -f "h%g:$per" -s, 1 "$hosts")

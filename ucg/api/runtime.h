@@ -57,7 +57,11 @@ struct Hello {
     char real_host[64];         ///< gethostname(): whether pids can be probed
     std::uint64_t cpus[16];     ///< CPUs it may run on (sched_getaffinity)
     std::uint32_t shm_short[2]; ///< ucg_context::shm_short
+    /// UCG_TOPO_FILE: 0 none, kTopoFileBad unreadable, else a hash of the
+    /// host -> switch map it gives (members must agree).
+    std::uint64_t topo_file;
 };
+inline constexpr std::uint64_t kTopoFileBad = ~std::uint64_t{0};
 enum : std::uint32_t {
     kHelloBcast = 1,     ///< has an mm_bcast iface
     kHelloIncast = 2,    ///< has an mm_incast iface
@@ -136,6 +140,8 @@ struct ucg_group {
     std::vector<ucp_ep_h> eps;      ///< per rank (own rank: loopback ep)
     std::vector<int> host_ranks;    ///< ranks on this host, ascending
     std::unique_ptr<ucg::topology::Topology> topo;
+    /// UCG_TOPO_FILE's hosts -> switches (racks), or null.
+    std::unique_ptr<ucg::topology::SwitchMap> switches;
     ucg::select::RuleSet rules;
     bool one_to_many = false; ///< every host's members share the groups
     /// Every member has ud_mcast and the group spans hosts: the topology's

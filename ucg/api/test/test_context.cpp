@@ -104,6 +104,28 @@ TEST_CASE("ranks of one host whose UCX FIFO elements differ refuse the "
     }));
 }
 
+TEST_CASE("members that read other switch maps (UCG_TOPO_FILE) refuse the "
+          "group together",
+          "[ucg][context][fork]")
+{
+    // Members that see other racks would choose other plans. Rank 1 alone
+    // puts the (posed) host on a rack: a one-rack map changes no plan, so
+    // only the check tells; with the same file everywhere the group is
+    // made.
+    auto setup = [](bool all) {
+        return [all](int rank) {
+            UCG_CHECK(setenv("UCG_TOPO_HOST", "hostA", 1) == 0);
+            if (all || rank == 1) {
+                UCG_CHECK(setenv("UCG_TOPO_FILE",
+                                 UCG_API_TESTDATA "/one_rack.txt", 1) == 0);
+            }
+        };
+    };
+    CHECK(
+        ucg::test::expect_group_create(3, UCS_ERR_INVALID_PARAM, setup(false)));
+    CHECK(ucg::test::expect_group_create(3, UCS_OK, setup(true)));
+}
+
 namespace {
 
 int online_cpus()
