@@ -133,6 +133,7 @@ ucs_status_t bench_ucg(const Env &env, const Options &opt, ucg_context_h,
     }
     if (st == UCS_OK && !opt.oneoff) {
         out->plan = ucg_collective_plan_name(h);
+        out->pred_us = ucg_collective_predicted_us(h);
     } else if (opt.oneoff) {
         out->plan = "(one-off calls)";
     }

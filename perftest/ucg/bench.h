@@ -48,6 +48,7 @@ struct Stats {
     int iters = 0;
     double first_us = 0; ///< first iteration, max over ranks
     double init_us = 0;  ///< ucg_collective_init, max over ranks
+    double pred_us = -1; ///< the cost model's (UCG; < 0: none)
     long errors = 0;     ///< wrong elements (validation), all ranks
     std::string plan;
     bool ran = false;

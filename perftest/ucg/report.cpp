@@ -60,7 +60,7 @@ Report::Report(const Options &opt, const Env &env, double group_create_us,
         } else {
             std::fprintf(csv_, "collective,bytes,avg_us,min_us,max_us,"
                                "iterations,plan,mpi_avg_us,mpi_min_us,"
-                               "mpi_max_us,ratio,first_us\n");
+                               "mpi_max_us,ratio,first_us,pred_us\n");
         }
     }
 }
@@ -77,8 +77,8 @@ void Report::begin(ucg_coll_type_t coll)
     std::printf("\n# UCG %s latency, %s%s\n", ucg_coll_type_name(coll),
                 dtype_label(opt_, coll),
                 opt_.validate ? ", every result validated" : "");
-    std::printf("%-10s %12s %12s %12s %8s %10s", "# Size", "Avg(us)", "Min(us)",
-                "Max(us)", "Iters", "First(us)");
+    std::printf("%-10s %12s %12s %12s %8s %10s %9s", "# Size", "Avg(us)",
+                "Min(us)", "Max(us)", "Iters", "First(us)", "Pred(us)");
     if (opt_.baseline_mpi) {
         std::printf(" %12s %7s", "MPI Avg(us)", "Ratio");
     }
@@ -91,6 +91,11 @@ void Report::row(const Row &r)
     const double first = r.ucg.init_us + r.ucg.first_us;
     std::printf("%-10zu %12.2f %12.2f %12.2f %8d %10.2f", r.bytes, r.ucg.avg_us,
                 r.ucg.min_us, r.ucg.max_us, r.ucg.iters, first);
+    if (r.ucg.pred_us >= 0) {
+        std::printf(" %9.2f", r.ucg.pred_us);
+    } else {
+        std::printf(" %9s", "-");
+    }
     const double ratio =
         r.mpi.ran && r.mpi.avg_us > 0 ? r.ucg.avg_us / r.mpi.avg_us : 0;
     if (opt_.baseline_mpi) {
@@ -113,7 +118,11 @@ void Report::row(const Row &r)
         } else {
             std::fprintf(csv_, ",,,,");
         }
-        std::fprintf(csv_, "%.3f\n", first);
+        std::fprintf(csv_, "%.3f,", first);
+        if (r.ucg.pred_us >= 0) {
+            std::fprintf(csv_, "%.3f", r.ucg.pred_us);
+        }
+        std::fprintf(csv_, "\n");
     }
 }
 

@@ -162,6 +162,11 @@ UCG_API const char *ucg_collective_plan_name(ucg_coll_h coll) noexcept
     return coll != nullptr ? coll->plan_name.c_str() : "";
 }
 
+UCG_API double ucg_collective_predicted_us(ucg_coll_h coll) noexcept
+{
+    return coll != nullptr ? coll->predicted_us : -1;
+}
+
 UCG_API const char *ucg_coll_type_name(ucg_coll_type_t coll) noexcept
 {
     static const char *const names[] = {

@@ -108,15 +108,17 @@ std::string describe(const plan::Plan &p, const select::Decision &d)
 }
 
 ucs_status_t plan_for(ucg_group *g, const CollShape &s, int variant,
-                      std::shared_ptr<const plan::Plan> *out, std::string *name)
+                      std::shared_ptr<const plan::Plan> *out, std::string *name,
+                      double *predicted_ns)
 {
     const int size_class = std::bit_width(s.select_bytes);
     const ucg_plan_key key{static_cast<int>(s.collective), s.root, size_class,
                            variant};
     auto it = g->plans.find(key);
     if (it != g->plans.end()) {
-        *out = it->second.first;
-        *name = it->second.second;
+        *out = it->second.plan;
+        *name = it->second.name;
+        *predicted_ns = it->second.predicted_ns;
         return UCS_OK;
     }
     const select::Selector sel(*g->topo, rules_for(g, s, variant));
@@ -142,7 +144,8 @@ ucs_status_t plan_for(ucg_group *g, const CollShape &s, int variant,
     }
     *out = std::make_shared<const plan::Plan>(std::move(p.value()));
     *name = describe(**out, d.value());
-    g->plans.emplace(key, std::make_pair(*out, *name));
+    *predicted_ns = d->chosen.predicted_ns;
+    g->plans.emplace(key, ucg_group::PlanEntry{*out, *name, *predicted_ns});
     return UCS_OK;
 }
 
@@ -326,13 +329,14 @@ ucs_status_t prepare(ucg_coll *c, const CollShape &s)
     }
     std::shared_ptr<const plan::Plan> plan;
     std::string name;
+    double predicted_ns = -1; // a plan file's: none
     ucs_status_t st = UCS_OK;
     if (const FilePlan *fp = file_plan_for(g, s, user_op, c->user_op);
         fp != nullptr) {
         plan = fp->plan;
         name = fp->name;
     } else {
-        st = plan_for(g, s, variant, &plan, &name);
+        st = plan_for(g, s, variant, &plan, &name, &predicted_ns);
     }
     if (st != UCS_OK) {
         return st;
@@ -354,6 +358,7 @@ ucs_status_t prepare(ucg_coll *c, const CollShape &s)
         return st; // logged
     }
     c->plan_name = name;
+    c->predicted_us = predicted_ns >= 0 ? predicted_ns / 1000 : -1;
     c->inst = std::make_unique<exec::Instance>(
         std::make_shared<const exec::Program>(std::move(prog.value())),
         g->fabric.get(), reducer_for(*c, s), g->id, std::move(chans));

@@ -171,10 +171,14 @@ struct ucg_group {
     std::map<std::vector<int>, std::unique_ptr<ucg::rt::McastChannel>>
         mcast_chs;
     std::unique_ptr<ucg::rt::UcpFabric> fabric;
-    /// Plans by key, with what to call them (the levels' shapes shown).
-    std::map<ucg_plan_key,
-             std::pair<std::shared_ptr<const ucg::plan::Plan>, std::string>>
-        plans;
+    /// Plans by key, with what to call them (the levels' shapes shown)
+    /// and the cost model's prediction of their time (ns).
+    struct PlanEntry {
+        std::shared_ptr<const ucg::plan::Plan> plan;
+        std::string name;
+        double predicted_ns = -1;
+    };
+    std::map<ucg_plan_key, PlanEntry> plans;
     /// Plan files by collective (plan::Collective), from UCG_PLAN_FILES.
     std::map<int, ucg::rt::FilePlan> file_plans;
     std::uint32_t started = 0; ///< collectives started (wire sequence)
@@ -197,6 +201,7 @@ struct ucg_coll {
     std::unique_ptr<ucg::exec::Instance> inst;
     std::unique_ptr<ucg_direct_call> direct; ///< instead of inst
     std::string plan_name;
+    double predicted_us = -1; ///< the selector's, for its plans (tools)
     std::vector<std::uint8_t> input_copy; ///< in-place inputs the plan reads
     const void *input = nullptr;
     void *output = nullptr;

@@ -315,6 +315,15 @@ UCG_API void ucg_collective_free(ucg_coll_h coll) UCG_NOEXCEPT;
  */
 UCG_API const char *ucg_collective_plan_name(ucg_coll_h coll) UCG_NOEXCEPT;
 
+/**
+ * The cost model's prediction of one call's time for the plan the planner
+ * chose (the figure it chose by, from the topology's link costs), for
+ * tools that print it beside a measurement.
+ * @return Microseconds, or a negative value where no model chose: a direct
+ *         message, a plan file, a call with nothing to move.
+ */
+UCG_API double ucg_collective_predicted_us(ucg_coll_h coll) UCG_NOEXCEPT;
+
 /** "barrier", "bcast", ..., "exscan"; "?" out of range. */
 UCG_API const char *ucg_coll_type_name(ucg_coll_type_t coll) UCG_NOEXCEPT;
 
