@@ -4,17 +4,22 @@
 // readers: they skip the position once its claimer is gone. A live but slow
 // claimer is waited for, never skipped.
 #include "channel_test_util.h"
+#include "uct_mm_common/doorbell.h"
 #include "uct_mm_common/ring.h"
 
 #include "ucg_test/fork_ranks.h"
+#include "ucg_test/skip.h"
 #include "ucg_test/thread_ranks.h" // SharedMapping
 
 #include <catch2/catch.hpp>
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <numeric>
+#include <poll.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -474,4 +479,43 @@ TEST_CASE("channel: a zero-copy message the receiver refuses fails that "
     for (unsigned i = 0; i < got.size(); ++i) {
         CHECK((got[i].origin == 1 && got[i].seq == i));
     }
+}
+
+// Issue 29: anyone may send datagrams to a doorbell's name; drain() reads
+// at most kDrainMax a call, so a flood cannot hold the owner in it, and
+// what is left keeps the descriptor readable (the owner wakes again). A
+// host queues only net.unix.max_dgram_qlen datagrams (10 by default) per
+// socket: the child raises it in a network namespace of its own, so that
+// more than a batch wait.
+TEST_CASE("doorbell: a flood of datagrams is drained a bounded batch per "
+          "call",
+          "[mm][fifo][fork]")
+{
+    if (geteuid() != 0) {
+        UCG_SKIP("needs root (a network namespace of its own)");
+    }
+    ucg_test::ForkOptions opts(1);
+    const auto res = ucg_test::run_fork_ranks(opts, [](int) {
+        UCG_CHECK(unshare(CLONE_NEWNET) == 0);
+        std::FILE *f = std::fopen("/proc/sys/net/unix/max_dgram_qlen", "w");
+        UCG_CHECK(f != nullptr);
+        std::fprintf(f, "1000\n");
+        std::fclose(f);
+        Doorbell bell;
+        const BellAddress addr{static_cast<std::int32_t>(getpid()), 7};
+        UCG_CHECK(bell.open(addr) == Status::kOk);
+        constexpr int kBatches = 3;
+        for (int i = 0; i < kBatches * Doorbell::kDrainMax; ++i) {
+            Doorbell::ring(addr);
+        }
+        pollfd p{bell.fd(), POLLIN, 0};
+        for (int call = 1; call < kBatches; ++call) {
+            bell.drain();
+            UCG_CHECK(poll(&p, 1, 0) == 1); // more left: still readable
+        }
+        bell.drain();
+        UCG_CHECK(poll(&p, 1, 0) == 0); // each call took one whole batch
+    });
+    INFO(res.summary());
+    CHECK(res.ok);
 }
