@@ -6,12 +6,15 @@
 
 #include "api/ucp_fabric.h"
 #include "api/ucp_settings.h"
+#include "topology/topo_file.h"
 #include "ucx/ucp_glue.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <strings.h>
 #include <unistd.h> // environ
@@ -139,6 +142,48 @@ bool mcast_wanted()
     return false;
 }
 
+// UCG_TOPO_FILE: a switch file (topo_file.h) that puts hosts on racks,
+// the planner's switch level. Sets ctx->switches and ctx->topo_file: 0
+// without a file, kTopoFileBad when it cannot be read or parsed (logged;
+// the context's groups then fail, every member together), else a hash of
+// the map (members compare it: other racks would give other plans).
+void read_topo_file(ucg_context *ctx)
+{
+    const char *path = std::getenv("UCG_TOPO_FILE");
+    if (path == nullptr || *path == '\0') {
+        return;
+    }
+    std::ifstream in(path);
+    std::stringstream text;
+    if (!in.is_open() || !(text << in.rdbuf())) {
+        log_error("ucg_context_create: UCG_TOPO_FILE %s cannot be read", path);
+        ctx->topo_file = kTopoFileBad;
+        return;
+    }
+    auto map = topology::parse_topology_file(text.str());
+    if (!map) {
+        log_error("ucg_context_create: UCG_TOPO_FILE %s: %s", path,
+                  map.error().message.c_str());
+        ctx->topo_file = kTopoFileBad;
+        return;
+    }
+    // The map as one canonical text, "host switch" lines sorted.
+    std::vector<std::string> lines;
+    for (const auto &[host, sw] : map.value()) {
+        lines.push_back(host + ' ' + sw + '\n');
+    }
+    std::sort(lines.begin(), lines.end());
+    std::uint64_t hash = 0xcbf29ce484222325ULL; // FNV-1a
+    for (const std::string &line : lines) {
+        for (const char ch : line) {
+            hash = (hash ^ static_cast<unsigned char>(ch)) * 0x100000001b3ULL;
+        }
+    }
+    ctx->topo_file = hash == 0 || hash == kTopoFileBad ? 1 : hash;
+    ctx->switches =
+        std::make_unique<topology::SwitchMap>(std::move(map).value());
+}
+
 // Loads the ud_mcast plugin (its constructor registers the transport, so
 // a UCP context made after sees it) and looks up its group entry points;
 // a plugin preloaded or linked by the user is found as well. Missing: no
@@ -236,6 +281,7 @@ ucs_status_t context_create(const ucg_context_params_t *params,
     if (mcast_wanted()) {
         ctx->mcast_api = load_mcast();
     }
+    read_topo_file(ctx.get());
     if (has_ctx) {
         ctx->ucp = params->ucp_context;
         ctx->worker = params->ucp_worker;

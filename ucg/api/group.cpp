@@ -7,7 +7,6 @@
 
 #include "api/ucp_fabric.h"
 #include "topology/hwloc_probe.h"
-#include "topology/topo_file.h"
 #include "uct_mm_common/liveness.h"
 #include "ucx/ucp_glue.h"
 
@@ -15,12 +14,10 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iterator>
 #include <map>
 #include <random>
 #include <sched.h>
-#include <sstream>
 #include <string>
 #include <unistd.h>
 
@@ -130,44 +127,6 @@ bool find_mcast_iface(ucg_group *g, const ucp_address_t *own, bool loopback,
     return false;
 }
 
-// UCG_TOPO_FILE: a switch file (topo_file.h) that puts hosts on racks,
-// the planner's switch level. Returns what the hello carries: 0 without
-// one, kTopoFileBad when it cannot be read or parsed (logged; the members
-// then fail together), else a hash of its map.
-std::uint64_t read_topo_file(ucg_group *g)
-{
-    const char *path = std::getenv("UCG_TOPO_FILE");
-    if (path == nullptr || *path == '\0') {
-        return 0;
-    }
-    std::ifstream in(path);
-    std::stringstream text;
-    if (!in.is_open() || !(text << in.rdbuf())) {
-        log_error("ucg_group_create: UCG_TOPO_FILE %s cannot be read", path);
-        return kTopoFileBad;
-    }
-    auto map = topology::parse_topology_file(text.str());
-    if (!map) {
-        log_error("ucg_group_create: UCG_TOPO_FILE %s: %s", path,
-                  map.error().message.c_str());
-        return kTopoFileBad;
-    }
-    std::vector<std::pair<std::string, std::string>> pairs(map->begin(),
-                                                           map->end());
-    std::sort(pairs.begin(), pairs.end());
-    std::uint64_t hash = 0xcbf29ce484222325ULL; // FNV-1a
-    for (const auto &[host, sw] : pairs) {
-        for (const std::string *s : {&host, &sw}) {
-            for (const char c : *s + '\n') {
-                hash =
-                    (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-            }
-        }
-    }
-    g->switches = std::make_unique<topology::SwitchMap>(std::move(map).value());
-    return hash == 0 || hash == kTopoFileBad ? 1 : hash;
-}
-
 ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
                         const ucp_address_t *own, std::size_t addr_len,
                         ucg::rt::Hello *h)
@@ -184,7 +143,7 @@ ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
     h->shm_short[1] = g->ctx->shm_short[1];
     h->key = std::random_device{}();
     h->key = h->key << 32 | std::random_device{}();
-    h->topo_file = read_topo_file(g);
+    h->topo_file = g->ctx->topo_file;
     std::string host;
     if ((p->field_mask & UCG_GROUP_PARAM_FIELD_HOST) && p->host_id != nullptr) {
         host = p->host_id;
@@ -295,7 +254,8 @@ ucs_status_t build_topology(ucg_group *g, const ucg_group_params_t *p)
         l.host = h.host;
         locs.push_back(l); // one shared-memory level per host (host groups)
     }
-    auto topo = topology::Topology::from_localities(locs, g->switches.get());
+    auto topo =
+        topology::Topology::from_localities(locs, g->ctx->switches.get());
     if (!topo) {
         log_error("ucg_group_create: %s", topo.error().message.c_str());
         return UCS_ERR_INVALID_PARAM;

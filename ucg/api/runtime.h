@@ -117,6 +117,10 @@ struct ucg_context {
     /// iface per device UCP opened it on, in UCP's order (lo among them).
     std::vector<OneToMany> mcast;
     ucg::rt::McastApi mcast_api;
+    /// UCG_TOPO_FILE, read once: its hosts -> switches (racks), or null,
+    /// and what each group's hello carries (Hello::topo_file).
+    std::unique_ptr<ucg::topology::SwitchMap> switches;
+    std::uint64_t topo_file = 0;
     std::vector<ucg_group *> groups;
     std::uint32_t next_group_id = 1;
     std::map<std::string, ucp_ep_h> eps; ///< by worker address bytes
@@ -140,8 +144,6 @@ struct ucg_group {
     std::vector<ucp_ep_h> eps;      ///< per rank (own rank: loopback ep)
     std::vector<int> host_ranks;    ///< ranks on this host, ascending
     std::unique_ptr<ucg::topology::Topology> topo;
-    /// UCG_TOPO_FILE's hosts -> switches (racks), or null.
-    std::unique_ptr<ucg::topology::SwitchMap> switches;
     ucg::select::RuleSet rules;
     bool one_to_many = false; ///< every host's members share the groups
     /// Every member has ud_mcast and the group spans hosts: the topology's
