@@ -79,12 +79,13 @@ MacKey xor_keys(const MacKey &a, const uint8_t *b)
     return r;
 }
 
-// A new peer: iface `id` at `wire`, sent to with `tx_key`; this side's
-// JOINs carry `box` (zero when the peer has its key already).
-Peer *make_peer(Iface *iface, uint64_t id, const uint8_t *wire,
-                const MacKey &box, const MacKey &tx_key, uint64_t now)
+// A new peer, the iface at `to`, sent to with `tx_key`; this side's JOINs
+// carry `box` (zero when the peer has its key already).
+Peer *make_peer(Iface *iface, const PeerAddr &to, const MacKey &box,
+                const MacKey &tx_key, uint64_t now)
 {
-    const int handle = iface->wire->resolve(wire);
+    const uint64_t id = to.id;
+    const int handle = iface->wire->resolve(to.wire);
     if (handle < 0) {
         return nullptr;
     }
@@ -98,10 +99,8 @@ Peer *make_peer(Iface *iface, uint64_t id, const uint8_t *wire,
     cfg.nonce = static_cast<uint32_t>(mix64(iface->id ^ now)) | 1u;
     cfg.tx_key = tx_key;
     cfg.rx_key = key_to(iface->secret, id, iface->id);
-    JoinAddr join{}; // this side's address, and the box
-    join.id = iface->id;
-    join.wire_kind = iface->wire_kind;
-    iface->wire->local_addr(join.wire);
+    JoinAddr join; // this side's address, and the box
+    local_peer_addr(iface, &join.peer);
     std::memcpy(join.box, box.data(), sizeof(join.box));
     std::memcpy(cfg.join_addr.data(), &join, sizeof(join));
     cfg.join_addr_len = sizeof(join);
@@ -122,20 +121,20 @@ Peer *make_peer(Iface *iface, uint64_t id, const uint8_t *wire,
 
 Peer *peer_get(Iface *iface, const IfaceAddr &addr, uint64_t now)
 {
-    auto it = iface->peers.find(addr.id);
+    auto it = iface->peers.find(addr.peer.id);
     if (it != iface->peers.end()) {
         return it->second.get();
     }
-    if (addr.id == iface->id || addr.wire_kind != iface->wire_kind) {
+    if (addr.peer.id == iface->id || addr.peer.wire_kind != iface->wire_kind) {
         return nullptr;
     }
     MacKey peer_secret;
     std::memcpy(peer_secret.data(), addr.secret, peer_secret.size());
-    const MacKey back = key_to(iface->secret, addr.id, iface->id);
+    const MacKey back = key_to(iface->secret, addr.peer.id, iface->id);
     const MacKey box =
-        xor_keys(back, box_pad(peer_secret, iface->id, addr.id).data());
-    return make_peer(iface, addr.id, addr.wire, box,
-                     key_to(peer_secret, iface->id, addr.id), now);
+        xor_keys(back, box_pad(peer_secret, iface->id, addr.peer.id).data());
+    return make_peer(iface, addr.peer, box,
+                     key_to(peer_secret, iface->id, addr.peer.id), now);
 }
 
 // From iface progress (noexcept): no exception may leave.
@@ -159,8 +158,8 @@ bool join_addr_of(const Iface *iface, const Packet &join, JoinAddr *addr)
         return false;
     }
     std::memcpy(addr, join.join.addr, sizeof(*addr));
-    return addr->id != iface->id &&
-           join.hdr.key == p2p_session_key(iface->id, addr->id);
+    return addr->peer.id != iface->id &&
+           join.hdr.key == p2p_session_key(iface->id, addr->peer.id);
 }
 
 } // namespace
@@ -171,7 +170,7 @@ bool P2pMaker::p2p_rx_key(const Packet &join, MacKey *key)
     if (!join_addr_of(iface, join, &addr)) {
         return false;
     }
-    *key = key_to(iface->secret, addr.id, iface->id);
+    *key = key_to(iface->secret, addr.peer.id, iface->id);
     return true;
 }
 
@@ -179,8 +178,9 @@ bool P2pMaker::p2p_rx_key(const Packet &join, MacKey *key)
 Session *P2pMaker::create(const Packet &join, uint64_t now)
 {
     JoinAddr addr;
-    if (!join_addr_of(iface, join, &addr) || iface->peers.count(addr.id) != 0 ||
-        addr.wire_kind != iface->wire_kind) {
+    if (!join_addr_of(iface, join, &addr) ||
+        iface->peers.count(addr.peer.id) != 0 ||
+        addr.peer.wire_kind != iface->wire_kind) {
         return nullptr;
     }
     if (iface->peers.size() >= iface->max_peers) {
@@ -188,8 +188,8 @@ Session *P2pMaker::create(const Packet &join, uint64_t now)
         return nullptr;
     }
     const MacKey tx_key =
-        xor_keys(box_pad(iface->secret, addr.id, iface->id), addr.box);
-    Peer *p = make_peer(iface, addr.id, addr.wire, MacKey{}, tx_key, now);
+        xor_keys(box_pad(iface->secret, addr.peer.id, iface->id), addr.box);
+    Peer *p = make_peer(iface, addr.peer, MacKey{}, tx_key, now);
     return p == nullptr ? nullptr : p->session.get();
 }
 
@@ -231,7 +231,7 @@ ucs_status_t ep_create_impl(const uct_ep_params_t *params, uct_ep_h *ep_p)
     auto *iface = reinterpret_cast<Iface *>(params->iface);
     IfaceAddr addr;
     std::memcpy(&addr, params->iface_addr, sizeof(addr));
-    if (iface->peers.count(addr.id) == 0 &&
+    if (iface->peers.count(addr.peer.id) == 0 &&
         iface->peers.size() >= iface->max_peers) {
         ucs_error("ud_mcast: iface %016llx has %zu peers, the limit "
                   "(UCX_UD_MCAST_MAX_PEERS)",
@@ -242,7 +242,7 @@ ucs_status_t ep_create_impl(const uct_ep_params_t *params, uct_ep_h *ep_p)
     Peer *peer = peer_get(iface, addr, now_ns());
     if (peer == nullptr) {
         ucs_error("ud_mcast: peer iface %016llx cannot be reached",
-                  static_cast<unsigned long long>(addr.id));
+                  static_cast<unsigned long long>(addr.peer.id));
         return UCS_ERR_UNREACHABLE;
     }
     auto *ep = new Ep();

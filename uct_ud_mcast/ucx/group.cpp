@@ -135,12 +135,12 @@ ucs_status_t create(uct_iface_h tl_iface, const uct_group_params_t *params,
             return UCS_ERR_INVALID_PARAM;
         }
         std::memcpy(&addrs[m], params->member_addrs[m], sizeof(IfaceAddr));
-        if (addrs[m].wire_kind != iface->wire_kind) {
+        if (addrs[m].peer.wire_kind != iface->wire_kind) {
             ucs_error("ud_mcast: member %u is on another wire", m);
             return UCS_ERR_INVALID_PARAM;
         }
         if (m != params->member_index) {
-            handles[m] = iface->wire->resolve(addrs[m].wire);
+            handles[m] = iface->wire->resolve(addrs[m].peer.wire);
         }
     }
     auto g = std::make_unique<Group>();
@@ -149,7 +149,7 @@ ucs_status_t create(uct_iface_h tl_iface, const uct_group_params_t *params,
     g->me = params->member_index;
     g->size = params->group_size;
     SessionConfig cfg = iface->base;
-    cfg.key = mix64(params->group_key ^ mix64(addrs[0].id));
+    cfg.key = mix64(params->group_key ^ mix64(addrs[0].peer.id));
     cfg.my_index = static_cast<uint16_t>(g->me);
     cfg.size = static_cast<uint16_t>(g->size);
     cfg.nonce = static_cast<uint32_t>(mix64(iface->id ^ now_ns())) | 1u;

@@ -79,7 +79,7 @@ int iface_is_reachable(uct_iface_h tl_iface, const uct_device_addr_t *,
     }
     IfaceAddr a;
     std::memcpy(&a, iface_addr, sizeof(a));
-    return a.wire_kind == to_iface(tl_iface)->wire_kind;
+    return a.peer.wire_kind == to_iface(tl_iface)->wire_kind;
 }
 
 unsigned iface_progress(uct_iface_h tl_iface) noexcept
@@ -271,12 +271,17 @@ ucs_status_t iface_open_impl(uct_md_h md, uct_worker_h worker,
 
 } // namespace
 
-void local_iface_addr(const Iface *iface, IfaceAddr *addr) noexcept
+void local_peer_addr(const Iface *iface, PeerAddr *addr) noexcept
 {
     std::memset(addr, 0, sizeof(*addr));
     addr->id = iface->id;
     addr->wire_kind = iface->wire_kind;
     iface->wire->local_addr(addr->wire);
+}
+
+void local_iface_addr(const Iface *iface, IfaceAddr *addr) noexcept
+{
+    local_peer_addr(iface, &addr->peer);
     std::memcpy(addr->secret, iface->secret.data(), sizeof(addr->secret));
 }
 

@@ -41,26 +41,27 @@ struct IfaceConfig {
     char *bind_addr;    ///< verbs wire: IP for rdma_cm ("" = auto)
 };
 
-/// Iface address: the iface id, its wire's unicast address and its
-/// secret (auth.h). Only the out-of-band exchange carries it; what goes
-/// on the wire is a JoinAddr.
-struct IfaceAddr {
+/// Where an iface is: its id and its wire's unicast address (public).
+struct PeerAddr {
     uint64_t id;       ///< random per iface open
     uint8_t wire_kind; ///< 1: UDP, 2: verbs
     uint8_t pad[7];
     uint8_t wire[kWireAddrBytes]; ///< Wire::local_addr
-    uint8_t secret[kKeyBytes];    ///< random per iface open
+};
+
+/// Iface address: where the iface is and its secret (auth.h). Only the
+/// out-of-band exchange carries it; what goes on the wire is a JoinAddr.
+struct IfaceAddr {
+    PeerAddr peer;
+    uint8_t secret[kKeyBytes]; ///< random per iface open
 };
 static_assert(sizeof(IfaceAddr) == 56); // UCP v1 addresses: at most 63
 
-/// What a point-to-point JOIN carries: the joiner's address without its
-/// secret, and the key the joined iface is to send with, boxed (XOR) under
-/// a pad only the joined iface can derive (ep.cpp).
+/// What a point-to-point JOIN carries: where the joiner is (no secret),
+/// and the key the joined iface is to send with, boxed (XOR) under a pad
+/// only the joined iface can derive (ep.cpp).
 struct JoinAddr {
-    uint64_t id;
-    uint8_t wire_kind;
-    uint8_t pad[7];
-    uint8_t wire[kWireAddrBytes];
+    PeerAddr peer;
     uint8_t box[kKeyBytes];
 };
 static_assert(sizeof(JoinAddr) <= kMaxAddrBytes);
@@ -126,6 +127,8 @@ ucs_status_t query_devices(uct_md_h md, uct_tl_device_resource_t **devices_p,
                            unsigned *num_p) noexcept;
 bool is_ud_mcast_iface(uct_iface_h iface) noexcept;
 void local_iface_addr(const Iface *iface, IfaceAddr *addr) noexcept;
+/// Where this iface is (the public part of its address).
+void local_peer_addr(const Iface *iface, PeerAddr *addr) noexcept;
 
 // ep.cpp
 /// The peer of a full iface address (ep_create: its secret gives the
