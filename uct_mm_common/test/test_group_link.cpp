@@ -80,6 +80,14 @@ Status open_link_alone(GroupLink &link, const LinkConfig &c)
     return st;
 }
 
+// Member 0 of a two-member group `c` opens it and leaves before member 1
+// came: the name stays for member 1 until c.attach_timeout_ms.
+void leave_before_member_1(const LinkConfig &c)
+{
+    GroupLink creator;
+    REQUIRE(open_link_alone(creator, c) == Status::kOk);
+}
+
 } // namespace
 
 TEST_CASE("link: members join without waiting, the name goes once all are in",
@@ -272,10 +280,7 @@ TEST_CASE("link: a name left for late members goes after the deadline",
     const std::string name = ucg_test::unique_shm_name("late");
     LinkConfig c = config(name, 0, 2);
     c.attach_timeout_ms = 100;
-    {
-        GroupLink creator;
-        REQUIRE(open_link_alone(creator, c) == Status::kOk);
-    } // left before member 1 came: the name stays for it ...
+    leave_before_member_1(c); // the name stays for member 1 ...
     CHECK(sweeper.leftovers().size() == 1);
     {
         GroupLink late;
@@ -289,10 +294,7 @@ TEST_CASE("link: a name left for late members goes after the deadline",
     // Another group left with a member that never comes.
     LinkConfig c2 = config(ucg_test::unique_shm_name("late-other"), 0, 2);
     c2.attach_timeout_ms = 100;
-    {
-        GroupLink creator;
-        REQUIRE(open_link_alone(creator, c2) == Status::kOk);
-    }
+    leave_before_member_1(c2);
     CHECK(sweeper.leftovers().size() == 2);
     usleep(150 * 1000);
     {
@@ -342,10 +344,7 @@ TEST_CASE("link: a fork child leaves the names its parent kept alone",
     const std::string name = ucg_test::unique_shm_name("late-fork");
     LinkConfig c = config(name, 0, 2);
     c.attach_timeout_ms = 60000;
-    {
-        GroupLink creator;
-        REQUIRE(open_link_alone(creator, c) == Status::kOk);
-    } // kept for member 1 until the deadline
+    leave_before_member_1(c); // kept for member 1 until the deadline
     const pid_t pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
