@@ -228,25 +228,6 @@ int listen_to_group(const sockaddr_in &group, in_addr ip)
     return fd;
 }
 
-// A socket of `ip` that sends to the group and to members.
-int sender_on(in_addr ip, sockaddr_in *self)
-{
-    const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    const unsigned char loop = 1; // members may be on this host
-    self->sin_family = AF_INET;
-    self->sin_addr = ip;
-    self->sin_port = 0;
-    UCG_CHECK(fd >= 0);
-    UCG_CHECK(
-        bind(fd, reinterpret_cast<const sockaddr *>(self), sizeof(*self)) == 0);
-    socklen_t len = sizeof(*self);
-    getsockname(fd, reinterpret_cast<sockaddr *>(self), &len);
-    UCG_CHECK(setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &ip, sizeof(ip)) ==
-              0);
-    UCG_CHECK(setsockopt(fd, IPPROTO_IP, IP_MULTICAST_LOOP, &loop, 1) == 0);
-    return fd;
-}
-
 // UdpRun::attacker: what a host on the segment (or a local user that binds
 // the group's port) can do without the group's key.
 void attacker_body(const UdpRun &run, Board *board)
@@ -256,12 +237,12 @@ void attacker_body(const UdpRun &run, Board *board)
     }
     UdpConfig ucfg;
     ucfg.ifname = run.ifname;
-    std::unique_ptr<UdpWire> wire; // its address on the interface
+    std::unique_ptr<UdpWire> wire; // what it sends with, as a member would
     UCG_CHECK(UdpWire::open(ucfg, &wire) == Status::kOk);
-    uint8_t addr[kWireAddrBytes];
-    wire->local_addr(addr);
+    uint8_t self[kWireAddrBytes]; // IPv4 address, then port
+    wire->local_addr(self);
     in_addr ip;
-    std::memcpy(&ip.s_addr, addr, 4);
+    std::memcpy(&ip.s_addr, self, 4);
     // The session key is in every packet's header, and the group's
     // address follows from it.
     uint32_t gip;
@@ -272,8 +253,8 @@ void attacker_body(const UdpRun &run, Board *board)
     group.sin_addr.s_addr = htonl(gip);
     group.sin_port = htons(gport);
     const int rx = listen_to_group(group, ip);
-    sockaddr_in self{};
-    const int tx = sender_on(ip, &self);
+    int to_group = -1; // (the copies this socket receives go unread)
+    UCG_CHECK(wire->join(session_key(run), &to_group) == Status::kOk);
     board->published.fetch_add(1);
     MacKey guess;
     guess.fill(0x42);
@@ -281,43 +262,42 @@ void attacker_body(const UdpRun &run, Board *board)
     std::vector<std::vector<uint8_t>> captured;
     std::vector<uint8_t> buf(65536);
     uint64_t sent = 0;
-    auto send = [&](const std::vector<uint8_t> &pkt, const sockaddr_in &to) {
-        sent += sendto(tx, pkt.data(), pkt.size(), 0,
-                       reinterpret_cast<const sockaddr *>(&to),
-                       sizeof(to)) == static_cast<ssize_t>(pkt.size());
+    // To the group, and to the member `from` that sent the original.
+    auto send = [&](const std::vector<uint8_t> &pkt, const uint8_t *from) {
+        const int member = wire->resolve(from);
+        sent += wire->send_group(to_group, pkt.data(), pkt.size());
+        sent += member >= 0 && wire->send_to(member, pkt.data(), pkt.size());
     };
     while (board->finished.load() < run.size) {
         pollfd p{rx, POLLIN, 0};
         if (poll(&p, 1, 1) <= 0) {
             continue;
         }
-        sockaddr_in from{};
-        socklen_t from_len = sizeof(from);
+        sockaddr_in sender{};
+        socklen_t sender_len = sizeof(sender);
         const ssize_t n =
             recvfrom(rx, buf.data(), buf.size(), 0,
-                     reinterpret_cast<sockaddr *>(&from), &from_len);
+                     reinterpret_cast<sockaddr *>(&sender), &sender_len);
+        uint8_t from[kWireAddrBytes] = {}; // as UdpWire::local_addr
+        std::memcpy(from, &sender.sin_addr.s_addr, 4);
+        std::memcpy(from + 4, &sender.sin_port, 2);
         Packet pkt;
         if (n <= 0 || captured.size() >= kBudget ||
-            (from.sin_addr.s_addr == self.sin_addr.s_addr &&
-             from.sin_port == self.sin_port) || // its own
+            std::memcmp(from, self, sizeof(from)) == 0 || // its own
             parse_packet(buf.data(), static_cast<size_t>(n), &pkt) !=
                 ParseError::kNone) {
             continue;
         }
         for (const auto &f :
              forgeries(buf.data(), static_cast<size_t>(n), guess)) {
-            send(f, group);
             send(f, from);
         }
         captured.emplace_back(buf.data(), buf.data() + n);
         if (captured.size() > 64) {
-            const std::vector<uint8_t> old = captured[captured.size() - 65];
-            send(old, group);
-            send(old, from);
+            send(captured[captured.size() - 65], from);
         }
     }
     close(rx);
-    close(tx);
     UCG_CHECK(sent > 0);
 }
 
