@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# on_cluster.sh [--net-min BYTES] [--racks R] HOSTS RANKS_PER_HOST PROGRAM
-# [ARGS...]: brings up an emulated cluster of HOSTS hosts on R racks
+# on_cluster.sh [--net-min BYTES] [--racks R] [--fault KIND:HOST] HOSTS
+# RANKS_PER_HOST PROGRAM [ARGS...]: brings up an emulated cluster of HOSTS hosts on R racks
 # (test/cluster/cluster; with R > 1 UCG reads the racks from the cluster's
 # switch file, UCG_TOPO_FILE), runs PROGRAM on
 # HOSTS x RANKS_PER_HOST ranks with mpirun (ranks by node) through
@@ -11,15 +11,21 @@
 # have received at least BYTES on its network interface during the run
 # (traffic between hosts crossed the network, not shared memory). Exits
 # with mpirun's status, or 77 where namespaces are not permitted (ctest:
-# skipped).
+# skipped). --fault strikes HOST once PROGRAM's rank 0 creates the file
+# UCG_FAULT_READY names (test_fault.c): KIND `kill` kills its ranks,
+# `link-down` sets its link down for 8 s (then up again, so that mpirun
+# reaches that host's daemon: Open MPI's own wire, not UCG's). No host may
+# be left with a ucg-* entry in its /dev/shm.
 set -u
 here=$(dirname "$(readlink -f "$0")")
 net_min=0
 racks=1
+fault=""
 while [ $# -gt 0 ]; do
     case $1 in
     --net-min) net_min=$2; shift 2 ;;
     --racks) racks=$2; shift 2 ;;
+    --fault) fault=$2; shift 2 ;;
     *) break ;;
     esac
 done
@@ -47,12 +53,78 @@ rx_bytes() {
 for h in $("$cluster" hosts); do
     eval "rx_$h=$(rx_bytes "$h")"
 done
+fault_env=""
+striker=""
+prog="" # the program's name: the first executable file of the arguments
+for a in "$@"; do
+    if [ -z "$prog" ] && [ -f "$a" ] && [ -x "$a" ]; then
+        prog=$(basename "$a")
+    fi
+done
+if [ -n "$fault" ]; then
+    kind=${fault%%:*}
+    victim=${fault#*:}
+    ready=$(mktemp -u /tmp/ucg-fault-ready.XXXXXX)
+    fault_env="-x UCG_FAULT_READY=$ready"
+    (
+        for _ in $(seq 1200); do
+            [ -e "$ready" ] && break
+            [ -e "$ready.stop" ] && exit 0 # the job ended first
+            sleep 0.1
+        done
+        rm -f "$ready" "$ready.stop"
+        echo "on_cluster: $kind on $victim"
+        case $kind in
+        kill) "$cluster" kill "$victim" "$prog" ;;
+        link-down)
+            "$cluster" exec "$victim" ip link set eth0 down
+            sleep 8
+            "$cluster" exec "$victim" ip link set eth0 up ;;
+        *) echo "on_cluster: --fault: unknown kind $kind" ;;
+        esac
+    ) 9>&- &
+    striker=$!
+fi
+# shellcheck disable=SC2086 # fault_env: empty or two words
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     "$cluster" mpirun --host "$list" -np $((hosts * per)) --map-by node \
     --mca btl self,vader,tcp \
     --mca mca_base_component_path "$MCA_COMPONENT_PATH" \
-    --mca coll_ucg_priority 90 --mca coll_ucg_verbose 10 "$@" 9>&-
+    --mca coll_ucg_priority 90 --mca coll_ucg_verbose 10 $fault_env "$@" 9>&- &
+mpirun=$!
+# With recovery on (the fault tests), mpirun and its daemons stay after
+# every rank exited (Open MPI 4.1.4 across daemons): 10 s after the last
+# rank and the fault's end (a host's daemon forwards its ranks' output
+# once its link is back), say so and end it.
+gone=0
+while kill -0 "$mpirun" 2>/dev/null; do
+    sleep 0.5
+    if [ -n "$prog" ] && ! pgrep -x "$(echo "$prog" | cut -c1-15)" >/dev/null &&
+        ! { [ -n "$striker" ] && kill -0 "$striker" 2>/dev/null; }; then
+        gone=$((gone + 1))
+    else
+        gone=0
+    fi
+    if [ "$gone" -ge 20 ]; then
+        echo "on_cluster: every rank exited 10 s ago and mpirun stays: killed"
+        kill -9 "$mpirun" 2>/dev/null
+        break
+    fi
+done
+wait "$mpirun"
 rc=$?
+if [ -n "$striker" ]; then
+    touch "$ready.stop" # a fault under way finishes (the link comes up)
+    wait "$striker"
+    rm -f "$ready" "$ready.stop"
+fi
+for h in $("$cluster" hosts); do
+    left=$("$cluster" exec "$h" sh -c 'ls /dev/shm | grep "^ucg-"' || true)
+    if [ -n "$left" ]; then
+        echo "on_cluster: $h left /dev/shm entries: $left"
+        rc=1
+    fi
+done
 for h in $("$cluster" hosts); do
     got=$(( $(rx_bytes "$h") - $(eval echo "\$rx_$h") ))
     echo "on_cluster: $h received $got bytes over its network interface"

@@ -407,6 +407,19 @@ void check_stall(ucg_coll *c)
                   c->plan_name.c_str(), dead);
         c->group->failed = UCS_ERR_CONNECTION_RESET;
         c->inst->fail(UCS_ERR_CONNECTION_RESET);
+        return;
+    }
+    // Another machine: no pid to read, and TCP keeps retrying what it
+    // sent to a host that vanished: ask that host's kernel.
+    const int far = find_unreachable_member(c->group, now);
+    if (far >= 0) {
+        log_error("ucg collective %s: the host of rank %d (%s) has not "
+                  "answered for %.1f s: unreachable",
+                  c->plan_name.c_str(), far,
+                  c->group->hello[static_cast<std::size_t>(far)].real_host,
+                  timeout / 2);
+        c->group->failed = UCS_ERR_UNREACHABLE;
+        c->inst->fail(UCS_ERR_UNREACHABLE);
     }
 }
 

@@ -295,6 +295,11 @@ ucs_status_t context_create(const ucg_context_params_t *params,
     find_one_to_many(ctx.get());
     find_shm_short(ctx.get());
     find_mcast(ctx.get());
+    if (const ucs_status_t st = ctx->probe_listener.open(); st != UCS_OK) {
+        log_warn("ucg_context_create: no liveness port (%s): a host that "
+                 "stops answering is found only by UCP",
+                 ucs_status_string(st));
+    }
     *context_p = ctx.release();
     return UCS_OK;
 }

@@ -18,6 +18,7 @@
 #include <map>
 #include <random>
 #include <sched.h>
+#include <set>
 #include <string>
 #include <unistd.h>
 
@@ -25,7 +26,7 @@ namespace ucg::rt {
 
 namespace {
 
-constexpr std::uint32_t kHelloMagic = 0x55434732; // "UCG2"
+constexpr std::uint32_t kHelloMagic = 0x55434733; // "UCG3"
 
 struct Oob {
     ucg_oob_allgather_fn_t fn;
@@ -144,6 +145,7 @@ ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
     h->key = std::random_device{}();
     h->key = h->key << 32 | std::random_device{}();
     h->topo_file = g->ctx->topo_file;
+    h->probe = g->ctx->probe_listener.addr();
     std::string host;
     if ((p->field_mask & UCG_GROUP_PARAM_FIELD_HOST) && p->host_id != nullptr) {
         host = p->host_id;
@@ -804,6 +806,24 @@ int find_dead_member(ucg_group *g)
         const uct_mm_common::ProcessId id{h.pid, 0, h.start_time};
         if (!uct_mm_common::process_alive(id)) {
             g->dead[static_cast<std::size_t>(r)] = 1;
+            return r;
+        }
+    }
+    return -1;
+}
+
+int find_unreachable_member(ucg_group *g, double now)
+{
+    const double deadline = g->ctx->timeout_sec / 2;
+    std::set<std::string> asked;
+    for (int r = 0; r < g->size; ++r) {
+        const auto &h = g->hello[static_cast<std::size_t>(r)];
+        if (on_my_machine(g, h) || h.probe.port == 0 || h.probe.ip[0] == 0 ||
+            !asked.insert(h.real_host).second) {
+            continue; // one member's listener answers for its host
+        }
+        if (g->ctx->host_probes[h.real_host].check(h.probe, now, deadline) ==
+            HostProbe::Verdict::kUnreachable) {
             return r;
         }
     }

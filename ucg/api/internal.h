@@ -49,6 +49,10 @@ ucs_status_t open_mcast(ucg_group *g, const std::vector<int> &members,
 /// Checks every member this process can probe (same real host: pid);
 /// returns the first dead rank, or -1.
 int find_dead_member(ucg_group *group);
+/// Probes the group's other machines (host_probe.h), each at most once per
+/// call: the first rank of a host that has not answered for
+/// UCG_TIMEOUT / 2 seconds of checks, or -1.
+int find_unreachable_member(ucg_group *group, double now);
 
 // plan_files.cpp
 /// Reads and checks the plan files `spec` names (UCG_PLAN_FILES grammar)

@@ -5,6 +5,7 @@
 // run by the engine). One thread at a time per context.
 #pragma once
 
+#include "api/host_probe.h"
 #include "api/ucp_fabric.h"
 #include "exec/engine.h"
 #include "select/selector.h"
@@ -60,6 +61,8 @@ struct Hello {
     /// UCG_TOPO_FILE: 0 none, kTopoFileBad unreadable, else a hash of the
     /// host -> switch map it gives (members must agree).
     std::uint64_t topo_file;
+    /// Where its host answers liveness probes (host_probe.h).
+    ProbeAddr probe;
 };
 inline constexpr std::uint64_t kTopoFileBad = ~std::uint64_t{0};
 enum : std::uint32_t {
@@ -125,8 +128,12 @@ struct ucg_context {
     std::uint32_t next_group_id = 1;
     std::map<std::string, ucp_ep_h> eps; ///< by worker address bytes
     std::vector<ucp_ep_h> failed_eps;    ///< UCP reported an error on them
-    std::vector<ucg_coll *> active;      ///< collectives in flight
-    std::vector<ucg_coll *> zombies;     ///< freed, posts still held
+    /// The port other machines probe (port 0 where it could not listen),
+    /// and this process's probes of other machines, by real host name.
+    ucg::rt::ProbeListener probe_listener;
+    std::map<std::string, ucg::rt::HostProbe> host_probes;
+    std::vector<ucg_coll *> active;  ///< collectives in flight
+    std::vector<ucg_coll *> zombies; ///< freed, posts still held
 };
 
 /// Key of a cached plan: collective, root, size class, flags.
