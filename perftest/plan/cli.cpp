@@ -53,17 +53,6 @@ Result<std::vector<topology::Locality>> parse_localities(const std::string &t)
     return out;
 }
 
-/// A finite number >= 0, the whole of text.
-bool parse_cost(const std::string &text, double *out)
-{
-    if (text.empty()) {
-        return false;
-    }
-    char *end = nullptr;
-    *out = std::strtod(text.c_str(), &end);
-    return *end == '\0' && std::isfinite(*out) && *out >= 0;
-}
-
 /// CLI11 validator over a Result-returning parser: the error is the text.
 template <class F> CLI::Validator validator(F parse, const char *name)
 {
@@ -94,39 +83,6 @@ Result<uint64_t> parse_bytes(const std::string &text)
 }
 
 } // namespace
-
-Result<LinkOverride> parse_link(const std::string &text)
-{
-    LinkOverride l;
-    l.text = text;
-    const size_t eq = text.find('=');
-    if (eq == std::string::npos) {
-        return fail("expected LEVEL=L,o,g,G, got '" + text + "'");
-    }
-    auto kind = topology::parse_level(text.substr(0, eq));
-    if (!kind) {
-        return kind.error();
-    }
-    l.kind = *kind;
-    std::vector<std::string> fields;
-    std::stringstream ss(text.substr(eq + 1));
-    for (std::string f; std::getline(ss, f, ',');) {
-        fields.push_back(f);
-    }
-    if (fields.size() != 4 || text.back() == ',') {
-        return fail("expected 4 values L,o,g,G after '" + text.substr(0, eq) +
-                    "=', got '" + text.substr(eq + 1) + "'");
-    }
-    double *dst[4] = {&l.cost.latency_ns, &l.cost.overhead_ns, &l.cost.gap_ns,
-                      &l.cost.ns_per_byte};
-    for (size_t i = 0; i < 4; ++i) {
-        if (!parse_cost(fields[i], dst[i])) {
-            return fail("'" + fields[i] + "' in '" + text +
-                        "': expected a finite number >= 0");
-        }
-    }
-    return l;
-}
 
 void add_options(CLI::App &app, Options &o)
 {

@@ -18,12 +18,8 @@
 
 namespace ucg::tools {
 
-/// One --link LEVEL=L,o,g,G.
-struct LinkOverride {
-    std::string text; ///< as given, for messages
-    topology::LevelKind kind = topology::LevelKind::kWorld;
-    topology::LinkCost cost;
-};
+/// One --link LEVEL=L,o,g,G (topology.h).
+using topology::LinkOverride;
 
 struct Options {
     std::string command; ///< print, check, simulate or select
@@ -47,8 +43,7 @@ struct Options {
     bool oversubscribed = false; ///< more ranks than CPUs: no overlap
 };
 
-/// "LEVEL=L,o,g,G": a known level and four finite numbers >= 0.
-Result<LinkOverride> parse_link(const std::string &text);
+using topology::parse_link;
 
 /// ucg_plan's subcommands (print, check, simulate, select) and options on
 /// app, writing into o when app parses.

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 namespace ucg::topology {
@@ -75,6 +77,76 @@ Result<LevelKind> parse_level(std::string_view name)
     }
     return fail("unknown level '" + std::string(name) +
                 "' (expected numa, socket, host, switch, rack or world)");
+}
+
+namespace {
+
+bool parse_cost(const std::string &text, double *out)
+{
+    if (text.empty()) {
+        return false;
+    }
+    char *end = nullptr;
+    *out = std::strtod(text.c_str(), &end);
+    return *end == '\0' && std::isfinite(*out) && *out >= 0;
+}
+
+} // namespace
+
+Result<LinkOverride> parse_link(const std::string &text)
+{
+    LinkOverride l;
+    l.text = text;
+    const size_t eq = text.find('=');
+    if (eq == std::string::npos) {
+        return fail("expected LEVEL=L,o,g,G, got '" + text + "'");
+    }
+    auto kind = parse_level(text.substr(0, eq));
+    if (!kind) {
+        return kind.error();
+    }
+    l.kind = *kind;
+    std::vector<std::string> fields;
+    std::stringstream ss(text.substr(eq + 1));
+    for (std::string f; std::getline(ss, f, ',');) {
+        fields.push_back(f);
+    }
+    if (fields.size() != 4 || text.back() == ',') {
+        return fail("expected 4 values L,o,g,G after '" + text.substr(0, eq) +
+                    "=', got '" + text.substr(eq + 1) + "'");
+    }
+    double *dst[4] = {&l.cost.latency_ns, &l.cost.overhead_ns, &l.cost.gap_ns,
+                      &l.cost.ns_per_byte};
+    for (size_t i = 0; i < 4; ++i) {
+        if (!parse_cost(fields[i], dst[i])) {
+            return fail("'" + fields[i] + "' in '" + text +
+                        "': expected a finite number >= 0");
+        }
+    }
+    return l;
+}
+
+Result<std::vector<LinkOverride>> parse_links(const std::string &text)
+{
+    std::vector<LinkOverride> out;
+    std::stringstream ss(text);
+    for (std::string item; std::getline(ss, item, ';');) {
+        if (item.empty()) {
+            continue;
+        }
+        auto l = parse_link(item);
+        if (!l) {
+            return l.error();
+        }
+        for (const LinkOverride &o : out) {
+            if (o.kind == l->kind) {
+                return fail("level '" + std::string(level_name(l->kind)) +
+                            "' is given twice");
+            }
+        }
+        out.push_back(*l);
+    }
+    return out;
 }
 
 LinkCost default_link_cost(LevelKind kind)

@@ -37,6 +37,18 @@ struct LinkCost {
 /// < inter-switch); calibration from perftest replaces them.
 LinkCost default_link_cost(LevelKind kind);
 
+/// A level's link cost given by a user: "LEVEL=L,o,g,G" (ns, ns, ns, ns
+/// per byte), as ucg_plan's --link and UCG_LINKS take it.
+struct LinkOverride {
+    std::string text; ///< as given, for messages
+    LevelKind kind = LevelKind::kWorld;
+    LinkCost cost;
+};
+/// "LEVEL=L,o,g,G": a known level and four finite numbers >= 0.
+Result<LinkOverride> parse_link(const std::string &text);
+/// Several, separated by ';' (UCG_LINKS; a level given twice is an error).
+Result<std::vector<LinkOverride>> parse_links(const std::string &text);
+
 /// Where one rank sits, as each rank reports it at group creation. Unknown
 /// socket or NUMA ids are -1 (the process is not bound to one).
 /// Socket and NUMA ids are below this (-1: not known).

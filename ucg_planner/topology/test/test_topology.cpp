@@ -107,6 +107,33 @@ TEST_CASE("link level is the innermost shared domain", "[topology]")
     CHECK(t.link(3, 15).ns_per_byte == 4);
 }
 
+TEST_CASE("link costs parse from LEVEL=L,o,g,G lists; errors name the part",
+          "[topology]")
+{
+    auto one = parse_link("switch=1500,150,200,0.5");
+    REQUIRE(one);
+    CHECK(one->kind == LevelKind::kSwitch);
+    CHECK(one->cost.latency_ns == 1500);
+    CHECK(one->cost.overhead_ns == 150);
+    CHECK(one->cost.gap_ns == 200);
+    CHECK(one->cost.ns_per_byte == 0.5);
+    auto two = parse_links("host=1,2,3,4;;world=5,6,7,8;");
+    REQUIRE(two);
+    REQUIRE(two->size() == 2);
+    CHECK((*two)[1].kind == LevelKind::kWorld);
+    CHECK((*two)[1].cost.ns_per_byte == 8);
+    CHECK(parse_links("")->empty());
+    auto twice = parse_links("host=1,2,3,4;host=1,2,3,5");
+    REQUIRE_FALSE(twice);
+    CHECK_THAT(twice.error().message, Catch::Contains("'host' is given twice"));
+    CHECK_THAT(parse_links("host=1,2,3").error().message,
+               Catch::Contains("expected 4 values"));
+    CHECK_THAT(parse_links("host=1,2,3,-4").error().message,
+               Catch::Contains("'-4'"));
+    CHECK_THAT(parse_links("rack9=1,2,3,4").error().message,
+               Catch::Contains("unknown level"));
+}
+
 TEST_CASE("round-robin order puts consecutive ranks on different hosts",
           "[topology]")
 {
