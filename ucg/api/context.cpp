@@ -10,6 +10,7 @@
 #include "ucx/ucp_glue.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -142,6 +143,20 @@ bool mcast_wanted()
     return false;
 }
 
+// Lines sorted, then hashed (FNV-1a): what members compare of a setting
+// that decides plans. Never 0 (none) or kTopoFileBad.
+std::uint64_t hash_lines(std::vector<std::string> lines)
+{
+    std::sort(lines.begin(), lines.end());
+    std::uint64_t hash = 0xcbf29ce484222325ULL;
+    for (const std::string &line : lines) {
+        for (const char ch : line) {
+            hash = (hash ^ static_cast<unsigned char>(ch)) * 0x100000001b3ULL;
+        }
+    }
+    return hash == 0 || hash == kTopoFileBad ? 1 : hash;
+}
+
 // UCG_TOPO_FILE: a switch file (topo_file.h) that puts hosts on racks,
 // the planner's switch level. Sets ctx->switches and ctx->topo_file: 0
 // without a file, kTopoFileBad when it cannot be read or parsed (logged;
@@ -172,16 +187,36 @@ void read_topo_file(ucg_context *ctx)
     for (const auto &[host, sw] : map.value()) {
         lines.push_back(host + ' ' + sw + '\n');
     }
-    std::sort(lines.begin(), lines.end());
-    std::uint64_t hash = 0xcbf29ce484222325ULL; // FNV-1a
-    for (const std::string &line : lines) {
-        for (const char ch : line) {
-            hash = (hash ^ static_cast<unsigned char>(ch)) * 0x100000001b3ULL;
-        }
-    }
-    ctx->topo_file = hash == 0 || hash == kTopoFileBad ? 1 : hash;
+    ctx->topo_file = hash_lines(std::move(lines));
     ctx->switches =
         std::make_unique<topology::SwitchMap>(std::move(map).value());
+}
+
+// UCG_LINKS: link costs by level ("LEVEL=L,o,g,G;...", ucg_plan's --link
+// form). Sets ctx->links and ctx->links_hash as read_topo_file does.
+void read_links(ucg_context *ctx)
+{
+    const char *text = std::getenv("UCG_LINKS");
+    if (text == nullptr || *text == '\0') {
+        return;
+    }
+    auto links = topology::parse_links(text);
+    if (!links) {
+        log_error("ucg_context_create: UCG_LINKS: %s",
+                  links.error().message.c_str());
+        ctx->links_hash = kTopoFileBad;
+        return;
+    }
+    std::vector<std::string> lines;
+    for (const topology::LinkOverride &l : links.value()) {
+        char line[160];
+        std::snprintf(line, sizeof(line), "%s %.17g %.17g %.17g %.17g\n",
+                      topology::level_name(l.kind), l.cost.latency_ns,
+                      l.cost.overhead_ns, l.cost.gap_ns, l.cost.ns_per_byte);
+        lines.push_back(line);
+    }
+    ctx->links_hash = hash_lines(std::move(lines));
+    ctx->links = std::move(links).value();
 }
 
 // Loads the ud_mcast plugin (its constructor registers the transport, so
@@ -282,6 +317,7 @@ ucs_status_t context_create(const ucg_context_params_t *params,
         ctx->mcast_api = load_mcast();
     }
     read_topo_file(ctx.get());
+    read_links(ctx.get());
     if (has_ctx) {
         ctx->ucp = params->ucp_context;
         ctx->worker = params->ucp_worker;

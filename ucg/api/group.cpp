@@ -145,6 +145,7 @@ ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
     h->key = std::random_device{}();
     h->key = h->key << 32 | std::random_device{}();
     h->topo_file = g->ctx->topo_file;
+    h->links = g->ctx->links_hash;
     h->probe = g->ctx->probe_listener.addr();
     std::string host;
     if ((p->field_mask & UCG_GROUP_PARAM_FIELD_HOST) && p->host_id != nullptr) {
@@ -263,6 +264,11 @@ ucs_status_t build_topology(ucg_group *g, const ucg_group_params_t *p)
         return UCS_ERR_INVALID_PARAM;
     }
     g->topo = std::make_unique<topology::Topology>(std::move(topo.value()));
+    for (const topology::LinkOverride &l : g->ctx->links) {
+        if (g->topo->level(l.kind) != nullptr) { // a level it lacks: unused
+            g->topo->set_link_cost(l.kind, l.cost);
+        }
+    }
     const char *tune = (p->field_mask & UCG_GROUP_PARAM_FIELD_TUNE)
                            ? p->tune
                            : std::getenv("UCG_TUNE");
@@ -549,6 +555,14 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
                           h.topo_file == kTopoFileBad
                               ? "cannot read its"
                               : "has another (or no) switch map in its");
+                st = UCS_ERR_INVALID_PARAM;
+                break;
+            }
+            if (h.links != mine.links || h.links == kTopoFileBad) {
+                log_error("ucg_group_create: rank %u %s UCG_LINKS", h.rank,
+                          h.links == kTopoFileBad
+                              ? "cannot parse its"
+                              : "has other (or no) link costs in its");
                 st = UCS_ERR_INVALID_PARAM;
                 break;
             }

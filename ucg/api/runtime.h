@@ -61,6 +61,8 @@ struct Hello {
     /// UCG_TOPO_FILE: 0 none, kTopoFileBad unreadable, else a hash of the
     /// host -> switch map it gives (members must agree).
     std::uint64_t topo_file;
+    /// UCG_LINKS: as topo_file (members must agree: the costs pick plans).
+    std::uint64_t links;
     /// Where its host answers liveness probes (host_probe.h).
     ProbeAddr probe;
 };
@@ -124,6 +126,11 @@ struct ucg_context {
     /// and what each group's hello carries (Hello::topo_file).
     std::unique_ptr<ucg::topology::SwitchMap> switches;
     std::uint64_t topo_file = 0;
+    /// UCG_LINKS, read once: link costs by level (ucg_perftest
+    /// --calibrate-links prints them), and what each hello carries
+    /// (Hello::links: 0 none, kTopoFileBad unparsable, else a hash).
+    std::vector<ucg::topology::LinkOverride> links;
+    std::uint64_t links_hash = 0;
     std::vector<ucg_group *> groups;
     std::uint32_t next_group_id = 1;
     std::map<std::string, ucp_ep_h> eps; ///< by worker address bytes

@@ -126,6 +126,29 @@ TEST_CASE("members that read other switch maps (UCG_TOPO_FILE) refuse the "
     CHECK(ucg::test::expect_group_create(3, UCS_OK, setup(true)));
 }
 
+TEST_CASE("members with other link costs (UCG_LINKS) refuse the group "
+          "together; a text that does not parse refuses it",
+          "[ucg][context][fork]")
+{
+    // Costs pick plans: members with other costs could choose others.
+    auto setup = [](const char *mine, const char *rank1) {
+        return [mine, rank1](int rank) {
+            const char *v = rank == 1 ? rank1 : mine;
+            if (v != nullptr) {
+                UCG_CHECK(setenv("UCG_LINKS", v, 1) == 0);
+            }
+        };
+    };
+    const char *host = "host=400,100,80,0.13";
+    CHECK(ucg::test::expect_group_create(3, UCS_ERR_INVALID_PARAM,
+                                         setup(nullptr, host)));
+    CHECK(ucg::test::expect_group_create(3, UCS_ERR_INVALID_PARAM,
+                                         setup(host, "host=401,100,80,0.13")));
+    CHECK(ucg::test::expect_group_create(3, UCS_ERR_INVALID_PARAM,
+                                         setup("host=1,2,3", "host=1,2,3")));
+    CHECK(ucg::test::expect_group_create(3, UCS_OK, setup(host, host)));
+}
+
 namespace {
 
 int online_cpus()
