@@ -33,6 +33,7 @@ struct Options {
     bool validate = false;
     bool oneoff = false; ///< init + start + wait + free per iteration
     bool no_shm = false;
+    bool calibrate_links = false; ///< measure the link (calibrate.h)
     int hosts = 0; ///< > 0: rank r poses as host "host<r % hosts>"
     bool baseline_mpi = false;
     ucg_dtype_t dtype = UCG_DTYPE_FLOAT;

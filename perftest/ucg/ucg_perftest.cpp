@@ -4,6 +4,7 @@
 // for the out-of-band exchange and, with --baseline mpi, times the MPI
 // library's own collective in the same processes.
 #include "bench.h"
+#include "calibrate.h"
 #include "local_launch.h"
 #include "report.h"
 
@@ -83,7 +84,9 @@ int run_rank(Env &env, const Options &opt)
     gp.rank = static_cast<unsigned>(env.rank);
     gp.oob_allgather = oob;
     gp.oob_arg = &env;
-    gp.flags = opt.no_shm ? UCG_GROUP_FLAG_NO_ONE_TO_MANY : 0;
+    // Calibration times UCP's point-to-point path: one message per bcast.
+    gp.flags =
+        opt.no_shm || opt.calibrate_links ? UCG_GROUP_FLAG_NO_ONE_TO_MANY : 0;
     const std::string host =
         "host" + std::to_string(env.rank % std::max(opt.hosts, 1));
     if (opt.hosts > 0) {
@@ -103,6 +106,12 @@ int run_rank(Env &env, const Options &opt)
                      env.rank, ucs_status_string(st));
         ucg_context_destroy(ctx);
         return 1;
+    }
+    if (opt.calibrate_links) {
+        const int rc = calibrate_links(env, opt, ctx, group);
+        ucg_group_destroy(group);
+        ucg_context_destroy(ctx);
+        return rc;
     }
     std::vector<double> all(static_cast<std::size_t>(env.size));
     env.allgather(&create_us, all.data(), sizeof(double));
@@ -212,6 +221,9 @@ static int tool_main(int argc, char **argv)
                  "point-to-point only (no one-to-many transports)");
     app.add_flag("--oneoff", opt.oneoff,
                  "init+start+wait+free per call instead of persistent");
+    app.add_flag("--calibrate-links", opt.calibrate_links,
+                 "2 ranks: fit the link between them (bcast, -m sizes) and "
+                 "print its level's UCG_LINKS entry as an export line");
     if (const auto rc = ucg::tools::parse(app, argc, argv)) {
         return *rc;
     }

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// ucg_perftest --calibrate-links (calibrate.h).
+#include "calibrate.h"
+
+#include "topology/topo_file.h"
+#include "topology/topology.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace ucg::perftest {
+namespace {
+
+// This rank's host as the runtime names it: posed (--hosts) or real.
+std::string host_name(const Env &env, const Options &opt)
+{
+    if (opt.hosts > 0) {
+        return "host" + std::to_string(env.rank % opt.hosts);
+    }
+    char name[64] = {};
+    ::gethostname(name, sizeof(name) - 1);
+    return name;
+}
+
+// The level of the link between the two ranks, as the runtime's topology
+// sees it (hosts, and racks from UCG_TOPO_FILE), or an error line.
+Result<topology::LevelKind> link_level(const Env &env, const Options &opt)
+{
+    char mine[64] = {}, all[128] = {};
+    const std::string name = host_name(env, opt);
+    name.copy(mine, sizeof(mine) - 1);
+    env.allgather(mine, all, sizeof(mine));
+    std::vector<topology::Locality> locs(2);
+    locs[0].host = std::string(all);
+    locs[1].host = std::string(all + 64);
+    topology::SwitchMap switches;
+    bool racks = false;
+    if (const char *path = std::getenv("UCG_TOPO_FILE");
+        path != nullptr && *path != '\0') {
+        std::ifstream in(path);
+        std::stringstream text;
+        text << in.rdbuf();
+        auto map = topology::parse_topology_file(text.str());
+        if (!map) {
+            return fail(std::string("UCG_TOPO_FILE ") + path + ": " +
+                        map.error().message);
+        }
+        switches = map.value();
+        racks = true;
+    }
+    auto t =
+        topology::Topology::from_localities(locs, racks ? &switches : nullptr);
+    if (!t) {
+        return t.error();
+    }
+    return t->link_level(0, 1).kind;
+}
+
+} // namespace
+
+LinkFit fit_link(const std::vector<LinkPoint> &points)
+{
+    LinkFit f;
+    if (points.empty()) {
+        return f;
+    }
+    std::vector<LinkPoint> large;
+    for (const LinkPoint &p : points) {
+        if (p.bytes >= 65536) {
+            large.push_back(p);
+        }
+    }
+    const std::vector<LinkPoint> &use = large.size() >= 2 ? large : points;
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (const LinkPoint &p : use) {
+        sx += p.bytes;
+        sy += p.us;
+        sxx += p.bytes * p.bytes;
+        sxy += p.bytes * p.us;
+    }
+    const double n = static_cast<double>(use.size());
+    const double den = n * sxx - sx * sx;
+    const double slope_us = den > 0 ? (n * sxy - sx * sy) / den : 0;
+    f.ns_per_byte = std::max(0.0, slope_us * 1000);
+    const LinkPoint &small =
+        *std::min_element(points.begin(), points.end(),
+                          [](const LinkPoint &a, const LinkPoint &b) {
+                              return a.bytes < b.bytes;
+                          });
+    f.alpha_us = std::max(0.0, small.us - small.bytes * f.ns_per_byte / 1000);
+    return f;
+}
+
+std::string merge_links(const std::string &current, const std::string &entry)
+{
+    auto now = topology::parse_links(current);
+    auto add = topology::parse_link(entry);
+    if (!now || !add) {
+        return "";
+    }
+    std::vector<topology::LinkOverride> links = std::move(now).value();
+    links.erase(std::remove_if(links.begin(), links.end(),
+                               [&add](const topology::LinkOverride &l) {
+                                   return l.kind == add->kind;
+                               }),
+                links.end());
+    links.push_back(*add);
+    std::sort(links.begin(), links.end(),
+              [](const topology::LinkOverride &a,
+                 const topology::LinkOverride &b) { return a.kind < b.kind; });
+    std::string out;
+    for (const topology::LinkOverride &l : links) {
+        out += (out.empty() ? "" : ";") + l.text;
+    }
+    return out;
+}
+
+int calibrate_links(const Env &env, const Options &opt, ucg_context_h ctx,
+                    ucg_group_h group)
+{
+    if (env.size != 2) {
+        if (env.rank == 0) {
+            std::fprintf(stderr, "ucg_perftest: --calibrate-links: run 2 "
+                                 "ranks, one at each end of the link\n");
+        }
+        return 1;
+    }
+    const auto level = link_level(env, opt);
+    if (!level) {
+        if (env.rank == 0) {
+            std::fprintf(stderr, "ucg_perftest: --calibrate-links: %s\n",
+                         level.error().message.c_str());
+        }
+        return 1;
+    }
+    std::vector<LinkPoint> points;
+    if (env.rank == 0) {
+        std::printf("# ucg_perftest --calibrate-links: ranks 0 and 1 over "
+                    "UCG point-to-point, %s level\n"
+                    "# Size       Time(us)   Fitted(us)\n",
+                    topology::level_name(*level));
+    }
+    for (std::size_t b = opt.min_bytes; b <= opt.max_bytes; b *= 2) {
+        Stats s;
+        const ucs_status_t st =
+            bench_ucg(env, opt, ctx, group, UCG_COLL_BCAST, b, &s);
+        if (st != UCS_OK) {
+            std::fprintf(stderr,
+                         "ucg_perftest: rank %d: bcast, %zu bytes: %s\n",
+                         env.rank, b, ucs_status_string(st));
+            return 1;
+        }
+        points.push_back({static_cast<double>(b), s.max_us});
+    }
+    if (env.rank != 0) {
+        return 0;
+    }
+    const LinkFit f = fit_link(points);
+    for (const LinkPoint &p : points) {
+        std::printf("%-12.0f %10.2f %12.2f\n", p.bytes, p.us,
+                    f.alpha_us + p.bytes * f.ns_per_byte / 1000);
+    }
+    // LogGP: alpha = L + 2o; o and g stay the level's defaults.
+    const topology::LinkCost d = topology::default_link_cost(*level);
+    const double latency_ns =
+        std::max(0.0, f.alpha_us * 1000 - 2 * d.overhead_ns);
+    char entry[160];
+    std::snprintf(entry, sizeof(entry), "%s=%.0f,%.0f,%.0f,%.4f",
+                  topology::level_name(*level), latency_ns, d.overhead_ns,
+                  d.gap_ns, f.ns_per_byte);
+    std::printf("# %s: alpha %.2f us, beta %.4f ns/byte (%.2f GB/s)\n",
+                topology::level_name(*level), f.alpha_us, f.ns_per_byte,
+                f.ns_per_byte > 0 ? 1 / f.ns_per_byte : 0.0);
+    const char *cur = std::getenv("UCG_LINKS");
+    const std::string merged = merge_links(cur != nullptr ? cur : "", entry);
+    if (merged.empty()) {
+        std::fprintf(stderr, "ucg_perftest: --calibrate-links: UCG_LINKS as "
+                             "set does not parse\n");
+        return 1;
+    }
+    std::printf("export UCG_LINKS=\"%s\"\n", merged.c_str());
+    return 0;
+}
+
+} // namespace ucg::perftest
