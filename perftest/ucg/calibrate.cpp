@@ -92,6 +92,7 @@ LinkFit fit_link(const std::vector<LinkPoint> &points)
                               return a.bytes < b.bytes;
                           });
     f.alpha_us = std::max(0.0, small.us - small.bytes * f.ns_per_byte / 1000);
+    f.overhead_us = std::clamp(small.sender_us, 0.0, f.alpha_us / 2);
     return f;
 }
 
@@ -141,7 +142,7 @@ int calibrate_links(const Env &env, const Options &opt, ucg_context_h ctx,
     if (env.rank == 0) {
         std::printf("# ucg_perftest --calibrate-links: ranks 0 and 1 over "
                     "UCG point-to-point, %s level\n"
-                    "# Size       Time(us)   Fitted(us)\n",
+                    "# Size       Time(us)   Fitted(us)  Sender(us)\n",
                     topology::level_name(*level));
     }
     for (std::size_t b = opt.min_bytes; b <= opt.max_bytes; b *= 2) {
@@ -154,27 +155,29 @@ int calibrate_links(const Env &env, const Options &opt, ucg_context_h ctx,
                          env.rank, b, ucs_status_string(st));
             return 1;
         }
-        points.push_back({static_cast<double>(b), s.max_us});
+        points.push_back({static_cast<double>(b), s.max_us, s.min_us});
     }
     if (env.rank != 0) {
         return 0;
     }
     const LinkFit f = fit_link(points);
     for (const LinkPoint &p : points) {
-        std::printf("%-12.0f %10.2f %12.2f\n", p.bytes, p.us,
-                    f.alpha_us + p.bytes * f.ns_per_byte / 1000);
+        std::printf("%-12.0f %10.2f %12.2f %10.2f\n", p.bytes, p.us,
+                    f.alpha_us + p.bytes * f.ns_per_byte / 1000, p.sender_us);
     }
-    // LogGP: alpha = L + 2o; o and g stay the level's defaults.
+    // LogGP: alpha = L + 2o, o the sender's time; the gap between two
+    // sends is at least o (the CPU sends them), else the level's default.
     const topology::LinkCost d = topology::default_link_cost(*level);
-    const double latency_ns =
-        std::max(0.0, f.alpha_us * 1000 - 2 * d.overhead_ns);
+    const double o_ns = f.overhead_us * 1000;
+    const double latency_ns = std::max(0.0, f.alpha_us * 1000 - 2 * o_ns);
     char entry[160];
     std::snprintf(entry, sizeof(entry), "%s=%.0f,%.0f,%.0f,%.4f",
-                  topology::level_name(*level), latency_ns, d.overhead_ns,
-                  d.gap_ns, f.ns_per_byte);
-    std::printf("# %s: alpha %.2f us, beta %.4f ns/byte (%.2f GB/s)\n",
-                topology::level_name(*level), f.alpha_us, f.ns_per_byte,
-                f.ns_per_byte > 0 ? 1 / f.ns_per_byte : 0.0);
+                  topology::level_name(*level), latency_ns, o_ns,
+                  std::max(o_ns, d.gap_ns), f.ns_per_byte);
+    std::printf("# %s: alpha %.2f us (a send's overhead %.2f us), beta %.4f "
+                "ns/byte (%.2f GB/s)\n",
+                topology::level_name(*level), f.alpha_us, f.overhead_us,
+                f.ns_per_byte, f.ns_per_byte > 0 ? 1 / f.ns_per_byte : 0.0);
     const char *cur = std::getenv("UCG_LINKS");
     const std::string merged = merge_links(cur != nullptr ? cur : "", entry);
     if (merged.empty()) {

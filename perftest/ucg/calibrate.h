@@ -19,14 +19,18 @@ namespace ucg::perftest {
 struct LinkPoint {
     double bytes = 0;
     double us = 0;
+    double sender_us = 0; ///< the root's mean time (its send's overhead)
 };
 
 /// alpha (us) and beta (ns per byte) of points: beta is the least-squares
 /// slope of the points from 64 KiB (all points where fewer than two are
 /// that large), alpha the smallest point's time less its bytes' share.
+/// overhead_us: the smallest point's sender time (what one send costs its
+/// CPU), at most alpha / 2.
 struct LinkFit {
     double alpha_us = 0;
     double ns_per_byte = 0;
+    double overhead_us = 0;
 };
 LinkFit fit_link(const std::vector<LinkPoint> &points);
 
