@@ -128,6 +128,21 @@ bool find_mcast_iface(ucg_group *g, const ucp_address_t *own, bool loopback,
     return false;
 }
 
+// Settings that decide plans, which every member must read alike (members
+// that see other racks or other link costs would choose other plans): the
+// hello's hash of each (kTopoFileBad: could not be read or parsed).
+struct PlanSetting {
+    std::uint64_t ucg::rt::Hello::*hash;
+    const char *name;
+    const char *differs;
+};
+constexpr PlanSetting kPlanSettings[] = {
+    {&ucg::rt::Hello::topo_file, "UCG_TOPO_FILE",
+     "has another (or no) switch map in its"},
+    {&ucg::rt::Hello::links, "UCG_LINKS",
+     "has other (or no) link costs in its"},
+};
+
 ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
                         const ucp_address_t *own, std::size_t addr_len,
                         ucg::rt::Hello *h)
@@ -549,21 +564,17 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
                 st = UCS_ERR_INVALID_PARAM;
                 break;
             }
-            if (h.topo_file != mine.topo_file || h.topo_file == kTopoFileBad) {
-                // Members that see other racks would choose other plans.
-                log_error("ucg_group_create: rank %u %s UCG_TOPO_FILE", h.rank,
-                          h.topo_file == kTopoFileBad
-                              ? "cannot read its"
-                              : "has another (or no) switch map in its");
-                st = UCS_ERR_INVALID_PARAM;
-                break;
+            for (const PlanSetting &s : kPlanSettings) {
+                if (h.*s.hash != mine.*s.hash || h.*s.hash == kTopoFileBad) {
+                    log_error("ucg_group_create: rank %u %s %s", h.rank,
+                              h.*s.hash == kTopoFileBad ? "cannot use its"
+                                                        : s.differs,
+                              s.name);
+                    st = UCS_ERR_INVALID_PARAM;
+                    break;
+                }
             }
-            if (h.links != mine.links || h.links == kTopoFileBad) {
-                log_error("ucg_group_create: rank %u %s UCG_LINKS", h.rank,
-                          h.links == kTopoFileBad
-                              ? "cannot parse its"
-                              : "has other (or no) link costs in its");
-                st = UCS_ERR_INVALID_PARAM;
+            if (st != UCS_OK) {
                 break;
             }
         }
