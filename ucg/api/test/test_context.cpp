@@ -126,8 +126,8 @@ TEST_CASE("members that read other switch maps (UCG_TOPO_FILE) refuse the "
     CHECK(ucg::test::expect_group_create(3, UCS_OK, setup(true)));
 }
 
-TEST_CASE("members with other link costs (UCG_LINKS) refuse the group "
-          "together; a text that does not parse refuses it",
+TEST_CASE("members with other link costs (UCG_LINKS) or costs that do not "
+          "parse refuse the group together",
           "[ucg][context][fork]")
 {
     // Costs pick plans: members with other costs could choose others.

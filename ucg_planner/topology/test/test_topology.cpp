@@ -107,7 +107,8 @@ TEST_CASE("link level is the innermost shared domain", "[topology]")
     CHECK(t.link(3, 15).ns_per_byte == 4);
 }
 
-TEST_CASE("link costs parse from LEVEL=L,o,g,G lists; errors name the part",
+TEST_CASE("link costs parse from level entries and lists and errors name "
+          "the part",
           "[topology]")
 {
     auto one = parse_link("switch=1500,150,200,0.5");
