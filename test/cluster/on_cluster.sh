@@ -96,14 +96,17 @@ mpirun=$!
 # every rank exited (Open MPI 4.1.4 across daemons): 10 s after the last
 # rank and the fault's end (a host's daemon forwards its ranks' output
 # once its link is back), say so and end it.
+# Counted only once a rank ran: a slow start is not an end.
+seen=0
 gone=0
 while kill -0 "$mpirun" 2>/dev/null; do
     sleep 0.5
-    if [ -n "$prog" ] && ! pgrep -x "$(echo "$prog" | cut -c1-15)" >/dev/null &&
+    if [ -n "$prog" ] && pgrep -x "$(echo "$prog" | cut -c1-15)" >/dev/null; then
+        seen=1
+        gone=0
+    elif [ "$seen" -eq 1 ] &&
         ! { [ -n "$striker" ] && kill -0 "$striker" 2>/dev/null; }; then
         gone=$((gone + 1))
-    else
-        gone=0
     fi
     if [ "$gone" -ge 20 ]; then
         echo "on_cluster: every rank exited 10 s ago and mpirun stays: killed"
