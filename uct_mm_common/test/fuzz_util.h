@@ -174,6 +174,15 @@ class Corrupter {
         if (f.width < 8 && (v >> (f.width * 8)) != 0 && (rng_() & 1) != 0) {
             looks_valid = true; // truncated: as likely as small
         }
+        // What the field will hold decides, not how it was drawn: an edge
+        // truncated to the field's width can be 0 ("free", "not yet").
+        const std::uint64_t mask = f.width < 8
+                                       ? (std::uint64_t{1} << (f.width * 8)) - 1
+                                       : ~std::uint64_t{0};
+        const std::uint64_t held = v & mask;
+        if (held < 1024 || held == mask || held - cur + 16 <= 32) {
+            looks_valid = true;
+        }
         // Flagged before the store: a member that sees the value sees the
         // flag.
         if (f.payload || (f.forgeable && looks_valid)) {
