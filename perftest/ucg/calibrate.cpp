@@ -123,13 +123,6 @@ std::string merge_links(const std::string &current, const std::string &entry)
 int calibrate_links(const Env &env, const Options &opt, ucg_context_h ctx,
                     ucg_group_h group)
 {
-    if (env.size != 2) {
-        if (env.rank == 0) {
-            std::fprintf(stderr, "ucg_perftest: --calibrate-links: run 2 "
-                                 "ranks, one at each end of the link\n");
-        }
-        return 1;
-    }
     const auto level = link_level(env, opt);
     if (!level) {
         if (env.rank == 0) {

@@ -39,9 +39,10 @@ LinkFit fit_link(const std::vector<LinkPoint> &points);
 /// Empty when `current` does not parse.
 std::string merge_links(const std::string &current, const std::string &entry);
 
-/// Runs on both ranks of a 2-rank run over `group` (made point-to-point
-/// only); rank 0 prints the table, the fit and an `export UCG_LINKS=...`
-/// line. Returns the process exit code.
+/// Runs on both ranks of a 2-rank run (the caller checks: a rank that
+/// returned early could leave while the other still connects to it) over
+/// `group` (made point-to-point only); rank 0 prints the table, the fit
+/// and an `export UCG_LINKS=...` line. Returns the process exit code.
 int calibrate_links(const Env &env, const Options &opt, ucg_context_h ctx,
                     ucg_group_h group);
 

@@ -70,6 +70,13 @@ double now_us()
 // One rank's whole run. Returns the process exit code.
 int run_rank(Env &env, const Options &opt)
 {
+    if (opt.calibrate_links && env.size != 2) {
+        if (env.rank == 0) {
+            std::fprintf(stderr, "ucg_perftest: --calibrate-links: run 2 "
+                                 "ranks, one at each end of the link\n");
+        }
+        return 1;
+    }
     ucg_context_h ctx;
     if (ucg_context_create(nullptr, &ctx) != UCS_OK) {
         return 1;
