@@ -209,14 +209,9 @@ Result<topology::Topology> make_topology(const Options &o)
         }
         topology::SwitchMap sw;
         if (!o.topo_file.empty()) {
-            auto ft = read_file(o.topo_file);
-            if (!ft) {
-                return fail("--topo-file: " + ft.error().message);
-            }
-            auto m = topology::parse_topology_file(*ft);
+            auto m = topology::read_topology_file(o.topo_file);
             if (!m) {
-                return fail("--topo-file " + o.topo_file + ": " +
-                            m.error().message);
+                return fail("--topo-file " + m.error().message);
             }
             sw = std::move(m).value();
         }

@@ -75,6 +75,11 @@ ucs_status_t run_one(ucg_coll_h coll)
 
 } // namespace
 
+std::string posed_host(const Env &env, const Options &opt)
+{
+    return opt.hosts > 0 ? "host" + std::to_string(env.rank % opt.hosts) : "";
+}
+
 std::size_t elem_bytes(const Options &opt, ucg_coll_type_t coll)
 {
     return is_reduction(coll) ? ucg_dtype_size(opt.dtype) : 1;

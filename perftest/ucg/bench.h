@@ -72,4 +72,7 @@ bool have_mpi();
 /// (reductions use opt.dtype, data movement bytes).
 std::size_t elem_bytes(const Options &opt, ucg_coll_type_t coll);
 
+/// The host this rank poses as with --hosts ("host<rank % N>"), else "".
+std::string posed_host(const Env &env, const Options &opt);
+
 } // namespace ucg::perftest

@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <unistd.h>
 
 namespace ucg::perftest {
@@ -18,8 +16,8 @@ namespace {
 // This rank's host as the runtime names it: posed (--hosts) or real.
 std::string host_name(const Env &env, const Options &opt)
 {
-    if (opt.hosts > 0) {
-        return "host" + std::to_string(env.rank % opt.hosts);
+    if (std::string posed = posed_host(env, opt); !posed.empty()) {
+        return posed;
     }
     char name[64] = {};
     ::gethostname(name, sizeof(name) - 1);
@@ -41,13 +39,9 @@ Result<topology::LevelKind> link_level(const Env &env, const Options &opt)
     bool racks = false;
     if (const char *path = std::getenv("UCG_TOPO_FILE");
         path != nullptr && *path != '\0') {
-        std::ifstream in(path);
-        std::stringstream text;
-        text << in.rdbuf();
-        auto map = topology::parse_topology_file(text.str());
+        auto map = topology::read_topology_file(path);
         if (!map) {
-            return fail(std::string("UCG_TOPO_FILE ") + path + ": " +
-                        map.error().message);
+            return fail("UCG_TOPO_FILE " + map.error().message);
         }
         switches = map.value();
         racks = true;

@@ -94,9 +94,8 @@ int run_rank(Env &env, const Options &opt)
     // Calibration times UCP's point-to-point path: one message per bcast.
     gp.flags =
         opt.no_shm || opt.calibrate_links ? UCG_GROUP_FLAG_NO_ONE_TO_MANY : 0;
-    const std::string host =
-        "host" + std::to_string(env.rank % std::max(opt.hosts, 1));
-    if (opt.hosts > 0) {
+    const std::string host = posed_host(env, opt);
+    if (!host.empty()) {
         gp.field_mask |= UCG_GROUP_PARAM_FIELD_HOST;
         gp.host_id = host.c_str();
     }

@@ -14,8 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <strings.h>
 #include <unistd.h> // environ
@@ -144,7 +142,7 @@ bool mcast_wanted()
 }
 
 // Lines sorted, then hashed (FNV-1a): what members compare of a setting
-// that decides plans. Never 0 (none) or kTopoFileBad.
+// that decides plans. Never 0 (none) or kPlanSettingBad.
 std::uint64_t hash_lines(std::vector<std::string> lines)
 {
     std::sort(lines.begin(), lines.end());
@@ -154,12 +152,12 @@ std::uint64_t hash_lines(std::vector<std::string> lines)
             hash = (hash ^ static_cast<unsigned char>(ch)) * 0x100000001b3ULL;
         }
     }
-    return hash == 0 || hash == kTopoFileBad ? 1 : hash;
+    return hash == 0 || hash == kPlanSettingBad ? 1 : hash;
 }
 
 // UCG_TOPO_FILE: a switch file (topo_file.h) that puts hosts on racks,
 // the planner's switch level. Sets ctx->switches and ctx->topo_file: 0
-// without a file, kTopoFileBad when it cannot be read or parsed (logged;
+// without a file, kPlanSettingBad when it cannot be read or parsed (logged;
 // the context's groups then fail, every member together), else a hash of
 // the map (members compare it: other racks would give other plans).
 void read_topo_file(ucg_context *ctx)
@@ -168,18 +166,11 @@ void read_topo_file(ucg_context *ctx)
     if (path == nullptr || *path == '\0') {
         return;
     }
-    std::ifstream in(path);
-    std::stringstream text;
-    if (!in.is_open() || !(text << in.rdbuf())) {
-        log_error("ucg_context_create: UCG_TOPO_FILE %s cannot be read", path);
-        ctx->topo_file = kTopoFileBad;
-        return;
-    }
-    auto map = topology::parse_topology_file(text.str());
+    auto map = topology::read_topology_file(path);
     if (!map) {
-        log_error("ucg_context_create: UCG_TOPO_FILE %s: %s", path,
+        log_error("ucg_context_create: UCG_TOPO_FILE %s",
                   map.error().message.c_str());
-        ctx->topo_file = kTopoFileBad;
+        ctx->topo_file = kPlanSettingBad;
         return;
     }
     // The map as one canonical text, "host switch" lines sorted.
@@ -204,7 +195,7 @@ void read_links(ucg_context *ctx)
     if (!links) {
         log_error("ucg_context_create: UCG_LINKS: %s",
                   links.error().message.c_str());
-        ctx->links_hash = kTopoFileBad;
+        ctx->links_hash = kPlanSettingBad;
         return;
     }
     std::vector<std::string> lines;

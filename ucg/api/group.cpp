@@ -130,7 +130,7 @@ bool find_mcast_iface(ucg_group *g, const ucp_address_t *own, bool loopback,
 
 // Settings that decide plans, which every member must read alike (members
 // that see other racks or other link costs would choose other plans): the
-// hello's hash of each (kTopoFileBad: could not be read or parsed).
+// hello's hash of each (kPlanSettingBad: could not be read or parsed).
 struct PlanSetting {
     std::uint64_t ucg::rt::Hello::*hash;
     const char *name;
@@ -565,10 +565,10 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
                 break;
             }
             for (const PlanSetting &s : kPlanSettings) {
-                if (h.*s.hash != mine.*s.hash || h.*s.hash == kTopoFileBad) {
+                if (h.*s.hash != mine.*s.hash || h.*s.hash == kPlanSettingBad) {
                     log_error("ucg_group_create: rank %u %s %s", h.rank,
-                              h.*s.hash == kTopoFileBad ? "cannot use its"
-                                                        : s.differs,
+                              h.*s.hash == kPlanSettingBad ? "cannot use its"
+                                                           : s.differs,
                               s.name);
                     st = UCS_ERR_INVALID_PARAM;
                     break;

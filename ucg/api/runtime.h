@@ -58,7 +58,7 @@ struct Hello {
     char real_host[64];         ///< gethostname(): whether pids can be probed
     std::uint64_t cpus[16];     ///< CPUs it may run on (sched_getaffinity)
     std::uint32_t shm_short[2]; ///< ucg_context::shm_short
-    /// UCG_TOPO_FILE: 0 none, kTopoFileBad unreadable, else a hash of the
+    /// UCG_TOPO_FILE: 0 none, kPlanSettingBad unreadable, else a hash of the
     /// host -> switch map it gives (members must agree).
     std::uint64_t topo_file;
     /// UCG_LINKS: as topo_file (members must agree: the costs pick plans).
@@ -66,7 +66,9 @@ struct Hello {
     /// Where its host answers liveness probes (host_probe.h).
     ProbeAddr probe;
 };
-inline constexpr std::uint64_t kTopoFileBad = ~std::uint64_t{0};
+/// A plan setting's hash (Hello::topo_file, links) where it could not be
+/// read or parsed.
+inline constexpr std::uint64_t kPlanSettingBad = ~std::uint64_t{0};
 enum : std::uint32_t {
     kHelloBcast = 1,     ///< has an mm_bcast iface
     kHelloIncast = 2,    ///< has an mm_incast iface
@@ -128,7 +130,7 @@ struct ucg_context {
     std::uint64_t topo_file = 0;
     /// UCG_LINKS, read once: link costs by level (ucg_perftest
     /// --calibrate-links prints them), and what each hello carries
-    /// (Hello::links: 0 none, kTopoFileBad unparsable, else a hash).
+    /// (Hello::links: 0 none, kPlanSettingBad unparsable, else a hash).
     std::vector<ucg::topology::LinkOverride> links;
     std::uint64_t links_hash = 0;
     std::vector<ucg_group *> groups;

@@ -2,6 +2,8 @@
 // Parsers for switch topology files (simple format, ibnetdiscover subset).
 #include "topology/topo_file.h"
 
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 namespace ucg::topology {
@@ -221,6 +223,20 @@ Result<SwitchMap> parse_topology_file(std::string_view text)
         }
     }
     return parse_switch_file(text);
+}
+
+Result<SwitchMap> read_topology_file(const std::string &path)
+{
+    std::ifstream in(path);
+    std::stringstream text;
+    if (!in.is_open() || !(text << in.rdbuf())) {
+        return fail(path + " cannot be read");
+    }
+    auto map = parse_topology_file(text.str());
+    if (!map) {
+        return fail(path + ": " + map.error().message);
+    }
+    return map;
 }
 
 } // namespace ucg::topology

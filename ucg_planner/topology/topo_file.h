@@ -5,6 +5,7 @@
 
 #include "topology/topology.h"
 
+#include <string>
 #include <string_view>
 
 namespace ucg::topology {
@@ -26,5 +27,9 @@ Result<SwitchMap> parse_ibnetdiscover(std::string_view text);
 /// Picks the parser: ibnetdiscover output when a line starts with
 /// "Switch", "Ca" or "vendid=", else the simple format.
 Result<SwitchMap> parse_topology_file(std::string_view text);
+
+/// The file at `path`, read and parsed (parse_topology_file). Errors name
+/// it: "PATH cannot be read", "PATH: <the parser's reason>".
+Result<SwitchMap> read_topology_file(const std::string &path);
 
 } // namespace ucg::topology
