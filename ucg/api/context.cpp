@@ -6,6 +6,7 @@
 
 #include "api/ucp_fabric.h"
 #include "api/ucp_settings.h"
+#include "select/tune.h"
 #include "topology/topo_file.h"
 #include "ucx/ucp_glue.h"
 
@@ -210,6 +211,30 @@ void read_links(ucg_context *ctx)
     ctx->links = std::move(links).value();
 }
 
+// UCG_CMA_THRESH: from which size a message between ranks of one machine
+// is read from the sender's memory (ucp_fabric.h): a size ("64k"), or
+// "off" (also "inf", 0). Sets ctx->cma_thresh: kPlanSettingBad where it
+// does not parse (logged; the context's groups then fail).
+void read_cma_thresh(ucg_context *ctx)
+{
+    const char *text = std::getenv("UCG_CMA_THRESH");
+    if (text == nullptr || *text == '\0') {
+        return;
+    }
+    if (strcasecmp(text, "off") == 0) {
+        ctx->cma_thresh = 0;
+        return;
+    }
+    auto size = ucg::select::parse_size(text);
+    if (!size) {
+        log_error("ucg_context_create: UCG_CMA_THRESH: %s",
+                  size.error().message.c_str());
+        ctx->cma_thresh = kPlanSettingBad;
+        return;
+    }
+    ctx->cma_thresh = *size == ucg::select::kInfinity ? 0 : *size;
+}
+
 // Loads the ud_mcast plugin (its constructor registers the transport, so
 // a UCP context made after sees it) and looks up its group entry points;
 // a plugin preloaded or linked by the user is found as well. Missing: no
@@ -309,6 +334,7 @@ ucs_status_t context_create(const ucg_context_params_t *params,
     }
     read_topo_file(ctx.get());
     read_links(ctx.get());
+    read_cma_thresh(ctx.get());
     if (has_ctx) {
         ctx->ucp = params->ucp_context;
         ctx->worker = params->ucp_worker;

@@ -26,7 +26,7 @@ namespace ucg::rt {
 
 namespace {
 
-constexpr std::uint32_t kHelloMagic = 0x55434733; // "UCG3"
+constexpr std::uint32_t kHelloMagic = 0x55434734; // "UCG4"
 
 struct Oob {
     ucg_oob_allgather_fn_t fn;
@@ -141,6 +141,8 @@ constexpr PlanSetting kPlanSettings[] = {
      "has another (or no) switch map in its"},
     {&ucg::rt::Hello::links, "UCG_LINKS",
      "has other (or no) link costs in its"},
+    {&ucg::rt::Hello::cma_thresh, "UCG_CMA_THRESH",
+     "has another one-copy threshold in its"},
 };
 
 ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
@@ -161,6 +163,7 @@ ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
     h->key = h->key << 32 | std::random_device{}();
     h->topo_file = g->ctx->topo_file;
     h->links = g->ctx->links_hash;
+    h->cma_thresh = g->ctx->cma_thresh;
     h->probe = g->ctx->probe_listener.addr();
     std::string host;
     if ((p->field_mask & UCG_GROUP_PARAM_FIELD_HOST) && p->host_id != nullptr) {
@@ -701,8 +704,12 @@ ucs_status_t group_create(ucg_context_h ctx, const ucg_group_params_t *p,
         group_destroy(g.release());
         return st;
     }
-    g->fabric =
-        std::make_unique<UcpFabric>(ctx->worker, &g->eps, eager_peers(g.get()));
+    std::vector<bool> near(static_cast<std::size_t>(g->size));
+    for (std::size_t r = 0; r < near.size(); ++r) {
+        near[r] = on_my_machine(g.get(), g->hello[r]);
+    }
+    g->fabric = std::make_unique<UcpFabric>(
+        ctx->worker, &g->eps, eager_peers(g.get()), near, ctx->cma_thresh);
     ctx->groups.push_back(g.get());
     *group_p = g.release();
     return UCS_OK;

@@ -7,6 +7,7 @@
 
 #include "api/host_probe.h"
 #include "api/ucp_fabric.h"
+#include "api/ucp_settings.h"
 #include "exec/engine.h"
 #include "select/selector.h"
 #include "topology/topology.h"
@@ -65,6 +66,9 @@ struct Hello {
     std::uint64_t links;
     /// Where its host answers liveness probes (host_probe.h).
     ProbeAddr probe;
+    /// UCG_CMA_THRESH (ucg_context::cma_thresh): members must agree, as a
+    /// message's sender and receiver both choose its path by it.
+    std::uint64_t cma_thresh;
 };
 /// A plan setting's hash (Hello::topo_file, links) where it could not be
 /// read or parsed.
@@ -133,6 +137,10 @@ struct ucg_context {
     /// (Hello::links: 0 none, kPlanSettingBad unparsable, else a hash).
     std::vector<ucg::topology::LinkOverride> links;
     std::uint64_t links_hash = 0;
+    /// UCG_CMA_THRESH, read once: messages between ranks of one machine
+    /// from this size are read from the sender's memory (ucp_fabric.h);
+    /// 0 never, kPlanSettingBad where the setting did not parse.
+    std::uint64_t cma_thresh = ucg::rt::kCmaThresh;
     std::vector<ucg_group *> groups;
     std::uint32_t next_group_id = 1;
     std::map<std::string, ucp_ep_h> eps; ///< by worker address bytes

@@ -1,18 +1,78 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The UCP/uct_group fabric (ucp_fabric.h). A posted UCP request is kept
-// in the completion's private bytes so a failed collective can cancel it.
+// in the completion's private bytes so a failed collective can cancel it;
+// a one-copy message keeps its whole state there (CmaSlot).
 #include "api/ucp_fabric.h"
+
+#include "api/internal.h"
 
 #include <uct_group.h>
 
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <fstream>
+#include <new>
+#include <string>
 
 namespace ucg::rt {
 
 namespace {
 
 using exec::Completion;
+
+constexpr std::uint32_t kCmaMagic = 0x55434743; // "UCGC"
+/// The ack's word: the receiver read the bytes, or wants them sent.
+constexpr std::uint32_t kAckRead = 1;
+constexpr std::uint32_t kAckSend = 2;
+
+/// What a one-copy message's tag carries first.
+struct CmaDesc {
+    std::uint32_t magic;
+    std::uint32_t count; ///< pieces named; 0: the data follows through UCP
+    std::int32_t pid;
+    std::uint32_t reserved;
+    std::uint64_t pid_ns; ///< the sender's pid namespace
+    std::uint64_t bytes;  ///< the message's length
+    exec::Iov iov[kCmaMaxIov];
+};
+constexpr std::size_t kDescHeader = offsetof(CmaDesc, iov);
+
+std::size_t total_bytes(const exec::Iov *iov, unsigned n)
+{
+    std::size_t bytes = 0;
+    for (unsigned i = 0; i < n; ++i) {
+        bytes += iov[i].length;
+    }
+    return bytes;
+}
+
+// This process's pid namespace: a pid in a descriptor names the sender
+// only where it is the receiver's namespace too. 0 where unknown.
+std::uint64_t pid_namespace()
+{
+    struct stat st;
+    if (stat("/proc/self/ns/pid", &st) != 0) {
+        return 0;
+    }
+    return (static_cast<std::uint64_t>(st.st_dev) << 32) ^ st.st_ino;
+}
+
+// Yama's ptrace_scope 1 lets a process read only its descendants' memory
+// unless they allow any reader (as UCX's cma transport does).
+void allow_readers()
+{
+    std::ifstream f("/proc/sys/kernel/yama/ptrace_scope");
+    int scope = 0;
+    if (f >> scope && scope == 1) {
+        (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+    }
+}
 
 static_assert(sizeof(exec::Iov) == sizeof(ucp_dt_iov_t) &&
               offsetof(exec::Iov, length) == offsetof(ucp_dt_iov_t, length));
@@ -115,20 +175,130 @@ uct_completion_t *uct_comp(Completion *c)
 
 } // namespace
 
+/// A one-copy message's state, in its completion's private bytes. `req`
+/// first: the UCP receive cancel() cancels, as for a plain message.
+struct UcpFabric::CmaSlot {
+    void *req;
+    UcpFabric *fabric;
+    const exec::Iov *iov; ///< this side's pieces
+    std::uint32_t iovcnt;
+    std::int32_t peer;
+    std::uint64_t tag;
+    std::uint32_t pending; ///< parts not done (one more while posting)
+    ucs_status_t status;   ///< the first error
+    std::uint32_t ack;     ///< kAckRead or kAckSend
+    CmaDesc desc;
+};
+static_assert(sizeof(UcpFabric::CmaSlot) <= sizeof(Completion::priv));
+static_assert(offsetof(UcpFabric::CmaSlot, req) == 0);
+
+namespace {
+
+using CmaSlot = UcpFabric::CmaSlot;
+
+CmaSlot *slot_of(Completion *c)
+{
+    return std::launder(reinterpret_cast<CmaSlot *>(c->priv));
+}
+
+void part_done(Completion *c, ucs_status_t status)
+{
+    CmaSlot *s = slot_of(c);
+    if (status != UCS_OK && s->status == UCS_OK) {
+        s->status = status;
+    }
+    if (--s->pending == 0) {
+        exec::Instance::complete(c, s->status);
+    }
+}
+
+void part_send_done(void *req, ucs_status_t status, void *user_data)
+{
+    ucp_request_free(req);
+    part_done(static_cast<Completion *>(user_data), status);
+}
+
+void part_recv_done(void *req, ucs_status_t status, const ucp_tag_recv_info_t *,
+                    void *user_data)
+{
+    auto *c = static_cast<Completion *>(user_data);
+    slot_of(c)->req = nullptr;
+    ucp_request_free(req);
+    part_done(c, status);
+}
+
+void desc_recv_done(void *req, ucs_status_t status,
+                    const ucp_tag_recv_info_t *info, void *user_data)
+{
+    auto *c = static_cast<Completion *>(user_data);
+    CmaSlot *s = slot_of(c);
+    s->req = nullptr;
+    ucp_request_free(req);
+    if (status == UCS_OK) {
+        s->fabric->cma_on_desc(c, info->length);
+    }
+    part_done(c, status);
+}
+
+void ack_recv_done(void *req, ucs_status_t status,
+                   const ucp_tag_recv_info_t *info, void *user_data)
+{
+    auto *c = static_cast<Completion *>(user_data);
+    CmaSlot *s = slot_of(c);
+    s->req = nullptr;
+    ucp_request_free(req);
+    if (status == UCS_OK && info->length != sizeof(s->ack)) {
+        status = UCS_ERR_MESSAGE_TRUNCATED;
+    }
+    if (status == UCS_OK) {
+        s->fabric->cma_on_ack(c);
+    }
+    part_done(c, status);
+}
+
+// A receive of the fabric's own (descriptor, ack, forwarded data): its
+// callback always runs, so each part ends in one place.
+ucp_request_param_t own_recv_param(ucp_tag_recv_nbx_callback_t cb, void *c)
+{
+    ucp_request_param_t p;
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                     UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    p.cb.recv = cb;
+    p.user_data = c;
+    return p;
+}
+
+} // namespace
+
 UcpFabric::UcpFabric(ucp_worker_h worker, const std::vector<ucp_ep_h> *eps,
-                     const std::vector<bool> &eager)
-    : worker_(worker), eps_(eps)
+                     const std::vector<bool> &eager,
+                     const std::vector<bool> &near, std::uint64_t cma_thresh)
+    : worker_(worker), eps_(eps), near_(near), cma_broken_(near.size(), false),
+      cma_thresh_(cma_thresh), pid_(getpid()), pid_ns_(pid_namespace()),
+      reader_(process_vm_readv)
 {
     const std::uint32_t attr =
         UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     for (const bool e : eager) {
         send_attr_.push_back(e ? attr | UCP_OP_ATTR_FLAG_FAST_CMPL : attr);
     }
+    if (cma_thresh_ != 0) {
+        allow_readers();
+    }
+}
+
+bool UcpFabric::one_copy(int peer, const exec::Iov *iov, unsigned iovcnt) const
+{
+    return cma_thresh_ != 0 && near_[static_cast<std::size_t>(peer)] &&
+           total_bytes(iov, iovcnt) >= cma_thresh_;
 }
 
 ucs_status_t UcpFabric::send(int peer, std::uint64_t tag, const exec::Iov *iov,
                              unsigned iovcnt, Completion *c)
 {
+    if (one_copy(peer, iov, iovcnt)) {
+        return cma_send(peer, tag, iov, iovcnt, c);
+    }
     ucp_request_param_t p;
     p.op_attr_mask = send_attr_[static_cast<std::size_t>(peer)];
     p.cb.send = send_done;
@@ -140,9 +310,12 @@ ucs_status_t UcpFabric::send(int peer, std::uint64_t tag, const exec::Iov *iov,
                                       buf, count, tag, &p));
 }
 
-ucs_status_t UcpFabric::recv(int, std::uint64_t tag, const exec::Iov *iov,
+ucs_status_t UcpFabric::recv(int peer, std::uint64_t tag, const exec::Iov *iov,
                              unsigned iovcnt, Completion *c)
 {
+    if (one_copy(peer, iov, iovcnt)) {
+        return cma_recv(peer, tag, iov, iovcnt, c);
+    }
     ucp_request_param_t p;
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.recv = recv_done;
@@ -152,6 +325,224 @@ ucs_status_t UcpFabric::recv(int, std::uint64_t tag, const exec::Iov *iov,
     describe(iov, iovcnt, &p, &buf, &count);
     // The tag names the sender (wire_tag), so the mask is full.
     return posted(c, ucp_tag_recv_nbx(worker_, buf, count, tag, ~0ULL, &p));
+}
+
+// The sender: the ack's receive (unless the data follows), then the
+// descriptor, then (where it follows) the data; done when every part is.
+ucs_status_t UcpFabric::cma_send(int peer, std::uint64_t tag,
+                                 const exec::Iov *iov, unsigned iovcnt,
+                                 Completion *c)
+{
+    auto *s = new (c->priv) CmaSlot{};
+    s->fabric = this;
+    s->iov = iov;
+    s->iovcnt = iovcnt;
+    s->peer = peer;
+    s->tag = tag;
+    s->pending = 1;
+    s->status = UCS_OK;
+    const auto r = static_cast<std::size_t>(peer);
+    const bool follows = iovcnt > kCmaMaxIov || cma_broken_[r];
+    CmaDesc &d = s->desc;
+    d.magic = kCmaMagic;
+    d.count = follows ? 0 : iovcnt;
+    d.pid = pid_;
+    d.pid_ns = pid_ns_;
+    d.bytes = total_bytes(iov, iovcnt);
+    for (unsigned i = 0; i < d.count; ++i) {
+        d.iov[i] = iov[i];
+    }
+    if (!follows) {
+        ucp_request_param_t p = own_recv_param(ack_recv_done, c);
+        p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+        p.datatype = ucp_dt_make_contig(1);
+        void *req =
+            ucp_tag_recv_nbx(worker_, &s->ack, sizeof(s->ack), tag, ~0ULL, &p);
+        if (UCS_PTR_IS_ERR(req)) {
+            return UCS_PTR_STATUS(req);
+        }
+        s->req = req;
+        ++s->pending;
+    }
+    ucp_request_param_t p;
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                     UCP_OP_ATTR_FIELD_DATATYPE;
+    p.cb.send = part_send_done;
+    p.user_data = c;
+    p.datatype = ucp_dt_make_contig(1);
+    void *req = ucp_tag_send_nbx(
+        (*eps_)[r], &d, kDescHeader + d.count * sizeof(exec::Iov), tag, &p);
+    if (UCS_PTR_IS_ERR(req)) {
+        s->status = UCS_PTR_STATUS(req);
+        if (s->req != nullptr) {
+            ucp_request_cancel(worker_, s->req); // its callback ends it
+        }
+    } else if (req != nullptr) {
+        ++s->pending;
+    }
+    if (follows && s->status == UCS_OK) {
+        ++stats_.forwarded;
+        cma_send_data(c);
+    }
+    return --s->pending == 0 ? s->status : UCS_INPROGRESS;
+}
+
+// The bytes themselves through UCP, as a plain send would go.
+void UcpFabric::cma_send_data(Completion *c)
+{
+    CmaSlot *s = slot_of(c);
+    ucp_request_param_t p;
+    p.op_attr_mask = send_attr_[static_cast<std::size_t>(s->peer)];
+    p.cb.send = part_send_done;
+    p.user_data = c;
+    void *buf;
+    std::size_t count;
+    describe(s->iov, s->iovcnt, &p, &buf, &count);
+    void *req = ucp_tag_send_nbx((*eps_)[static_cast<std::size_t>(s->peer)],
+                                 buf, count, s->tag, &p);
+    if (UCS_PTR_IS_ERR(req)) {
+        s->status = UCS_PTR_STATUS(req);
+    } else if (req != nullptr) {
+        ++s->pending;
+    }
+}
+
+void UcpFabric::cma_on_ack(Completion *c)
+{
+    CmaSlot *s = slot_of(c);
+    if (s->ack == kAckRead) {
+        return;
+    }
+    // The receiver could not read this process's memory: send these bytes,
+    // and tell it that later ones follow.
+    cma_broken_[static_cast<std::size_t>(s->peer)] = true;
+    cma_send_data(c);
+}
+
+ucs_status_t UcpFabric::cma_recv(int peer, std::uint64_t tag,
+                                 const exec::Iov *iov, unsigned iovcnt,
+                                 Completion *c)
+{
+    auto *s = new (c->priv) CmaSlot{};
+    s->fabric = this;
+    s->iov = iov;
+    s->iovcnt = iovcnt;
+    s->peer = peer;
+    s->tag = tag;
+    s->pending = 1;
+    s->status = UCS_OK;
+    ucp_request_param_t p = own_recv_param(desc_recv_done, c);
+    p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    p.datatype = ucp_dt_make_contig(1);
+    void *req =
+        ucp_tag_recv_nbx(worker_, &s->desc, sizeof(s->desc), tag, ~0ULL, &p);
+    if (UCS_PTR_IS_ERR(req)) {
+        return UCS_PTR_STATUS(req);
+    }
+    s->req = req;
+    return UCS_INPROGRESS;
+}
+
+// The receiver has the descriptor: read the bytes and ack, or post the
+// receive of the bytes that follow.
+void UcpFabric::cma_on_desc(Completion *c, std::size_t length)
+{
+    CmaSlot *s = slot_of(c);
+    const CmaDesc &d = s->desc;
+    const std::size_t want = total_bytes(s->iov, s->iovcnt);
+    if (length < kDescHeader || d.magic != kCmaMagic || d.count > kCmaMaxIov ||
+        length != kDescHeader + d.count * sizeof(exec::Iov) ||
+        d.bytes != want) {
+        log_error("a one-copy message from rank %d does not match its "
+                  "receive of %zu bytes (%zu bytes came, not a descriptor "
+                  "of as many)",
+                  s->peer, want, length);
+        s->status = UCS_ERR_MESSAGE_TRUNCATED;
+        return;
+    }
+    const bool read = d.count > 0 && cma_read(s, s->peer);
+    if (!read) {
+        ucp_request_param_t p = own_recv_param(part_recv_done, c);
+        void *buf;
+        std::size_t count;
+        describe(s->iov, s->iovcnt, &p, &buf, &count);
+        void *req = ucp_tag_recv_nbx(worker_, buf, count, s->tag, ~0ULL, &p);
+        if (UCS_PTR_IS_ERR(req)) {
+            s->status = UCS_PTR_STATUS(req);
+            return;
+        }
+        s->req = req;
+        ++s->pending;
+    }
+    if (d.count == 0) {
+        return; // the data follows unasked
+    }
+    s->ack = read ? kAckRead : kAckSend;
+    ucp_request_param_t p;
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                     UCP_OP_ATTR_FIELD_DATATYPE;
+    p.cb.send = part_send_done;
+    p.user_data = c;
+    p.datatype = ucp_dt_make_contig(1);
+    void *req = ucp_tag_send_nbx((*eps_)[static_cast<std::size_t>(s->peer)],
+                                 &s->ack, sizeof(s->ack), s->tag, &p);
+    if (UCS_PTR_IS_ERR(req)) {
+        s->status = UCS_PTR_STATUS(req);
+    } else if (req != nullptr) {
+        ++s->pending;
+    }
+}
+
+// Piece by piece of both lists: each call reads what the current local and
+// remote pieces have in common (one call for one piece each).
+bool UcpFabric::cma_read(CmaSlot *s, int peer)
+{
+    const CmaDesc &d = s->desc;
+    const char *why = nullptr;
+    int err = 0;
+    if (pid_ns_ == 0 || d.pid_ns != pid_ns_) {
+        why = "it runs in another pid namespace";
+    } else {
+        unsigned li = 0, ri = 0;
+        std::size_t loff = 0, roff = 0;
+        while (li < s->iovcnt && ri < d.count) {
+            const exec::Iov &l = s->iov[li];
+            const exec::Iov &r = d.iov[ri];
+            if (loff == l.length) {
+                ++li, loff = 0;
+                continue;
+            }
+            if (roff == r.length) {
+                ++ri, roff = 0;
+                continue;
+            }
+            const std::size_t n = std::min(l.length - loff, r.length - roff);
+            const iovec lv{static_cast<char *>(l.base) + loff, n};
+            const iovec rv{static_cast<char *>(r.base) + roff, n};
+            const ssize_t got = reader_(d.pid, &lv, 1, &rv, 1, 0);
+            if (got <= 0) {
+                err = got < 0 ? errno : EFAULT;
+                why = std::strerror(err);
+                break;
+            }
+            loff += static_cast<std::size_t>(got);
+            roff += static_cast<std::size_t>(got);
+        }
+    }
+    if (why != nullptr) {
+        ++stats_.failed;
+        if (!warned_) {
+            warned_ = true;
+            log_warn("cannot read the memory of rank %d (pid %d): %s; its "
+                     "messages of %llu bytes and more go through UCP",
+                     peer, d.pid, why,
+                     static_cast<unsigned long long>(cma_thresh_));
+        }
+        return false;
+    }
+    ++stats_.reads;
+    stats_.read_bytes += d.bytes;
+    return true;
 }
 
 ucs_status_t UcpFabric::group_send(exec::GroupChannel &g,

@@ -2,24 +2,57 @@
 // The runtime's fabric: point-to-point messages as UCP tagged sends and
 // receives on a group's endpoints, one-to-many messages on the host's
 // uct_group.h groups. Completions arrive from ucp_worker_progress.
+//
+// One copy between ranks of a machine (decision 0027): from a threshold
+// the group agrees on, a message to a rank of the same machine goes as a
+// descriptor (the sender's pid and buffer addresses) on the message's tag;
+// the receiver reads the bytes straight from the sender's memory
+// (process_vm_readv) and answers with a 4-byte ack on the same tag (at
+// the sender that tag names the sender itself, so it cannot meet another
+// message). Where the read fails (no permission, another pid namespace)
+// the ack says so and the sender sends the bytes as a tagged message;
+// the sender then says "the data follows" in its later descriptors to that
+// rank, as it does for a message of more than kCmaMaxIov pieces.
 #pragma once
 
 #include "exec/engine.h"
 
 #include <ucp/api/ucp.h>
 
+#include <sys/types.h>
+#include <sys/uio.h>
+
 #include <cstdint>
 #include <vector>
 
 namespace ucg::rt {
 
+/// The pieces a descriptor names; a message in more pieces goes through UCP.
+inline constexpr unsigned kCmaMaxIov = 4;
+
+/// What the one-copy path did on this fabric (tests, troubleshooting).
+struct CmaStats {
+    std::uint64_t reads = 0;      ///< messages read from a sender's memory
+    std::uint64_t read_bytes = 0; ///< their bytes
+    std::uint64_t failed = 0;     ///< reads that failed (then sent by UCP)
+    std::uint64_t forwarded = 0;  ///< descriptors saying "the data follows"
+};
+
 class UcpFabric : public exec::Fabric {
   public:
+    /// process_vm_readv's signature (tests replace it).
+    using Reader = ssize_t (*)(pid_t, const iovec *, unsigned long,
+                               const iovec *, unsigned long, unsigned long);
+
     /// `eps[r]`: the endpoint to rank r of the group; `eager[r]`: sends to
     /// rank r ask UCP to complete fast (UCP_OP_ATTR_FLAG_FAST_CMPL: eager
-    /// below its RNDV_SEND_NBR_THRESH, decision 0021).
+    /// below its RNDV_SEND_NBR_THRESH, decision 0021); `near[r]`: rank r
+    /// runs on this machine, so messages of at least `cma_thresh` bytes
+    /// (0: none) take the one-copy path (every member must use the same
+    /// threshold).
     UcpFabric(ucp_worker_h worker, const std::vector<ucp_ep_h> *eps,
-              const std::vector<bool> &eager);
+              const std::vector<bool> &eager, const std::vector<bool> &near,
+              std::uint64_t cma_thresh);
 
     ucs_status_t send(int peer, std::uint64_t tag, const exec::Iov *iov,
                       unsigned iovcnt, exec::Completion *c) override;
@@ -31,10 +64,35 @@ class UcpFabric : public exec::Fabric {
                             exec::Completion *c) override;
     void cancel(exec::Instance &inst) override;
 
+    const CmaStats &cma_stats() const { return stats_; }
+    void set_cma_reader(Reader r) { reader_ = r; }
+
+    // The one-copy steps (ucp_fabric.cpp's callbacks call them).
+    struct CmaSlot;
+    void cma_on_desc(exec::Completion *c, std::size_t length);
+    void cma_on_ack(exec::Completion *c);
+    void cma_send_data(exec::Completion *c);
+
   private:
+    bool one_copy(int peer, const exec::Iov *iov, unsigned iovcnt) const;
+    ucs_status_t cma_send(int peer, std::uint64_t tag, const exec::Iov *iov,
+                          unsigned iovcnt, exec::Completion *c);
+    ucs_status_t cma_recv(int peer, std::uint64_t tag, const exec::Iov *iov,
+                          unsigned iovcnt, exec::Completion *c);
+    /// Reads a descriptor's pieces into the slot's buffers; false on failure.
+    bool cma_read(CmaSlot *s, int peer);
+
     ucp_worker_h worker_;
     const std::vector<ucp_ep_h> *eps_;
     std::vector<std::uint32_t> send_attr_; ///< per rank: op_attr_mask bits
+    std::vector<bool> near_;
+    std::vector<bool> cma_broken_; ///< per rank: a read from it failed
+    std::uint64_t cma_thresh_;
+    pid_t pid_;
+    std::uint64_t pid_ns_; ///< this process's pid namespace (0: unknown)
+    Reader reader_;
+    bool warned_ = false;
+    CmaStats stats_;
     std::vector<exec::Completion *> cancel_tmp_;
 };
 

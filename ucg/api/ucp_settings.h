@@ -3,6 +3,7 @@
 // (decisions 0019 and 0021): pure steps, so tests can drive them.
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 
 namespace ucg::rt {
@@ -20,6 +21,11 @@ inline constexpr const char *kShmFifoElemBytes = "512";
 /// threshold (about 16 KiB here): UCG's own context asks for this one
 /// (UCX's default: 256 KiB).
 inline constexpr const char *kNearEagerBytes = "512k";
+
+/// From this size a message between ranks of one machine is read from the
+/// sender's memory (one copy, ucp_fabric.h) instead of copied through
+/// UCX's FIFO twice; UCG_CMA_THRESH sets another (decision 0027).
+inline constexpr std::uint64_t kCmaThresh = 16384;
 
 /// Whether the environment `envp` (NULL-terminated) sets a UCX variable
 /// whose name ends in `suffix` (UCX_...SUFFIX, or UCG_UCX_...SUFFIX, as

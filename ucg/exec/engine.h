@@ -23,11 +23,12 @@ class Instance;
 
 /// Handed to the fabric with every post; the fabric calls
 /// Instance::complete(c, status) once when the post completes. `priv` is
-/// the fabric's (e.g. a uct_completion_t).
+/// the fabric's (a uct_completion_t, a UCP request, the state of a
+/// one-copy message: ucp_fabric.cpp).
 struct Completion {
     Instance *inst = nullptr;
     std::uint32_t op = 0;
-    alignas(16) unsigned char priv[32] = {};
+    alignas(16) unsigned char priv[160] = {};
 };
 
 struct Iov {
