@@ -50,6 +50,12 @@ ucs_status_t open_ucp(ucg_context *ctx)
     if (!user_sets_rndv(environ)) {
         ask("RNDV_SEND_NBR_THRESH", kNearEagerBytes);
     }
+    if (!user_sets_bcast_cma(environ) && tls_may_open(environ, "mm_bcast")) {
+        // The transport's own name (UCP hands a UCT key to every iface
+        // whose table has it: only mm_bcast's has this one).
+        ask("CMA_THRESH", kBcastCmaThresh);
+        ctx->bcast_reads_max = kBcastCmaMaxBytes;
+    }
     ucp_params_t p{};
     p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
     p.features = UCP_FEATURE_TAG;

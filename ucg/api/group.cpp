@@ -190,6 +190,9 @@ ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
     if (g->flags & UCG_GROUP_FLAG_NO_ONE_TO_MANY) {
         h->flags |= kHelloNoO2m;
     }
+    if (can_read_peers()) {
+        h->flags |= kHelloCma;
+    }
     if (g->ctx->bcast.iface != nullptr) {
         h->flags |= kHelloBcast;
     }
@@ -312,11 +315,12 @@ ucs_status_t build_topology(ucg_group *g, const ucg_group_params_t *p)
     return UCS_OK;
 }
 
-ucs_status_t
-open_channel(ucg_group *g, const OneToMany &tl,
-             ucs_status_t (*create)(uct_iface_h, const uct_group_params_t *,
-                                    uct_group_h *),
-             std::uint64_t salt, uct_group_h *group_p, exec::GroupChannel *ch)
+ucs_status_t open_channel(ucg_group *g, const OneToMany &tl,
+                          ucs_status_t (*create)(uct_iface_h,
+                                                 const uct_group_params_t *,
+                                                 uct_group_h *),
+                          std::uint64_t salt, std::uint64_t flags,
+                          uct_group_h *group_p, exec::GroupChannel *ch)
 {
     const std::size_t n = g->host_ranks.size();
     std::vector<std::vector<char>> addr(n, std::vector<char>(tl.addr_len));
@@ -348,6 +352,10 @@ open_channel(ucg_group *g, const OneToMany &tl,
     gp.member_index = static_cast<unsigned>(ch->my_index);
     gp.group_size = static_cast<unsigned>(n);
     gp.member_addrs = ptrs.data();
+    if (flags != 0) {
+        gp.field_mask |= UCT_GROUP_PARAM_FIELD_FLAGS;
+        gp.flags = flags;
+    }
     const ucs_status_t st = create(tl.iface, &gp, group_p);
     if (st != UCS_OK) {
         log_error("ucg_group_create: host group: %s", ucs_status_string(st));
@@ -435,10 +443,21 @@ ucs_status_t setup_one_to_many(ucg_group *g)
     if (!g->one_to_many || g->host_ranks.size() < 2) {
         return UCS_OK;
     }
+    // mm_bcast's receivers read the root's buffer (CMA) only where every
+    // member of the host may read its peers, UCG_CMA_THRESH is not off and
+    // each member has a core: a root waiting for all its readers to be
+    // scheduled lost to the ring 1.5-3x (np=4 on two cores, 64-512 KiB;
+    // decision 0027). Alike on every member of the host.
+    const bool host_cma =
+        g->ctx->cma_thresh != 0 && !g->oversubscribed &&
+        std::all_of(g->host_ranks.begin(), g->host_ranks.end(), [g](int r) {
+            return g->hello[static_cast<std::size_t>(r)].flags & kHelloCma;
+        });
     ucs_status_t st = open_channel(g, g->ctx->bcast, uct_mm_bcast_group_create,
-                                   1, &g->bcast_group, &g->bcast_ch);
+                                   1, host_cma ? 0 : UCT_GROUP_FLAG_NO_CMA,
+                                   &g->bcast_group, &g->bcast_ch);
     if (st == UCS_OK) {
-        st = open_channel(g, g->ctx->incast, uct_mm_incast_group_create, 2,
+        st = open_channel(g, g->ctx->incast, uct_mm_incast_group_create, 2, 0,
                           &g->incast_group, &g->incast_ch);
     }
     if (st == UCS_OK) {
@@ -704,9 +723,14 @@ ucs_status_t group_create(ucg_context_h ctx, const ucg_group_params_t *p,
         group_destroy(g.release());
         return st;
     }
+    // One copy between members of this machine that both may read peers
+    // (alike on both sides of every message).
     std::vector<bool> near(static_cast<std::size_t>(g->size));
+    const bool me_cma =
+        g->hello[static_cast<std::size_t>(g->rank)].flags & kHelloCma;
     for (std::size_t r = 0; r < near.size(); ++r) {
-        near[r] = on_my_machine(g.get(), g->hello[r]);
+        near[r] = me_cma && (g->hello[r].flags & kHelloCma) &&
+                  on_my_machine(g.get(), g->hello[r]);
     }
     g->fabric = std::make_unique<UcpFabric>(
         ctx->worker, &g->eps, eager_peers(g.get()), near, ctx->cma_thresh);

@@ -63,15 +63,34 @@ std::uint64_t pid_namespace()
     return (static_cast<std::uint64_t>(st.st_dev) << 32) ^ st.st_ino;
 }
 
+int yama_scope()
+{
+    std::ifstream f("/proc/sys/kernel/yama/ptrace_scope");
+    int scope = 0;
+    return f >> scope ? scope : 0;
+}
+
 // Yama's ptrace_scope 1 lets a process read only its descendants' memory
 // unless they allow any reader (as UCX's cma transport does).
 void allow_readers()
 {
-    std::ifstream f("/proc/sys/kernel/yama/ptrace_scope");
-    int scope = 0;
-    if (f >> scope && scope == 1) {
+    if (yama_scope() == 1) {
         (void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
     }
+}
+
+bool probe_read_peers()
+{
+    const int scope = yama_scope();
+    if (scope >= 3 || (scope == 2 && geteuid() != 0)) {
+        return false;
+    }
+    std::uint32_t from = 0x5543474d, to = 0;
+    const iovec local{&to, sizeof(to)};
+    const iovec remote{&from, sizeof(from)};
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) ==
+               static_cast<ssize_t>(sizeof(to)) &&
+           to == from;
 }
 
 static_assert(sizeof(exec::Iov) == sizeof(ucp_dt_iov_t) &&
@@ -160,7 +179,8 @@ uct_group_msg_t to_uct(const exec::GroupMsg &m)
     u.length = m.length;
     u.buffer = m.buffer;
     u.member_buffers = m.member_buffers;
-    u.flags = m.accumulate ? UCT_GROUP_MSG_FLAG_ACCUMULATE : 0;
+    u.flags = (m.accumulate ? UCT_GROUP_MSG_FLAG_ACCUMULATE : 0) |
+              (m.no_cma ? UCT_GROUP_MSG_FLAG_NO_CMA : 0);
     return u;
 }
 
@@ -174,6 +194,12 @@ uct_completion_t *uct_comp(Completion *c)
 }
 
 } // namespace
+
+bool can_read_peers()
+{
+    static const bool can = probe_read_peers();
+    return can;
+}
 
 /// A one-copy message's state, in its completion's private bytes. `req`
 /// first: the UCP receive cancel() cancels, as for a plain message.

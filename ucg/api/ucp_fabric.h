@@ -30,6 +30,12 @@ namespace ucg::rt {
 /// The pieces a descriptor names; a message in more pieces goes through UCP.
 inline constexpr unsigned kCmaMaxIov = 4;
 
+/// Whether this process may read the memory of other processes of its
+/// machine as far as it can tell alone: process_vm_readv works (no seccomp
+/// filter refuses it) and Yama's ptrace_scope allows it (1 after allowing
+/// any reader, 2 only as root, 3 never). Probed once.
+bool can_read_peers();
+
 /// What the one-copy path did on this fabric (tests, troubleshooting).
 struct CmaStats {
     std::uint64_t reads = 0;      ///< messages read from a sender's memory

@@ -3,6 +3,7 @@
 // (decisions 0019 and 0021): pure steps, so tests can drive them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -26,6 +27,19 @@ inline constexpr const char *kNearEagerBytes = "512k";
 /// sender's memory (one copy, ucp_fabric.h) instead of copied through
 /// UCX's FIFO twice; UCG_CMA_THRESH sets another (decision 0027).
 inline constexpr std::uint64_t kCmaThresh = 16384;
+
+/// mm_bcast's receivers read the root's buffer (CMA, one copy) from
+/// kBcastCmaThresh to below kBcastCmaMax bytes, where each member of the
+/// host has a core (the group says otherwise, group.cpp): np=2 here, 64
+/// KiB 3.4 us against 5.3 through the ring, 256 KiB 9.6-10.3 against 17.5,
+/// but 1 MiB 88-95 against 66-80 and 2 MiB 298-309 against 182-189
+/// (decision 0027).
+/// The limit is per call, not per message (the runtime cuts a large bcast
+/// into messages of half the ring: each alone would read by CMA), so the
+/// runtime marks the messages of such calls (UCT_GROUP_MSG_FLAG_NO_CMA)
+/// instead of setting UCX_MM_BCAST_CMA_MAX.
+inline constexpr const char *kBcastCmaThresh = "32k";
+inline constexpr std::size_t kBcastCmaMaxBytes = std::size_t{1} << 20;
 
 /// Whether the environment `envp` (NULL-terminated) sets a UCX variable
 /// whose name ends in `suffix` (UCX_...SUFFIX, or UCG_UCX_...SUFFIX, as
@@ -53,6 +67,30 @@ inline bool user_sets_ucx(const char *const *envp, const char *suffix) noexcept
 inline bool user_sets_fifo_elem(const char *const *envp) noexcept
 {
     return user_sets_ucx(envp, "FIFO_ELEM_SIZE");
+}
+
+/// mm_bcast's CMA range (UCX_MM_BCAST_CMA_THRESH or _CMA_MAX).
+inline bool user_sets_bcast_cma(const char *const *envp) noexcept
+{
+    return user_sets_ucx(envp, "MM_BCAST_CMA_THRESH") ||
+           user_sets_ucx(envp, "MM_BCAST_CMA_MAX");
+}
+
+/// Whether UCP may open transport `tl`: no UCX_TLS (UCG_UCX_TLS), or one
+/// that names it. (A setting for a transport UCP does not open draws
+/// UCX's "invalid configurations" warning.)
+inline bool tls_may_open(const char *const *envp, const char *tl) noexcept
+{
+    for (; envp != nullptr && *envp != nullptr; ++envp) {
+        const char *e = *envp;
+        const char *v = std::strncmp(e, "UCX_TLS=", 8) == 0        ? e + 8
+                        : std::strncmp(e, "UCG_UCX_TLS=", 12) == 0 ? e + 12
+                                                                   : nullptr;
+        if (v != nullptr) {
+            return std::strstr(v, tl) != nullptr;
+        }
+    }
+    return true;
 }
 
 /// A rendezvous threshold of UCX's own (UCX_RNDV_THRESH, which then also

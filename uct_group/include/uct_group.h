@@ -65,7 +65,16 @@ enum uct_group_params_field {
     UCT_GROUP_PARAM_FIELD_KEY = UCS_BIT(0),          /**< group_key */
     UCT_GROUP_PARAM_FIELD_MEMBER_INDEX = UCS_BIT(1), /**< member_index */
     UCT_GROUP_PARAM_FIELD_GROUP_SIZE = UCS_BIT(2),   /**< group_size */
-    UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS = UCS_BIT(3)  /**< member_addrs */
+    UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS = UCS_BIT(3), /**< member_addrs */
+    UCT_GROUP_PARAM_FIELD_FLAGS = UCS_BIT(4)         /**< flags */
+};
+
+/** uct_group_params_t::flags, the same on every member. */
+enum uct_group_flags {
+    /** Move no message by reading another member's memory (CMA): the
+     *  caller knows a member cannot, or that it would not pay (a host with
+     *  fewer cores than members). */
+    UCT_GROUP_FLAG_NO_CMA = UCS_BIT(0)
 };
 
 /** The same on every member except member_index. */
@@ -82,6 +91,8 @@ typedef struct uct_group_params {
     /** Iface address (uct_iface_get_address) of every member in member
      *  index order; entry member_index is this member's own. */
     const uct_iface_addr_t *const *member_addrs;
+    /** enum uct_group_flags (with UCT_GROUP_PARAM_FIELD_FLAGS). */
+    uint64_t flags;
 } uct_group_params_t;
 
 /** What a transport's groups can do (uct_<tl>_group_iface_query). */
@@ -114,7 +125,10 @@ typedef enum uct_group_coll {
 enum uct_group_msg_flags {
     /** REDUCE receive: buffer = buffer op (contributions), instead of
      *  buffer = (contributions). */
-    UCT_GROUP_MSG_FLAG_ACCUMULATE = UCS_BIT(0)
+    UCT_GROUP_MSG_FLAG_ACCUMULATE = UCS_BIT(0),
+    /** BCAST: through the transport's own buffers, not by reading the
+     *  root's memory (every member sets it alike for a message). */
+    UCT_GROUP_MSG_FLAG_NO_CMA = UCS_BIT(1)
 };
 
 /** One member's part of one message. */

@@ -66,6 +66,7 @@ Status SeqGroup::create(const SeqGroupConfig &cfg, SeqGroup **group_p)
     lc.params.value[kParamSlots] = cfg.geo.num_slots;
     lc.params.value[kParamSegBytes] = cfg.geo.seg_bytes;
     lc.params.value[kParamCmaMin] = cfg.cma_min;
+    lc.params.value[kParamCmaMax] = cfg.cma_max;
     lc.timeout_ms = cfg.timeout_ms;
     lc.attach_timeout_ms = cfg.attach_timeout_ms;
     lc.validate = validate;
@@ -107,6 +108,7 @@ Status SeqGroup::validate(void *arg, const LinkParams &p,
     }
     g->geo_ = geo;
     g->cma_min_ = p.value[kParamCmaMin];
+    g->cma_max_ = p.value[kParamCmaMax];
     g->slot_bytes_ = geo.slot_bytes();
     return Status::kOk;
 }
@@ -115,6 +117,7 @@ void SeqGroup::adopt_params()
 {
     geo_ = cfg_.geo;
     cma_min_ = cfg_.cma_min;
+    cma_max_ = cfg_.cma_max;
     slot_bytes_ = geo_.slot_bytes();
 }
 
@@ -142,7 +145,7 @@ SeqGroup::limits_of(const SeqGroupConfig &cfg) noexcept
 void SeqGroup::start(Op &op) noexcept
 {
     const std::size_t len = op.msg.length;
-    op.cma = len != 0 && len >= cma_min_;
+    op.cma = len != 0 && !op.msg.no_cma && len >= cma_min_ && len < cma_max_;
     op.nfrag = op.cma ? 1 : (len == 0 ? 1 : (len - 1) / geo_.seg_bytes + 1);
     op.first = next_pos_;
     op.msg_no = next_msg_++;

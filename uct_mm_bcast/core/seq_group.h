@@ -23,6 +23,7 @@ struct SeqGroupConfig {
     std::uint32_t size = 1;   ///< members
     SeqGeometry geo;          ///< member 0's is used by every member
     std::size_t cma_min = ~std::size_t{0}; ///< member 0's is used by all
+    std::size_t cma_max = ~std::size_t{0}; ///< CMA below it (member 0's)
     std::uint32_t max_outstanding = 16;
     std::uint32_t timeout_ms = 2000;
     std::uint32_t attach_timeout_ms = 10000;
@@ -56,6 +57,7 @@ class SeqGroup final : public uct_mm_common::GroupCore {
     }
     /// Bytes from which a message goes by CMA in this group (member 0's).
     std::size_t cma_min() const noexcept { return cma_min_; }
+    std::size_t cma_max() const noexcept { return cma_max_; }
 
   private:
     struct Op {
@@ -99,6 +101,7 @@ class SeqGroup final : public uct_mm_common::GroupCore {
     uct_mm_common::GroupLink link_;
     SeqGeometry geo_;         ///< member 0's (checked at attach)
     std::size_t cma_min_ = 0; ///< member 0's
+    std::size_t cma_max_ = 0; ///< member 0's
     std::size_t slot_bytes_ = 0;
     uct_mm_common::PostRing<Op> ops_;
     uct_mm_common::PostRing<CmaWait> cma_;

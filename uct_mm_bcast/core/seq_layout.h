@@ -12,10 +12,10 @@
 // Every member posts the group's messages in one order, so it knows where
 // each message sits: message k of length L takes nfrag(L) consecutive
 // positions (fragments of seg_bytes; one position holding a CmaRef
-// from cma_min bytes), and position p lives in slot p % num_slots. The
-// root writes fragment p once every other member's cursor (its MemberLine,
-// uct_mm_common/group_link.h) is past p - num_slots, then stores seq =
-// p + 1 (release); a receiver copies fragment p straight into the buffer
+// from cma_min bytes up to cma_max), and position p lives in slot p %
+// num_slots. The root writes fragment p once every other member's cursor (its
+// MemberLine, uct_mm_common/group_link.h) is past p - num_slots, then stores
+// seq = p + 1 (release); a receiver copies fragment p straight into the buffer
 // it posted once seq == p + 1 (acquire) and stores its cursor p + 1. No
 // claim, no head, no unexpected queue: readers write only their own line,
 // the root only the slots it fills and its own line.
@@ -74,6 +74,7 @@ enum SeqParam : unsigned {
     kParamSlots = 0,    ///< num_slots, a power of two
     kParamSegBytes = 1, ///< payload bytes of a slot, a multiple of 64
     kParamCmaMin = 2,   ///< messages from this size go by CMA
+    kParamCmaMax = 3,   ///< ... and below this size
 };
 
 inline constexpr std::uint32_t kMinSlots = 2;

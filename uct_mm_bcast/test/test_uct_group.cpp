@@ -16,6 +16,7 @@
 #include "ucg_test/thread_ranks.h"
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstring>
 #include <ucg_test/skip.h>
 #include <unistd.h>
@@ -125,6 +126,70 @@ TEST_CASE("uct bcast group: 4 MiB from every root, ring and CMA",
                                        sb.board, rank, n, 9);
             sweep(r, g, rank, n, {std::size_t{4} << 20, 100000});
             barrier(sb.board, 1, n);
+            uct_group_destroy(g);
+        });
+    INFO(result.summary());
+    REQUIRE(result.ok);
+}
+
+// A send by CMA completes only once the receiver has read the root's
+// buffer; one through the ring completes once its fragments are in the
+// ring (here the whole message fits). So whether a root's send completes
+// while its receiver has not posted tells the path apart.
+TEST_CASE("uct bcast group: CMA only from CMA_THRESH to below CMA_MAX, and "
+          "never with UCT_GROUP_FLAG_NO_CMA",
+          "[mm][bcast][ucx][fork]")
+{
+    struct Case {
+        std::size_t len;
+        bool no_cma;
+        bool by_cma;
+    };
+    // The ring holds 8 x 1 KiB; CMA from 2 KiB below 6 KiB.
+    const Case c =
+        GENERATE(Case{1 * kSeg, false, false}, Case{3 * kSeg, false, true},
+                 Case{3 * kSeg, true, false}, Case{6 * kSeg, false, false});
+    SharedBoard sb(kPrefix);
+    auto result =
+        ucg_test::run_fork_ranks(group_fork_options(2), [&](int rank) {
+            Config cfg = small_ring();
+            cfg.push_back({"CMA_THRESH", "2k"});
+            cfg.push_back({"CMA_MAX", "6k"});
+            UctRank r(cfg);
+            publish_address(r.iface, sb.board, rank);
+            barrier(sb.board, 0, 2);
+            GroupParams p(sb.board, {0, 1}, rank, 11);
+            if (c.no_cma) {
+                p.params.field_mask |= UCT_GROUP_PARAM_FIELD_FLAGS;
+                p.params.flags = UCT_GROUP_FLAG_NO_CMA;
+            }
+            uct_group_h g = nullptr;
+            UCG_CHECK(uct_mm_bcast_group_create(r.iface, &p.params, &g) ==
+                      UCS_OK);
+            auto data = make_bytes(0, 1, c.len);
+            std::vector<std::uint8_t> got(c.len);
+            Done d;
+            if (rank == 0) {
+                post(r.worker, g, true, bcast(0, data.data(), c.len, 1), &d);
+                const auto until = std::chrono::steady_clock::now() +
+                                   std::chrono::milliseconds(300);
+                while (!d.done() && std::chrono::steady_clock::now() < until) {
+                    uct_worker_progress(r.worker);
+                }
+                UCG_CHECK(d.done() == !c.by_cma);
+                barrier(sb.board, 1, 2); // now the receiver posts
+                UCG_CHECK(wait(r.worker, &d) == UCS_OK);
+            } else {
+                // Attached (progress) but no receive until the root's wait.
+                while (sb.board->arrived[1].load() == 0) {
+                    uct_worker_progress(r.worker);
+                }
+                barrier(sb.board, 1, 2);
+                UCG_CHECK(post_wait(r.worker, g, false,
+                                    bcast(0, got.data(), c.len, 1)) == UCS_OK);
+                UCG_CHECK_EQ(first_mismatch(got.data(), 0, 1, c.len), c.len);
+            }
+            barrier(sb.board, 2, 2);
             uct_group_destroy(g);
         });
     INFO(result.summary());

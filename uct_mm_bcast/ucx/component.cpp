@@ -66,6 +66,11 @@ ucs_config_field_t g_iface_config_table[] = {
      "Below, the root copies ring fragments (perftest/mm/RESULTS.md). "
      "Member 0's is used.",
      ucs_offsetof(IfaceConfig, cma_thresh), UCS_CONFIG_TYPE_MEMUNITS},
+    {"CMA_MAX", "inf",
+     "Group messages from this size go through the ring again (CMA only "
+     "from CMA_THRESH up to this size): a large read by one receiver can "
+     "take longer than the ring's copies overlapped. Member 0's is used.",
+     ucs_offsetof(IfaceConfig, cma_max), UCS_CONFIG_TYPE_MEMUNITS},
     {nullptr}};
 
 uct_tl_t g_tl = {"mm_bcast",

@@ -24,6 +24,7 @@ SeqGroupConfig group_config(const Iface *iface)
     c.geo.num_slots = g.ring_size;
     c.geo.seg_bytes = g.seg_size;
     c.cma_min = g.cma_thresh;
+    c.cma_max = g.cma_max;
     c.max_outstanding = g.max_outstanding;
     c.timeout_ms = g.timeout_ms;
     c.attach_timeout_ms = g.attach_timeout_ms;
@@ -64,6 +65,10 @@ ucs_status_t create(uct_iface_h tl_iface, const uct_group_params_t *params,
         "ucg-mmbg", {first.secret[0], first.secret[1]}, params->group_key);
     c.member = params->member_index;
     c.size = params->group_size;
+    if ((params->field_mask & UCT_GROUP_PARAM_FIELD_FLAGS) &&
+        (params->flags & UCT_GROUP_FLAG_NO_CMA)) {
+        c.cma_min = ~std::size_t{0};
+    }
     SeqGroup *core = nullptr;
     const Status st = SeqGroup::create(c, &core);
     if (st != Status::kOk) {

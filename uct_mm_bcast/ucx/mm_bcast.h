@@ -53,6 +53,7 @@ struct IfaceConfig {
     unsigned group_ring_size; ///< positions of a group's ring
     size_t group_seg_size;    ///< payload bytes of a group ring position
     size_t cma_thresh;        ///< group messages from this size go by CMA
+    size_t cma_max;           ///< ... and below this one
     unsigned max_outstanding; ///< group posts per member not complete
 };
 
@@ -74,6 +75,7 @@ struct GroupSettings {
     unsigned ring_size = 0;
     unsigned seg_size = 0;
     size_t cma_thresh = 0;
+    size_t cma_max = 0;
     unsigned max_outstanding = 0;
     unsigned timeout_ms = 0;
     unsigned attach_timeout_ms = 0;

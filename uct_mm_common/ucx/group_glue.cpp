@@ -106,6 +106,7 @@ Message to_message(const uct_group_msg_t *m)
     msg.buffer = m->buffer;
     msg.member_buffers = m->member_buffers;
     msg.accumulate = (m->flags & UCT_GROUP_MSG_FLAG_ACCUMULATE) != 0;
+    msg.no_cma = (m->flags & UCT_GROUP_MSG_FLAG_NO_CMA) != 0;
     msg.tag = m->tag;
     return msg;
 }
@@ -120,7 +121,8 @@ ucs_status_t post(uct_group_h group, const uct_group_msg_t *m,
     }
     const int coll = raw(m->coll);
     if (coll < 0 || coll > UCT_GROUP_COLL_REDUCE ||
-        (m->flags & ~unsigned{UCT_GROUP_MSG_FLAG_ACCUMULATE}) != 0) {
+        (m->flags & ~unsigned{UCT_GROUP_MSG_FLAG_ACCUMULATE |
+                              UCT_GROUP_MSG_FLAG_NO_CMA}) != 0) {
         ucs_error("%s: group message kind %d or flags %#x unknown", h->tl, coll,
                   m->flags);
         return UCS_ERR_INVALID_PARAM;

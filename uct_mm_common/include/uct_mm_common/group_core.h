@@ -27,7 +27,8 @@ struct Message {
     void *buffer = nullptr;                ///< source or destination
     void *const *member_buffers = nullptr; ///< GATHER receive, optional
     bool accumulate = false;               ///< REDUCE receive
-    std::uint32_t tag = 0;                 ///< checked where possible
+    bool no_cma = false;   ///< BCAST: never by reading the root's memory
+    std::uint32_t tag = 0; ///< checked where possible
 };
 
 /// Invoked once per post that returned kInProgress: `cookie` as posted.
