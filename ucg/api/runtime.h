@@ -202,6 +202,7 @@ struct ucg_group {
     std::map<std::vector<int>, std::unique_ptr<ucg::rt::McastChannel>>
         mcast_chs;
     std::unique_ptr<ucg::rt::UcpFabric> fabric;
+    ucg::rt::CmaState cma; ///< the fabric's one-copy counters and reader
     /// Plans by key, with what to call them (the levels' shapes shown)
     /// and the cost model's prediction of their time (ns).
     struct PlanEntry {

@@ -298,10 +298,11 @@ ucp_request_param_t own_recv_param(ucp_tag_recv_nbx_callback_t cb, void *c)
 
 UcpFabric::UcpFabric(ucp_worker_h worker, const std::vector<ucp_ep_h> *eps,
                      const std::vector<bool> &eager,
-                     const std::vector<bool> &near, std::uint64_t cma_thresh)
+                     const std::vector<bool> &near, std::uint64_t cma_thresh,
+                     CmaState *cma)
     : worker_(worker), eps_(eps), near_(near), cma_broken_(near.size(), false),
       cma_thresh_(cma_thresh), pid_(getpid()), pid_ns_(pid_namespace()),
-      reader_(process_vm_readv)
+      cma_(cma)
 {
     const std::uint32_t attr =
         UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
@@ -407,7 +408,7 @@ ucs_status_t UcpFabric::cma_send(int peer, std::uint64_t tag,
         ++s->pending;
     }
     if (follows && s->status == UCS_OK) {
-        ++stats_.forwarded;
+        ++cma_->forwarded;
         cma_send_data(c);
     }
     return --s->pending == 0 ? s->status : UCS_INPROGRESS;
@@ -545,7 +546,7 @@ bool UcpFabric::cma_read(CmaSlot *s, int peer)
             const std::size_t n = std::min(l.length - loff, r.length - roff);
             const iovec lv{static_cast<char *>(l.base) + loff, n};
             const iovec rv{static_cast<char *>(r.base) + roff, n};
-            const ssize_t got = reader_(d.pid, &lv, 1, &rv, 1, 0);
+            const ssize_t got = cma_->reader(d.pid, &lv, 1, &rv, 1, 0);
             if (got <= 0) {
                 err = got < 0 ? errno : EFAULT;
                 why = std::strerror(err);
@@ -556,7 +557,7 @@ bool UcpFabric::cma_read(CmaSlot *s, int peer)
         }
     }
     if (why != nullptr) {
-        ++stats_.failed;
+        ++cma_->failed;
         if (!warned_) {
             warned_ = true;
             log_warn("cannot read the memory of rank %d (pid %d): %s; its "
@@ -566,8 +567,8 @@ bool UcpFabric::cma_read(CmaSlot *s, int peer)
         }
         return false;
     }
-    ++stats_.reads;
-    stats_.read_bytes += d.bytes;
+    ++cma_->reads;
+    cma_->read_bytes += d.bytes;
     return true;
 }
 

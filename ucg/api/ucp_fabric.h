@@ -36,8 +36,13 @@ inline constexpr unsigned kCmaMaxIov = 4;
 /// any reader, 2 only as root, 3 never). Probed once.
 bool can_read_peers();
 
-/// What the one-copy path did on this fabric (tests, troubleshooting).
-struct CmaStats {
+/// The one-copy path's counters and its read call, kept by the group (a
+/// plain struct tests reach without the fabric's type).
+struct CmaState {
+    /// process_vm_readv's signature (tests replace it).
+    using Reader = ssize_t (*)(pid_t, const iovec *, unsigned long,
+                               const iovec *, unsigned long, unsigned long);
+    Reader reader = process_vm_readv;
     std::uint64_t reads = 0;      ///< messages read from a sender's memory
     std::uint64_t read_bytes = 0; ///< their bytes
     std::uint64_t failed = 0;     ///< reads that failed (then sent by UCP)
@@ -46,19 +51,15 @@ struct CmaStats {
 
 class UcpFabric : public exec::Fabric {
   public:
-    /// process_vm_readv's signature (tests replace it).
-    using Reader = ssize_t (*)(pid_t, const iovec *, unsigned long,
-                               const iovec *, unsigned long, unsigned long);
-
     /// `eps[r]`: the endpoint to rank r of the group; `eager[r]`: sends to
     /// rank r ask UCP to complete fast (UCP_OP_ATTR_FLAG_FAST_CMPL: eager
     /// below its RNDV_SEND_NBR_THRESH, decision 0021); `near[r]`: rank r
     /// runs on this machine, so messages of at least `cma_thresh` bytes
     /// (0: none) take the one-copy path (every member must use the same
-    /// threshold).
+    /// threshold), counted in `*cma` (which outlives the fabric).
     UcpFabric(ucp_worker_h worker, const std::vector<ucp_ep_h> *eps,
               const std::vector<bool> &eager, const std::vector<bool> &near,
-              std::uint64_t cma_thresh);
+              std::uint64_t cma_thresh, CmaState *cma);
 
     ucs_status_t send(int peer, std::uint64_t tag, const exec::Iov *iov,
                       unsigned iovcnt, exec::Completion *c) override;
@@ -69,9 +70,6 @@ class UcpFabric : public exec::Fabric {
     ucs_status_t group_recv(exec::GroupChannel &g, const exec::GroupMsg &m,
                             exec::Completion *c) override;
     void cancel(exec::Instance &inst) override;
-
-    const CmaStats &cma_stats() const { return stats_; }
-    void set_cma_reader(Reader r) { reader_ = r; }
 
     // The one-copy steps (ucp_fabric.cpp's callbacks call them).
     struct CmaSlot;
@@ -96,9 +94,8 @@ class UcpFabric : public exec::Fabric {
     std::uint64_t cma_thresh_;
     pid_t pid_;
     std::uint64_t pid_ns_; ///< this process's pid namespace (0: unknown)
-    Reader reader_;
+    CmaState *cma_;
     bool warned_ = false;
-    CmaStats stats_;
     std::vector<exec::Completion *> cancel_tmp_;
 };
 

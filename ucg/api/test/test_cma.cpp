@@ -163,13 +163,13 @@ TEST_CASE("messages between ranks of one machine from UCG_CMA_THRESH are "
                 RefCase small = exchange(coll, 3, rank, 1000);
                 ucg::test::run_case(g, small, 2);
             }
-            UCG_CHECK(g->fabric->cma_stats().reads == 0);
+            UCG_CHECK(g->cma.reads == 0);
             for (const ucg_coll_type_t coll :
                  {UCG_COLL_ALLGATHER, UCG_COLL_ALLTOALL}) {
                 RefCase big = exchange(coll, 3, rank, kCount);
                 ucg::test::run_case(g, big, 2);
             }
-            const ucg::rt::CmaStats &s = g->fabric->cma_stats();
+            const ucg::rt::CmaState &s = g->cma;
             UCG_CHECK(s.reads >= 2);
             UCG_CHECK(s.read_bytes >= s.reads * kCount);
             UCG_CHECK(s.failed == 0 && s.forwarded == 0);
@@ -187,7 +187,7 @@ TEST_CASE("UCG_CMA_THRESH=off reads nothing, and a rank whose reads fail gets "
         ucg::test::run_ranks(2, 1, [](ucg_group_h g, int rank) {
             RefCase c = exchange(UCG_COLL_ALLGATHER, 2, rank, kCount);
             ucg::test::run_case(g, c, 2);
-            UCG_CHECK(g->fabric->cma_stats().reads == 0);
+            UCG_CHECK(g->cma.reads == 0);
         });
     }
     SECTION("reads refused")
@@ -197,13 +197,13 @@ TEST_CASE("UCG_CMA_THRESH=off reads nothing, and a rank whose reads fail gets "
             2, 1,
             [](ucg_group_h g, int rank) {
                 if (rank == 1) {
-                    g->fabric->set_cma_reader(refuse_reads);
+                    g->cma.reader = refuse_reads;
                 }
                 // Four calls: rank 0's first message to rank 1 finds the
                 // read refused, its later ones say the data follows.
                 RefCase c = exchange(UCG_COLL_ALLGATHER, 2, rank, kCount);
                 ucg::test::run_case(g, c, 4);
-                const ucg::rt::CmaStats &s = g->fabric->cma_stats();
+                const ucg::rt::CmaState &s = g->cma;
                 if (rank == 1) {
                     UCG_CHECK(s.failed == 1 && s.reads == 0);
                 } else {
