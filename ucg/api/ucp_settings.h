@@ -76,9 +76,10 @@ inline bool user_sets_bcast_cma(const char *const *envp) noexcept
            user_sets_ucx(envp, "MM_BCAST_CMA_MAX");
 }
 
-/// Whether UCP may open transport `tl`: no UCX_TLS (UCG_UCX_TLS), or one
-/// that names it. (A setting for a transport UCP does not open draws
-/// UCX's "invalid configurations" warning.)
+/// Whether UCP may open transport `tl`: no UCX_TLS (UCG_UCX_TLS), one that
+/// names it, or an exclusion list ("^...") that does not. (A setting for
+/// a transport UCP does not open draws UCX's "invalid configurations"
+/// warning.)
 inline bool tls_may_open(const char *const *envp, const char *tl) noexcept
 {
     for (; envp != nullptr && *envp != nullptr; ++envp) {
@@ -87,7 +88,8 @@ inline bool tls_may_open(const char *const *envp, const char *tl) noexcept
                         : std::strncmp(e, "UCG_UCX_TLS=", 12) == 0 ? e + 12
                                                                    : nullptr;
         if (v != nullptr) {
-            return std::strstr(v, tl) != nullptr;
+            const bool named = std::strstr(v, tl) != nullptr;
+            return *v == '^' ? !named : named;
         }
     }
     return true;
