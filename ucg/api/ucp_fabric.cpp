@@ -282,6 +282,21 @@ void ack_recv_done(void *req, ucs_status_t status,
     part_done(c, status);
 }
 
+// A one-copy message's state, one part (its posting) pending.
+CmaSlot *new_slot(Completion *c, UcpFabric *f, int peer, std::uint64_t tag,
+                  const exec::Iov *iov, unsigned iovcnt)
+{
+    auto *s = new (c->priv) CmaSlot{};
+    s->fabric = f;
+    s->iov = iov;
+    s->iovcnt = iovcnt;
+    s->peer = peer;
+    s->tag = tag;
+    s->pending = 1;
+    s->status = UCS_OK;
+    return s;
+}
+
 // A receive of the fabric's own (descriptor, ack, forwarded data): its
 // callback always runs, so each part ends in one place.
 ucp_request_param_t own_recv_param(ucp_tag_recv_nbx_callback_t cb, void *c)
@@ -292,6 +307,16 @@ ucp_request_param_t own_recv_param(ucp_tag_recv_nbx_callback_t cb, void *c)
     p.cb.recv = cb;
     p.user_data = c;
     return p;
+}
+
+// A receive of `len` bytes at `buf` (the descriptor, the ack).
+void *own_recv(ucp_worker_h worker, void *buf, std::size_t len,
+               std::uint64_t tag, ucp_tag_recv_nbx_callback_t cb, void *c)
+{
+    ucp_request_param_t p = own_recv_param(cb, c);
+    p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+    p.datatype = ucp_dt_make_contig(1);
+    return ucp_tag_recv_nbx(worker, buf, len, tag, ~0ULL, &p);
 }
 
 } // namespace
@@ -360,14 +385,7 @@ ucs_status_t UcpFabric::cma_send(int peer, std::uint64_t tag,
                                  const exec::Iov *iov, unsigned iovcnt,
                                  Completion *c)
 {
-    auto *s = new (c->priv) CmaSlot{};
-    s->fabric = this;
-    s->iov = iov;
-    s->iovcnt = iovcnt;
-    s->peer = peer;
-    s->tag = tag;
-    s->pending = 1;
-    s->status = UCS_OK;
+    CmaSlot *s = new_slot(c, this, peer, tag, iov, iovcnt);
     const auto r = static_cast<std::size_t>(peer);
     const bool follows = iovcnt > kCmaMaxIov || cma_broken_[r];
     CmaDesc &d = s->desc;
@@ -380,38 +398,48 @@ ucs_status_t UcpFabric::cma_send(int peer, std::uint64_t tag,
         d.iov[i] = iov[i];
     }
     if (!follows) {
-        ucp_request_param_t p = own_recv_param(ack_recv_done, c);
-        p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
-        p.datatype = ucp_dt_make_contig(1);
         void *req =
-            ucp_tag_recv_nbx(worker_, &s->ack, sizeof(s->ack), tag, ~0ULL, &p);
+            own_recv(worker_, &s->ack, sizeof(s->ack), tag, ack_recv_done, c);
         if (UCS_PTR_IS_ERR(req)) {
             return UCS_PTR_STATUS(req);
         }
         s->req = req;
         ++s->pending;
     }
-    ucp_request_param_t p;
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                     UCP_OP_ATTR_FIELD_DATATYPE;
-    p.cb.send = part_send_done;
-    p.user_data = c;
-    p.datatype = ucp_dt_make_contig(1);
-    void *req = ucp_tag_send_nbx(
-        (*eps_)[r], &d, kDescHeader + d.count * sizeof(exec::Iov), tag, &p);
-    if (UCS_PTR_IS_ERR(req)) {
-        s->status = UCS_PTR_STATUS(req);
-        if (s->req != nullptr) {
-            ucp_request_cancel(worker_, s->req); // its callback ends it
-        }
-    } else if (req != nullptr) {
-        ++s->pending;
+    cma_send_own(c, &d, kDescHeader + d.count * sizeof(exec::Iov));
+    if (s->status != UCS_OK && s->req != nullptr) {
+        ucp_request_cancel(worker_, s->req); // its callback ends it
     }
     if (follows && s->status == UCS_OK) {
         ++cma_->forwarded;
         cma_send_data(c);
     }
     return --s->pending == 0 ? s->status : UCS_INPROGRESS;
+}
+
+// One part: `len` bytes at `buf` (in the slot: the descriptor, the ack)
+// to the slot's peer on its tag.
+void UcpFabric::cma_send_own(Completion *c, const void *buf, std::size_t len)
+{
+    CmaSlot *s = slot_of(c);
+    ucp_request_param_t p;
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                     UCP_OP_ATTR_FIELD_DATATYPE;
+    p.cb.send = part_send_done;
+    p.user_data = c;
+    p.datatype = ucp_dt_make_contig(1);
+    cma_posted(s, ucp_tag_send_nbx((*eps_)[static_cast<std::size_t>(s->peer)],
+                                   buf, len, s->tag, &p));
+}
+
+// A part's send posted: an error is the slot's, a request one more part.
+void UcpFabric::cma_posted(CmaSlot *s, void *req)
+{
+    if (UCS_PTR_IS_ERR(req)) {
+        s->status = UCS_PTR_STATUS(req);
+    } else if (req != nullptr) {
+        ++s->pending;
+    }
 }
 
 // The bytes themselves through UCP, as a plain send would go.
@@ -425,13 +453,8 @@ void UcpFabric::cma_send_data(Completion *c)
     void *buf;
     std::size_t count;
     describe(s->iov, s->iovcnt, &p, &buf, &count);
-    void *req = ucp_tag_send_nbx((*eps_)[static_cast<std::size_t>(s->peer)],
-                                 buf, count, s->tag, &p);
-    if (UCS_PTR_IS_ERR(req)) {
-        s->status = UCS_PTR_STATUS(req);
-    } else if (req != nullptr) {
-        ++s->pending;
-    }
+    cma_posted(s, ucp_tag_send_nbx((*eps_)[static_cast<std::size_t>(s->peer)],
+                                   buf, count, s->tag, &p));
 }
 
 void UcpFabric::cma_on_ack(Completion *c)
@@ -450,19 +473,9 @@ ucs_status_t UcpFabric::cma_recv(int peer, std::uint64_t tag,
                                  const exec::Iov *iov, unsigned iovcnt,
                                  Completion *c)
 {
-    auto *s = new (c->priv) CmaSlot{};
-    s->fabric = this;
-    s->iov = iov;
-    s->iovcnt = iovcnt;
-    s->peer = peer;
-    s->tag = tag;
-    s->pending = 1;
-    s->status = UCS_OK;
-    ucp_request_param_t p = own_recv_param(desc_recv_done, c);
-    p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
-    p.datatype = ucp_dt_make_contig(1);
+    CmaSlot *s = new_slot(c, this, peer, tag, iov, iovcnt);
     void *req =
-        ucp_tag_recv_nbx(worker_, &s->desc, sizeof(s->desc), tag, ~0ULL, &p);
+        own_recv(worker_, &s->desc, sizeof(s->desc), tag, desc_recv_done, c);
     if (UCS_PTR_IS_ERR(req)) {
         return UCS_PTR_STATUS(req);
     }
@@ -505,19 +518,7 @@ void UcpFabric::cma_on_desc(Completion *c, std::size_t length)
         return; // the data follows unasked
     }
     s->ack = read ? kAckRead : kAckSend;
-    ucp_request_param_t p;
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                     UCP_OP_ATTR_FIELD_DATATYPE;
-    p.cb.send = part_send_done;
-    p.user_data = c;
-    p.datatype = ucp_dt_make_contig(1);
-    void *req = ucp_tag_send_nbx((*eps_)[static_cast<std::size_t>(s->peer)],
-                                 &s->ack, sizeof(s->ack), s->tag, &p);
-    if (UCS_PTR_IS_ERR(req)) {
-        s->status = UCS_PTR_STATUS(req);
-    } else if (req != nullptr) {
-        ++s->pending;
-    }
+    cma_send_own(c, &s->ack, sizeof(s->ack));
 }
 
 // Piece by piece of both lists: each call reads what the current local and

@@ -83,6 +83,8 @@ class UcpFabric : public exec::Fabric {
                           unsigned iovcnt, exec::Completion *c);
     ucs_status_t cma_recv(int peer, std::uint64_t tag, const exec::Iov *iov,
                           unsigned iovcnt, exec::Completion *c);
+    void cma_send_own(exec::Completion *c, const void *buf, std::size_t len);
+    static void cma_posted(CmaSlot *s, void *req);
     /// Reads a descriptor's pieces into the slot's buffers; false on failure.
     bool cma_read(CmaSlot *s, int peer);
 
