@@ -8,9 +8,14 @@
 #include <ucg_test/check.h>
 #include <ucg_test/fork_ranks.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
+#include <new>
+#include <sched.h>
 #include <string>
+#include <sys/mman.h>
 
 namespace ucg::test {
 
@@ -138,6 +143,76 @@ void run_case(ucg_group_h g, RefCase &c, int repeats)
         }
     }
     ucg_collective_free(h);
+}
+
+ScopedEnv::ScopedEnv(const char *name, const char *value) : name_(name)
+{
+    const char *old = std::getenv(name);
+    had_ = old != nullptr;
+    old_ = had_ ? old : "";
+    REQUIRE((value != nullptr ? setenv(name, value, 1) : unsetenv(name)) == 0);
+}
+
+ScopedEnv::~ScopedEnv()
+{
+    if (had_) {
+        setenv(name_, old_.c_str(), 1);
+    } else {
+        unsetenv(name_);
+    }
+}
+
+int online_cpus()
+{
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+
+bool root_done_alone(std::size_t bytes, std::chrono::milliseconds wait,
+                     const char *tune)
+{
+    void *shared =
+        mmap(nullptr, sizeof(std::atomic<int>) * 2, PROT_READ | PROT_WRITE,
+             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(shared != MAP_FAILED);
+    auto *flag = new (shared) std::atomic<int>[2] {};
+    run_ranks(
+        2, 1,
+        [flag, bytes, wait](ucg_group_h g, int rank) {
+            std::vector<unsigned char> buf(bytes, rank == 0 ? 0x5a : 0);
+            ucg_coll_args_t a{};
+            a.coll = UCG_COLL_BCAST;
+            a.dst.buffer = buf.data();
+            a.dst.count = bytes;
+            a.dst.dtype = {UCG_DTYPE_UINT8, 1};
+            ucg_coll_h h = nullptr;
+            UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+            if (rank == 0) {
+                UCG_CHECK(ucg_collective_start(h) == UCS_OK);
+                const auto until = std::chrono::steady_clock::now() + wait;
+                ucs_status_t st = UCS_INPROGRESS;
+                while (st == UCS_INPROGRESS &&
+                       std::chrono::steady_clock::now() < until) {
+                    st = ucg_collective_test(h);
+                }
+                flag[1].store(st == UCS_OK ? 1 : 2);
+                flag[0].store(1);
+                UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
+            } else {
+                while (flag[0].load() == 0) {
+                    ucg_progress(g_ctx);
+                    sched_yield();
+                }
+                UCG_CHECK(ucg_collective_start(h) == UCS_OK);
+                UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
+                UCG_CHECK(buf.front() == 0x5a && buf.back() == 0x5a);
+            }
+            ucg_collective_free(h);
+        },
+        120, tune);
+    const bool alone = flag[1].load() == 1;
+    munmap(shared, sizeof(std::atomic<int>) * 2);
+    return alone;
 }
 
 } // namespace ucg::test

@@ -6,7 +6,10 @@
 
 #include "coll_ref.h"
 
+#include <chrono>
+#include <cstddef>
 #include <functional>
+#include <string>
 #include <vector>
 
 namespace ucg::test {
@@ -35,5 +38,34 @@ ucs_status_t second_group(ucg_group_h g, int rank, int size, ucg_group_h *out);
 /// Inits the case's collective, runs it `repeats` times (new data each
 /// time, one init: persistent) and checks every output; frees it.
 void run_case(ucg_group_h g, RefCase &c, int repeats);
+
+/// An environment variable for a scope (forked ranks inherit it); unset
+/// when `value` is null; its old value (or none) is back after.
+class ScopedEnv {
+  public:
+    ScopedEnv(const char *name, const char *value);
+    ScopedEnv(const char *name, const std::string &value)
+        : ScopedEnv(name, value.c_str())
+    {
+    }
+    ~ScopedEnv();
+    ScopedEnv(const ScopedEnv &) = delete;
+    ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+  private:
+    const char *name_;
+    std::string old_;
+    bool had_;
+};
+
+/// The CPUs this process may run on.
+int online_cpus();
+
+/// A bcast of `bytes` on 2 forked ranks of one host (`tune`: UCG_TUNE
+/// rules, or null): whether rank 0's call completed within `wait` while
+/// rank 1, progressing, had not yet posted its part. Rank 1 posts once
+/// rank 0 stopped waiting, and checks the bytes it gets.
+bool root_done_alone(std::size_t bytes, std::chrono::milliseconds wait,
+                     const char *tune = nullptr);
 
 } // namespace ucg::test

@@ -11,35 +11,22 @@
 #include <ucg_test/check.h>
 #include <ucg_test/skip.h>
 
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
-#include <new>
 #include <sched.h>
-#include <sys/mman.h>
 #include <sys/uio.h>
-#include <vector>
 
 namespace {
 
+using ucg::test::online_cpus;
 using ucg::test::RefCase;
+using ucg::test::ScopedEnv;
 
-/// Sets an environment variable for the forked ranks of one test.
-class ScopedEnv {
-  public:
-    ScopedEnv(const char *name, const char *value) : name_(name)
-    {
-        REQUIRE(setenv(name, value, 1) == 0);
-    }
-    ~ScopedEnv() { unsetenv(name_); }
-    ScopedEnv(const ScopedEnv &) = delete;
-    ScopedEnv &operator=(const ScopedEnv &) = delete;
-
-  private:
-    const char *name_;
-};
+bool root_done_alone(std::size_t bytes)
+{
+    return ucg::test::root_done_alone(bytes, std::chrono::milliseconds(500));
+}
 
 constexpr std::size_t kCount = 160000; // bytes per block
 
@@ -59,59 +46,6 @@ ssize_t refuse_reads(pid_t, const iovec *, unsigned long, const iovec *,
 {
     errno = EPERM;
     return -1;
-}
-
-int online_cpus()
-{
-    cpu_set_t set;
-    return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-}
-
-// A bcast of `bytes` on 2 ranks of one host: whether the root's call
-// completes while the other rank has not posted its part. Through the
-// mm_bcast ring a message that fits it does; read by CMA it cannot.
-bool root_done_alone(std::size_t bytes)
-{
-    void *shared =
-        mmap(nullptr, sizeof(std::atomic<int>) * 2, PROT_READ | PROT_WRITE,
-             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    REQUIRE(shared != MAP_FAILED);
-    auto *flag = new (shared) std::atomic<int>[2] {};
-    ucg::test::run_ranks(2, 1, [flag, bytes](ucg_group_h g, int rank) {
-        std::vector<unsigned char> buf(bytes, rank == 0 ? 0x5a : 0);
-        ucg_coll_args_t a{};
-        a.coll = UCG_COLL_BCAST;
-        a.dst.buffer = buf.data();
-        a.dst.count = bytes;
-        a.dst.dtype = {UCG_DTYPE_UINT8, 1};
-        ucg_coll_h h = nullptr;
-        UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
-        if (rank == 0) {
-            UCG_CHECK(ucg_collective_start(h) == UCS_OK);
-            const auto until = std::chrono::steady_clock::now() +
-                               std::chrono::milliseconds(500);
-            ucs_status_t st = UCS_INPROGRESS;
-            while (st == UCS_INPROGRESS &&
-                   std::chrono::steady_clock::now() < until) {
-                st = ucg_collective_test(h);
-            }
-            flag[1].store(st == UCS_OK ? 1 : 2);
-            flag[0].store(1);
-            UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
-        } else {
-            while (flag[0].load() == 0) {
-                ucg_progress(g->ctx);
-                sched_yield();
-            }
-            UCG_CHECK(ucg_collective_start(h) == UCS_OK);
-            UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
-            UCG_CHECK(buf.front() == 0x5a && buf.back() == 0x5a);
-        }
-        ucg_collective_free(h);
-    });
-    const bool alone = flag[1].load() == 1;
-    munmap(shared, sizeof(std::atomic<int>) * 2);
-    return alone;
 }
 
 } // namespace

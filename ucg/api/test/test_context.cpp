@@ -11,13 +11,8 @@
 #include <ucg_test/check.h>
 #include <ucg_test/skip.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <new>
-#include <sched.h>
-#include <sys/mman.h>
-#include <vector>
 
 using ucg::rt::tls_may_open;
 using ucg::rt::user_sets_bcast_cma;
@@ -174,21 +169,11 @@ TEST_CASE("members with other link costs (UCG_LINKS) or costs that do not "
     CHECK(ucg::test::expect_group_create(3, UCS_OK, setup(host, host)));
 }
 
-namespace {
-
-int online_cpus()
-{
-    cpu_set_t set;
-    return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-}
-
-} // namespace
-
 TEST_CASE("a message to a rank of the same machine goes out eagerly: its "
           "send completes before the receiver posts the receive",
           "[ucg][context][fork]")
 {
-    if (user_sets_rndv(environ) || online_cpus() < 2) {
+    if (user_sets_rndv(environ) || ucg::test::online_cpus() < 2) {
         UCG_SKIP("a rendezvous threshold set, or fewer cores than two ranks "
                  "(then sends stay rendezvous)");
     }
@@ -196,50 +181,9 @@ TEST_CASE("a message to a rank of the same machine goes out eagerly: its "
     // here, and 256 KiB for fast-completing sends), below UCG's 512 KiB;
     // without the one-copy path (which waits for the receiver's read).
     constexpr std::size_t kBytes = 320 << 10;
-    REQUIRE(setenv("UCG_CMA_THRESH", "off", 1) == 0);
-    void *shared =
-        mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE,
-             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    REQUIRE(shared != MAP_FAILED);
-    auto *sent = new (shared) std::atomic<int>(0);
-    ucg::test::run_ranks(
-        2, 1,
-        [sent](ucg_group_h g, int rank) {
-            std::vector<unsigned char> buf(kBytes, rank == 0 ? 0x5a : 0);
-            ucg_coll_args_t a{};
-            a.coll = UCG_COLL_BCAST;
-            a.dst.buffer = buf.data();
-            a.dst.count = kBytes;
-            a.dst.dtype = {UCG_DTYPE_UINT8, 1};
-            ucg_coll_h h = nullptr;
-            UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
-            const auto deadline =
-                std::chrono::steady_clock::now() + std::chrono::seconds(10);
-            if (rank == 0) {
-                // The receiver progresses (it drains its FIFO) but posts
-                // no receive until this send is done: only an eager one
-                // can complete.
-                UCG_CHECK(ucg_collective_start(h) == UCS_OK);
-                ucs_status_t st = UCS_INPROGRESS;
-                while (st == UCS_INPROGRESS &&
-                       std::chrono::steady_clock::now() < deadline) {
-                    st = ucg_collective_test(h);
-                }
-                UCG_CHECK(st == UCS_OK);
-                sent->store(1);
-                UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
-            } else {
-                while (sent->load() == 0 &&
-                       std::chrono::steady_clock::now() < deadline) {
-                    ucg_progress(g->ctx);
-                }
-                UCG_CHECK(ucg_collective_start(h) == UCS_OK);
-                UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
-                UCG_CHECK(buf.front() == 0x5a && buf.back() == 0x5a);
-            }
-            ucg_collective_free(h);
-        },
-        60, "bcast:0-inf:linear:segments=1");
-    unsetenv("UCG_CMA_THRESH");
-    munmap(shared, sizeof(std::atomic<int>));
+    const ucg::test::ScopedEnv off("UCG_CMA_THRESH", "off");
+    // The receiver progresses (it drains its FIFO) but posts no receive
+    // until this send is done: only an eager one can complete.
+    CHECK(ucg::test::root_done_alone(kBytes, std::chrono::seconds(10),
+                                     "bcast:0-inf:linear:segments=1"));
 }

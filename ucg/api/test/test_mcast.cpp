@@ -35,28 +35,7 @@ namespace {
 const char *const kMcastTune =
     "bcast:0-inf:hierarchical;bcast@world:0-inf:mcast";
 
-// An environment variable for a scope (forked ranks inherit it); unset
-// when `value` is null, restored after.
-struct ScopedEnv {
-    const char *name;
-    std::string old;
-    bool had;
-    ScopedEnv(const char *n, const char *value) : name(n)
-    {
-        const char *o = std::getenv(n);
-        had = o != nullptr;
-        old = had ? o : "";
-        REQUIRE((value != nullptr ? setenv(n, value, 1) : unsetenv(n)) == 0);
-    }
-    ~ScopedEnv()
-    {
-        if (had) {
-            setenv(name, old.c_str(), 1);
-        } else {
-            unsetenv(name);
-        }
-    }
-};
+using ucg::test::ScopedEnv;
 
 // Whether a UDP datagram sent to a multicast group on the loopback comes
 // back to a member of it (ud_mcast's UDP wire needs that here).

@@ -22,15 +22,7 @@ const std::string kDir = UCG_API_TESTDATA;
 const std::string kAllreduce = kDir + "/allreduce_ring_3.plan"; // 3 chunks
 const std::string kBcast = kDir + "/bcast_root1_3.plan";        // root 1
 
-// An environment variable for a scope (forked ranks inherit it).
-struct ScopedEnv {
-    const char *name;
-    ScopedEnv(const char *n, const std::string &value) : name(n)
-    {
-        REQUIRE(setenv(n, value.c_str(), 1) == 0);
-    }
-    ~ScopedEnv() { unsetenv(name); }
-};
+using ucg::test::ScopedEnv;
 
 // Runs the case (checking every output) and returns its plan's name.
 std::string run_named(ucg_group_h g, RefCase &c)
