@@ -63,11 +63,15 @@ std::uint64_t pid_namespace()
     return (static_cast<std::uint64_t>(st.st_dev) << 32) ^ st.st_ino;
 }
 
+// Read once per process (every group's fabric and the hello ask).
 int yama_scope()
 {
-    std::ifstream f("/proc/sys/kernel/yama/ptrace_scope");
-    int scope = 0;
-    return f >> scope ? scope : 0;
+    static const int scope = [] {
+        std::ifstream f("/proc/sys/kernel/yama/ptrace_scope");
+        int v = 0;
+        return f >> v ? v : 0;
+    }();
+    return scope;
 }
 
 // Yama's ptrace_scope 1 lets a process read only its descendants' memory
@@ -227,12 +231,18 @@ CmaSlot *slot_of(Completion *c)
     return std::launder(reinterpret_cast<CmaSlot *>(c->priv));
 }
 
-void part_done(Completion *c, ucs_status_t status)
+// The slot keeps its first error.
+void slot_error(CmaSlot *s, ucs_status_t status)
 {
-    CmaSlot *s = slot_of(c);
     if (status != UCS_OK && s->status == UCS_OK) {
         s->status = status;
     }
+}
+
+void part_done(Completion *c, ucs_status_t status)
+{
+    CmaSlot *s = slot_of(c);
+    slot_error(s, status);
     if (--s->pending == 0) {
         exec::Instance::complete(c, s->status);
     }
@@ -253,7 +263,10 @@ void part_recv_done(void *req, ucs_status_t status, const ucp_tag_recv_info_t *,
     part_done(c, status);
 }
 
-void desc_recv_done(void *req, ucs_status_t status,
+// A receive of the fabric's own whose bytes take a next step (the
+// descriptor: UcpFabric::cma_on_desc, the ack: cma_on_ack).
+template <void (UcpFabric::*Step)(Completion *, std::size_t)>
+void step_recv_done(void *req, ucs_status_t status,
                     const ucp_tag_recv_info_t *info, void *user_data)
 {
     auto *c = static_cast<Completion *>(user_data);
@@ -261,23 +274,7 @@ void desc_recv_done(void *req, ucs_status_t status,
     s->req = nullptr;
     ucp_request_free(req);
     if (status == UCS_OK) {
-        s->fabric->cma_on_desc(c, info->length);
-    }
-    part_done(c, status);
-}
-
-void ack_recv_done(void *req, ucs_status_t status,
-                   const ucp_tag_recv_info_t *info, void *user_data)
-{
-    auto *c = static_cast<Completion *>(user_data);
-    CmaSlot *s = slot_of(c);
-    s->req = nullptr;
-    ucp_request_free(req);
-    if (status == UCS_OK && info->length != sizeof(s->ack)) {
-        status = UCS_ERR_MESSAGE_TRUNCATED;
-    }
-    if (status == UCS_OK) {
-        s->fabric->cma_on_ack(c);
+        (s->fabric->*Step)(c, info->length);
     }
     part_done(c, status);
 }
@@ -398,8 +395,8 @@ ucs_status_t UcpFabric::cma_send(int peer, std::uint64_t tag,
         d.iov[i] = iov[i];
     }
     if (!follows) {
-        void *req =
-            own_recv(worker_, &s->ack, sizeof(s->ack), tag, ack_recv_done, c);
+        void *req = own_recv(worker_, &s->ack, sizeof(s->ack), tag,
+                             step_recv_done<&UcpFabric::cma_on_ack>, c);
         if (UCS_PTR_IS_ERR(req)) {
             return UCS_PTR_STATUS(req);
         }
@@ -457,9 +454,13 @@ void UcpFabric::cma_send_data(Completion *c)
                                    buf, count, s->tag, &p));
 }
 
-void UcpFabric::cma_on_ack(Completion *c)
+void UcpFabric::cma_on_ack(Completion *c, std::size_t length)
 {
     CmaSlot *s = slot_of(c);
+    if (length != sizeof(s->ack)) {
+        slot_error(s, UCS_ERR_MESSAGE_TRUNCATED);
+        return;
+    }
     if (s->ack == kAckRead) {
         return;
     }
@@ -474,8 +475,8 @@ ucs_status_t UcpFabric::cma_recv(int peer, std::uint64_t tag,
                                  Completion *c)
 {
     CmaSlot *s = new_slot(c, this, peer, tag, iov, iovcnt);
-    void *req =
-        own_recv(worker_, &s->desc, sizeof(s->desc), tag, desc_recv_done, c);
+    void *req = own_recv(worker_, &s->desc, sizeof(s->desc), tag,
+                         step_recv_done<&UcpFabric::cma_on_desc>, c);
     if (UCS_PTR_IS_ERR(req)) {
         return UCS_PTR_STATUS(req);
     }
@@ -497,7 +498,7 @@ void UcpFabric::cma_on_desc(Completion *c, std::size_t length)
                   "receive of %zu bytes (%zu bytes came, not a descriptor "
                   "of as many)",
                   s->peer, want, length);
-        s->status = UCS_ERR_MESSAGE_TRUNCATED;
+        slot_error(s, UCS_ERR_MESSAGE_TRUNCATED);
         return;
     }
     const bool read = d.count > 0 && cma_read(s, s->peer);

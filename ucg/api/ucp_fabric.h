@@ -74,7 +74,7 @@ class UcpFabric : public exec::Fabric {
     // The one-copy steps (ucp_fabric.cpp's callbacks call them).
     struct CmaSlot;
     void cma_on_desc(exec::Completion *c, std::size_t length);
-    void cma_on_ack(exec::Completion *c);
+    void cma_on_ack(exec::Completion *c, std::size_t length);
     void cma_send_data(exec::Completion *c);
 
   private:
