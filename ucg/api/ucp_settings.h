@@ -29,7 +29,7 @@ inline constexpr const char *kNearEagerBytes = "512k";
 inline constexpr std::uint64_t kCmaThresh = 16384;
 
 /// mm_bcast's receivers read the root's buffer (CMA, one copy) from
-/// kBcastCmaThresh to below kBcastCmaMax bytes, where each member of the
+/// kBcastCmaThresh in calls below kBcastCmaMaxBytes, where each member of the
 /// host has a core (the group says otherwise, group.cpp): np=2 here, 64
 /// KiB 3.4 us against 5.3 through the ring, 256 KiB 9.6-10.3 against 17.5,
 /// but 1 MiB 88-95 against 66-80 and 2 MiB 298-309 against 182-189

@@ -55,9 +55,6 @@ class SeqGroup final : public uct_mm_common::GroupCore {
     {
         return limits_of(cfg_);
     }
-    /// Bytes from which a message goes by CMA in this group (member 0's).
-    std::size_t cma_min() const noexcept { return cma_min_; }
-    std::size_t cma_max() const noexcept { return cma_max_; }
 
   private:
     struct Op {
