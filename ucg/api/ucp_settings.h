@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // What UCG's own UCP context asks of UCX unless the user chose it
-// (decisions 0019 and 0021): pure steps, so tests can drive them.
+// (decisions 0019, 0021 and 0028): pure steps, so tests can drive them,
+// and the one question to UCX they need (rdma_device_found).
 #pragma once
+
+#include <uct/api/uct.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +25,46 @@ inline constexpr const char *kShmFifoElemBytes = "512";
 /// threshold (about 16 KiB here): UCG's own context asks for this one
 /// (UCX's default: 256 KiB).
 inline constexpr const char *kNearEagerBytes = "512k";
+
+/// Where UCX finds no RDMA device, its network transport is a socket
+/// (tcp): a rendezvous there copies as much as an eager send does and adds
+/// round trips, each a wait for the peer's turn on a loaded host. UCP
+/// computes its threshold at 16-32 KiB; UCG's own context asks for this
+/// one then (UCX's RNDV_THRESH, decision 0028): on the emulated cluster,
+/// 2 hosts x 2 ranks, bcast 512 KiB-1 MiB 0.20-0.28x Open MPI against
+/// 0.84-1.71x, gather 32 KiB 0.50x against 1.49x. From 4 MiB the
+/// rendezvous stands (alltoall 4-16 MiB was 0.9-1.0x with it, 1.1-1.2x
+/// without).
+inline constexpr const char *kSocketEagerBytes = "4m";
+
+/// Whether a UCT component `name` that found devices drives an RDMA
+/// network (verbs, Cray's uGNI), whose rendezvous moves a message without
+/// copying it: then UCP's own threshold stands.
+inline bool rdma_component(const char *name) noexcept
+{
+    return std::strcmp(name, "ib") == 0 || std::strcmp(name, "ugni") == 0;
+}
+
+/// Whether UCX found a device of an RDMA network (a memory domain of such
+/// a component); where it cannot list its components, as if it did.
+inline bool rdma_device_found() noexcept
+{
+    uct_component_h *components = nullptr;
+    unsigned count = 0;
+    if (uct_query_components(&components, &count) != UCS_OK) {
+        return true;
+    }
+    bool found = false;
+    for (unsigned i = 0; i < count && !found; ++i) {
+        uct_component_attr_t a{};
+        a.field_mask = UCT_COMPONENT_ATTR_FIELD_NAME |
+                       UCT_COMPONENT_ATTR_FIELD_MD_RESOURCE_COUNT;
+        found = uct_component_query(components[i], &a) == UCS_OK &&
+                a.md_resource_count != 0 && rdma_component(a.name);
+    }
+    uct_release_component_list(components);
+    return found;
+}
 
 /// From this size a message between ranks of one machine is read from the
 /// sender's memory (one copy, ucp_fabric.h) instead of copied through
@@ -95,12 +138,23 @@ inline bool tls_may_open(const char *const *envp, const char *tl) noexcept
     return true;
 }
 
-/// A rendezvous threshold of UCX's own (UCX_RNDV_THRESH, which then also
-/// bounds FAST_CMPL sends, or UCX_RNDV_SEND_NBR_THRESH).
+/// UCX's rendezvous threshold (UCX_RNDV_THRESH; "auto" keeps UCP's own,
+/// a size bounds fast-completing sends too).
+inline bool user_sets_rndv_thresh(const char *const *envp) noexcept
+{
+    return user_sets_ucx(envp, "_RNDV_THRESH");
+}
+
+/// The threshold of fast-completing sends (UCX_RNDV_SEND_NBR_THRESH).
+inline bool user_sets_rndv_nbr(const char *const *envp) noexcept
+{
+    return user_sets_ucx(envp, "_RNDV_SEND_NBR_THRESH");
+}
+
+/// Either rendezvous threshold.
 inline bool user_sets_rndv(const char *const *envp) noexcept
 {
-    return user_sets_ucx(envp, "_RNDV_THRESH") ||
-           user_sets_ucx(envp, "_RNDV_SEND_NBR_THRESH");
+    return user_sets_rndv_thresh(envp) || user_sets_rndv_nbr(envp);
 }
 
 } // namespace ucg::rt
