@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <poll.h>
 #include <sched.h>
 
 namespace ucg::rt {
@@ -579,6 +580,50 @@ ucs_status_t coll_poll(ucg_coll_h c, bool *moved)
     return st == UCS_OK ? st : call_failed(c, st);
 }
 
+// Whether a wait may sleep on UCP's event fd: every collective in flight
+// waits only for point-to-point messages (UCP raises an event for each;
+// one-to-many posts and blocked channels move only when polled), one of
+// them for a message from another host, and no freed collective still
+// holds posts. (A direct call is not among them: it runs on one host,
+// where no wait sleeps on its account, and a sleep ends within
+// kSleepMs.)
+bool may_sleep(const ucg_context *ctx)
+{
+    if (ctx->efd < 0 || !ctx->zombies.empty()) {
+        return false;
+    }
+    bool far = false;
+    for (const ucg_coll *a : ctx->active) {
+        switch (a->inst->pending(a->group->far)) {
+        case exec::Instance::Pending::kOther:
+            return false;
+        case exec::Instance::Pending::kFar:
+            far = true;
+            break;
+        case exec::Instance::Pending::kNear:
+            break;
+        }
+    }
+    return far;
+}
+
+// The longest sleep: an event UCP misses costs no more.
+constexpr int kSleepMs = 1;
+
+// Sleeps until UCP raises an event (or kSleepMs); where UCP has events
+// already, returns at once to poll them.
+void sleep_on_events(ucg_context *ctx)
+{
+    const ucs_status_t st = ucp_worker_arm(ctx->worker);
+    if (st == UCS_OK) {
+        pollfd p{ctx->efd, POLLIN, 0};
+        ++ctx->wait_sleeps;
+        (void)poll(&p, 1, kSleepMs);
+    } else if (st != UCS_ERR_BUSY) {
+        sched_yield();
+    }
+}
+
 } // namespace
 
 ucs_status_t coll_test(ucg_coll_h c)
@@ -590,7 +635,7 @@ ucs_status_t coll_test(ucg_coll_h c)
 ucs_status_t coll_wait(ucg_coll_h c)
 {
     ucg_context *ctx = c->group->ctx;
-    WaitBackoff backoff(c->group->oversubscribed);
+    WaitBackoff backoff(c->group->oversubscribed, ctx->sleep_after);
     for (unsigned spins = 0;; ++spins) {
         // (A trivial collective has no instance: it completes at once; a
         // direct one has no events but its own completion.)
@@ -604,7 +649,12 @@ ucs_status_t coll_wait(ucg_coll_h c)
             ctx->idle(ctx->idle_arg);
         }
         const bool ours = c->inst && c->inst->events() != before;
-        if (backoff.yield_after(ours, moved)) {
+        if (!backoff.yield_after(ours, moved)) {
+            continue;
+        }
+        if (backoff.may_sleep() && may_sleep(ctx)) {
+            sleep_on_events(ctx);
+        } else {
             sched_yield();
         }
     }

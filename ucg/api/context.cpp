@@ -63,7 +63,9 @@ ucs_status_t open_ucp(ucg_context *ctx)
     }
     ucp_params_t p{};
     p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
-    p.features = UCP_FEATURE_TAG;
+    // WAKEUP: UCP's event fd, which waits sleep on (decision 0029); UCP
+    // then picks lanes that raise events (shared memory and tcp do).
+    p.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
     p.name = "ucg";
     st = ucp_init(&p, config, &ctx->ucp);
     ucp_config_release(config);
@@ -80,6 +82,10 @@ ucs_status_t open_ucp(ucg_context *ctx)
         return st;
     }
     ctx->own_ucp = true;
+    int fd = -1;
+    if (ucp_worker_get_efd(ctx->worker, &fd) == UCS_OK) {
+        ctx->efd = fd;
+    }
     return UCS_OK;
 }
 
@@ -246,6 +252,29 @@ void read_cma_thresh(ucg_context *ctx)
     ctx->cma_thresh = *size == ucg::select::kInfinity ? 0 : *size;
 }
 
+// UCG_WAIT_SLEEP: after how many polls in a row that found nothing an
+// oversubscribed wait sleeps on UCP's events (decision 0029), or "off".
+void read_wait_sleep(ucg_context *ctx)
+{
+    const char *text = std::getenv("UCG_WAIT_SLEEP");
+    if (text == nullptr || *text == '\0') {
+        return;
+    }
+    if (strcasecmp(text, "off") == 0) {
+        ctx->sleep_after = 0;
+        return;
+    }
+    char *end = nullptr;
+    const unsigned long polls = std::strtoul(text, &end, 10);
+    if (*end != '\0' || *text == '-' || polls > 1000000) {
+        log_warn("UCG_WAIT_SLEEP=%s is neither \"off\" nor a count of polls "
+                 "up to 1000000; using %u",
+                 text, ctx->sleep_after);
+        return;
+    }
+    ctx->sleep_after = static_cast<unsigned>(polls);
+}
+
 // Loads the ud_mcast plugin (its constructor registers the transport, so
 // a UCP context made after sees it) and looks up its group entry points;
 // a plugin preloaded or linked by the user is found as well. Missing: no
@@ -346,6 +375,7 @@ ucs_status_t context_create(const ucg_context_params_t *params,
     read_topo_file(ctx.get());
     read_links(ctx.get());
     read_cma_thresh(ctx.get());
+    read_wait_sleep(ctx.get());
     if (has_ctx) {
         ctx->ucp = params->ucp_context;
         ctx->worker = params->ucp_worker;

@@ -624,6 +624,9 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
         const auto over = machines_oversubscribed(g);
         const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
         g->oversubscribed = over.at(me.real_host);
+        for (const ucg::rt::Hello &h : g->hello) {
+            g->far.push_back(std::strcmp(h.host, me.host) != 0);
+        }
         g->any_oversubscribed = std::any_of(
             over.begin(), over.end(), [](const auto &m) { return m.second; });
         st = setup_one_to_many(g);

@@ -8,6 +8,7 @@
 #include "api/host_probe.h"
 #include "api/ucp_fabric.h"
 #include "api/ucp_settings.h"
+#include "api/wait_backoff.h"
 #include "exec/engine.h"
 #include "select/selector.h"
 #include "topology/topology.h"
@@ -154,6 +155,14 @@ struct ucg_context {
     /// and this process's probes of other machines, by real host name.
     ucg::rt::ProbeListener probe_listener;
     std::map<std::string, ucg::rt::HostProbe> host_probes;
+    /// UCP's event fd (UCP_FEATURE_WAKEUP, our own context only; -1
+    /// none): oversubscribed, a wait whose collectives wait only for
+    /// point-to-point messages, one from another host, sleeps on it after
+    /// `sleep_after` polls in a row that found nothing (UCG_WAIT_SLEEP, 0
+    /// never; decision 0029), counted in `wait_sleeps`.
+    int efd = -1;
+    unsigned sleep_after = ucg::rt::kWaitSleepAfter;
+    std::uint64_t wait_sleeps = 0;
     std::vector<ucg_coll *> active;  ///< collectives in flight
     std::vector<ucg_coll *> zombies; ///< freed, posts still held
 };
@@ -172,6 +181,7 @@ struct ucg_group {
     std::vector<std::string> addrs; ///< worker addresses
     std::vector<ucp_ep_h> eps;      ///< per rank (own rank: loopback ep)
     std::vector<int> host_ranks;    ///< ranks on this host, ascending
+    std::vector<bool> far;          ///< per rank: on another host
     std::unique_ptr<ucg::topology::Topology> topo;
     ucg::select::RuleSet rules;
     bool one_to_many = false; ///< every host's members share the groups

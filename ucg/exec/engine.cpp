@@ -297,6 +297,9 @@ void Instance::complete(Completion *c, ucs_status_t status)
     Instance *self = c->inst;
     const std::uint32_t op = c->op;
     --self->outstanding_;
+    if (plan::is_one_to_many(self->prog_->ops[op].kind)) {
+        --self->group_outstanding_;
+    }
     ++self->events_;
     self->state_[op] |= kArrived; // the fabric holds it no more
     if (self->status_ != UCS_INPROGRESS) {
@@ -373,6 +376,27 @@ void Instance::outstanding_p2p(std::vector<Completion *> *out)
             out->push_back(&comps_[i]);
         }
     }
+}
+
+Instance::Pending Instance::pending(const std::vector<bool> &far) const
+{
+    if (group_outstanding_ != 0 || has_ready()) {
+        return Pending::kOther;
+    }
+    for (const GroupChannel *ch : channels_) {
+        if (ch->blocked) {
+            return Pending::kOther;
+        }
+    }
+    for (std::size_t i = 0; i < comps_.size(); ++i) {
+        const LOp &o = prog_->ops[i];
+        if ((state_[i] & kPosted) && !(state_[i] & kArrived) &&
+            !plan::is_one_to_many(o.kind) &&
+            static_cast<std::size_t>(o.peer) < far.size() && far[o.peer]) {
+            return Pending::kFar;
+        }
+    }
+    return Pending::kNear;
 }
 
 void Instance::pack(std::uint32_t src, std::uint32_t nsrc,
@@ -453,11 +477,13 @@ ucs_status_t Instance::post_group(std::uint32_t g, std::uint32_t k)
         return UCS_ERR_UNSUPPORTED;
     }
     ++outstanding_;
+    ++group_outstanding_;
     state_[op] |= kPosted;
     const ucs_status_t st = send ? fabric_->group_send(ch, m, &comps_[op])
                                  : fabric_->group_recv(ch, m, &comps_[op]);
     if (st == UCS_ERR_NO_RESOURCE) {
         --outstanding_;
+        --group_outstanding_;
         state_[op] &= static_cast<std::uint8_t>(~kPosted);
         return st;
     }

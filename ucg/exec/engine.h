@@ -143,6 +143,16 @@ class Instance {
     /// Events since the last call (for stall detection).
     std::uint64_t events() const { return events_; }
 
+    /// What a wait on this instance could sleep on (decision 0029).
+    enum class Pending {
+        kOther, ///< a one-to-many post, a ready op or a blocked channel:
+                ///< only polling moves it
+        kNear,  ///< point-to-point posts only, none with a far peer
+        kFar,   ///< point-to-point posts only, one with a peer `far` names
+    };
+    /// `far[r]`: rank r is reached over a network (another host).
+    Pending pending(const std::vector<bool> &far) const;
+
     /// The fabric's completion callback.
     static void complete(Completion *c, ucs_status_t status);
     /// Posts what is next on a channel while it is ready (engine-internal;
@@ -198,6 +208,7 @@ class Instance {
 
     std::uint32_t remaining_ = 0;
     std::uint32_t outstanding_ = 0;
+    std::uint32_t group_outstanding_ = 0; ///< one-to-many among outstanding_
     std::uint64_t events_ = 0;
     ucs_status_t status_ = UCS_OK;
     bool draining_ = false;

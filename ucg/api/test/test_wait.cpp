@@ -1,8 +1,18 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// When ucg_collective_wait yields (api/wait_backoff.h, decision 0018).
+// When ucg_collective_wait yields (api/wait_backoff.h, decision 0018) and
+// when it sleeps on UCP's events (decision 0029).
+#include "api/internal.h"
 #include "api/wait_backoff.h"
+#include "rank_env.h"
 
 #include <catch2/catch.hpp>
+#include <ucg_test/check.h>
+
+#include <cstring>
+#include <functional>
+#include <sched.h>
+#include <unistd.h>
+#include <vector>
 
 using ucg::rt::WaitBackoff;
 
@@ -52,4 +62,93 @@ TEST_CASE("with a core each a wait spins 1,024 polls, then yields every 64th",
     }
     CHECK(first == WaitBackoff::kSpinPolls);
     CHECK(yields == (2048 - WaitBackoff::kSpinPolls) / WaitBackoff::kSpinEvery);
+}
+
+TEST_CASE("on a shared core a wait may sleep after so many polls in a row "
+          "that moved nothing (never with a core each or when told 0)",
+          "[ucg][wait]")
+{
+    WaitBackoff w(true, 4);
+    for (int round = 0; round < 2; ++round) {
+        for (int i = 0; i < 3; ++i) {
+            CHECK(w.yield_after(false, false));
+            CHECK_FALSE(w.may_sleep());
+        }
+        CHECK(w.yield_after(false, false));
+        CHECK(w.may_sleep());
+        CHECK(w.yield_after(false, false));
+        CHECK(w.may_sleep());
+        // Anything moving starts the count again.
+        w.yield_after(round == 0, true);
+        CHECK_FALSE(w.may_sleep());
+    }
+    for (auto [over, after] : {std::pair{false, 4u}, std::pair{true, 0u}}) {
+        WaitBackoff never(over, after);
+        for (int i = 0; i < 5000; ++i) {
+            never.yield_after(false, false);
+            CHECK_FALSE(never.may_sleep());
+        }
+    }
+}
+
+namespace {
+
+// Runs `body` with this process (and the ranks it forks) on one CPU.
+void on_one_cpu(const std::function<void()> &body)
+{
+    cpu_set_t old;
+    REQUIRE(sched_getaffinity(0, sizeof(old), &old) == 0);
+    int first = 0;
+    while (!CPU_ISSET(first, &old)) {
+        ++first;
+    }
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
+    body();
+    REQUIRE(sched_setaffinity(0, sizeof(old), &old) == 0);
+}
+
+} // namespace
+
+TEST_CASE("an oversubscribed wait for a message from another host sleeps "
+          "on UCP's events unless UCG_WAIT_SLEEP is off",
+          "[ucg][wait][fork]")
+{
+    for (const char *setting : {"8", "off"}) {
+        INFO("UCG_WAIT_SLEEP=" << setting);
+        const ucg::test::ScopedEnv env("UCG_WAIT_SLEEP", setting);
+        const bool sleeps = std::strcmp(setting, "off") != 0;
+        on_one_cpu([sleeps] {
+            // Two ranks posing as two hosts on one CPU; rank 0 waits for
+            // rank 1's bcast, which starts 50 ms late.
+            ucg::test::run_ranks(
+                2, 2,
+                [sleeps](ucg_group_h g, int rank) {
+                    UCG_CHECK(g->oversubscribed && g->far[1 - rank]);
+                    std::vector<unsigned char> buf(64, rank == 1 ? 0x3c : 0);
+                    ucg_coll_args_t a{};
+                    a.coll = UCG_COLL_BCAST;
+                    a.field_mask = UCG_COLL_ARGS_FIELD_ROOT;
+                    a.root = 1;
+                    a.dst.buffer = buf.data();
+                    a.dst.count = buf.size();
+                    a.dst.dtype = {UCG_DTYPE_UINT8, 1};
+                    ucg_coll_h h = nullptr;
+                    UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+                    if (rank == 1) {
+                        usleep(50000);
+                    }
+                    UCG_CHECK(ucg_collective_start(h) == UCS_OK);
+                    UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
+                    UCG_CHECK(buf.front() == 0x3c && buf.back() == 0x3c);
+                    ucg_collective_free(h);
+                    if (rank == 0) {
+                        UCG_CHECK((g->ctx->wait_sleeps != 0) == sleeps);
+                    }
+                },
+                60, "bcast:0-inf:linear");
+        });
+    }
 }

@@ -117,6 +117,28 @@ TEST_CASE("every algorithm gives the right result on the loopback fabric",
 // A one-to-many post carries the buffers of the latest bind(): an
 // instance started again after binding new buffers moves the new ones
 // (its messages are built once, their addresses at bind()).
+// Rank r's instance of plan p for `count` bytes per block on `world`.
+std::unique_ptr<Instance> instance_for(LoopbackWorld &world,
+                                       const plan::Plan &p, int r,
+                                       std::uint64_t count, const Reducer &red)
+{
+    Layout lay;
+    lay.input = BufferLayout::uniform(
+        plan::input_blocks(p.collective, p.nranks, p.root, r), count, 1);
+    lay.output = BufferLayout::uniform(
+        plan::output_blocks(p.collective, p.nranks, p.root, r), count, 1);
+    lay.scratch_count = count;
+    auto prog = lower(p, r, lay);
+    REQUIRE(prog.ok());
+    std::vector<GroupChannel *> chans;
+    for (const ProgramGroup &g : prog->groups) {
+        chans.push_back(world.channel(r, g.channel, g.members));
+    }
+    return std::make_unique<Instance>(
+        std::make_shared<const Program>(std::move(prog.value())),
+        world.fabric(r), red, 1, std::move(chans));
+}
+
 TEST_CASE("a rebound instance's shm bcast and gather use the new buffers",
           "[exec][loopback]")
 {
@@ -150,19 +172,7 @@ TEST_CASE("a rebound instance's shm bcast and gather use the new buffers",
         for (int r = 0; r < n; ++r) {
             const int ib = plan::input_blocks(coll, n, q.root, r);
             const int ob = plan::output_blocks(coll, n, q.root, r);
-            Layout lay;
-            lay.input = BufferLayout::uniform(ib, count, 1);
-            lay.output = BufferLayout::uniform(ob, count, 1);
-            lay.scratch_count = count;
-            auto prog = lower(p, r, lay);
-            REQUIRE(prog.ok());
-            std::vector<GroupChannel *> chans;
-            for (const ProgramGroup &g : prog->groups) {
-                chans.push_back(world.channel(r, g.channel, g.members));
-            }
-            inst.push_back(std::make_unique<Instance>(
-                std::make_shared<const Program>(std::move(prog.value())),
-                world.fabric(r), red, 1, std::move(chans)));
+            inst.push_back(instance_for(world, p, r, count, red));
             for (auto [b, base] : {std::pair{&first, 10}, {&second, 100}}) {
                 Bufs &x = (*b)[size_t(r)];
                 x.in.assign(size_t(ib) * count, std::uint8_t(base + r));
@@ -201,6 +211,52 @@ TEST_CASE("a rebound instance's shm bcast and gather use the new buffers",
                 }
             }
         }
+    }
+}
+
+TEST_CASE("an instance says whether it waits for point-to-point messages "
+          "only and whether one comes from a far peer",
+          "[exec][loopback]")
+{
+    using Pending = Instance::Pending;
+    for (const char *name : {"linear", "shm"}) {
+        INFO(name);
+        Request q;
+        q.collective = Collective::kBcast;
+        q.nranks = 2;
+        q.levels = algorithms::make_levels(2, {2});
+        q.per_level = {LevelChoice{Shape::kShm, 2}};
+        auto built = algorithms::build(name, q);
+        REQUIRE(built.ok());
+        LoopbackWorld world(2);
+        Reducer red;
+        red.kernel = ucg_reduce_kernel(UCG_OP_SUM, UCG_DTYPE_UINT8);
+        auto receiver = instance_for(world, built.value(), 1, 4, red);
+        std::vector<std::uint8_t> out(4, 0);
+        receiver->bind(nullptr, out.data());
+        REQUIRE(receiver->start(0) == UCS_OK);
+        world.progress();
+        receiver->drain();
+        REQUIRE(receiver->in_flight()); // the root has not started
+        const bool p2p = std::string(name) == "linear";
+        // The root, rank 0, is far or near; its one-to-many message moves
+        // only when polled, wherever it runs.
+        CHECK(receiver->pending({true, false}) ==
+              (p2p ? Pending::kFar : Pending::kOther));
+        CHECK(receiver->pending({false, true}) ==
+              (p2p ? Pending::kNear : Pending::kOther));
+        auto root = instance_for(world, built.value(), 0, 4, red);
+        std::vector<std::uint8_t> in(4, 7);
+        root->bind(in.data(), in.data());
+        REQUIRE(root->start(0) == UCS_OK);
+        for (int guard = 0; guard < 100; ++guard) {
+            if (world.progress() + root->drain() + receiver->drain() == 0) {
+                break;
+            }
+        }
+        REQUIRE(receiver->status() == UCS_OK);
+        CHECK(out == in);
+        CHECK(receiver->pending({true, true}) == Pending::kNear); // nothing
     }
 }
 
