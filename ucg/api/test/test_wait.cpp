@@ -116,17 +116,28 @@ TEST_CASE("an oversubscribed wait for a message from another host sleeps "
           "on UCP's events unless UCG_WAIT_SLEEP is off",
           "[ucg][wait][fork]")
 {
-    for (const char *setting : {"8", "off"}) {
-        INFO("UCG_WAIT_SLEEP=" << setting);
-        const ucg::test::ScopedEnv env("UCG_WAIT_SLEEP", setting);
-        const bool sleeps = std::strcmp(setting, "off") != 0;
-        on_one_cpu([sleeps] {
-            // Two ranks posing as two hosts on one CPU; rank 0 waits for
-            // rank 1's bcast, which starts 50 ms late.
+    struct Case {
+        int hosts;        // ranks pose as this many hosts
+        const char *tune; // the bcast's plan
+        const char *setting;
+        bool sleeps;
+    };
+    // Over the host's mm_bcast ring the wait must poll: the ring raises
+    // no event.
+    for (const Case &k : {Case{2, "bcast:0-inf:linear", "8", true},
+                          Case{2, "bcast:0-inf:linear", "off", false},
+                          Case{1, "bcast:0-inf:shm", "8", false}}) {
+        INFO(k.hosts << " hosts, " << k.tune
+                     << ", UCG_WAIT_SLEEP=" << k.setting);
+        const ucg::test::ScopedEnv env("UCG_WAIT_SLEEP", k.setting);
+        on_one_cpu([&k] {
+            // Two ranks on one CPU; rank 0 waits for rank 1's bcast, which
+            // starts 50 ms late.
             ucg::test::run_ranks(
-                2, 2,
-                [sleeps](ucg_group_h g, int rank) {
-                    UCG_CHECK(g->oversubscribed && g->far[1 - rank]);
+                2, k.hosts,
+                [&k](ucg_group_h g, int rank) {
+                    UCG_CHECK(g->oversubscribed &&
+                              g->far[1 - rank] == (k.hosts == 2));
                     std::vector<unsigned char> buf(64, rank == 1 ? 0x3c : 0);
                     ucg_coll_args_t a{};
                     a.coll = UCG_COLL_BCAST;
@@ -145,10 +156,10 @@ TEST_CASE("an oversubscribed wait for a message from another host sleeps "
                     UCG_CHECK(buf.front() == 0x3c && buf.back() == 0x3c);
                     ucg_collective_free(h);
                     if (rank == 0) {
-                        UCG_CHECK((g->ctx->wait_sleeps != 0) == sleeps);
+                        UCG_CHECK((g->ctx->wait_sleeps != 0) == k.sleeps);
                     }
                 },
-                60, "bcast:0-inf:linear");
+                60, k.tune);
         });
     }
 }
