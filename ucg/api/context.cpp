@@ -52,7 +52,7 @@ ucs_status_t open_ucp(ucg_context *ctx)
     if (!user_sets_rndv_nbr(environ)) {
         ask("RNDV_SEND_NBR_THRESH", kNearEagerBytes);
     }
-    if (!user_sets_rndv_thresh(environ) && !rdma_device_found()) {
+    if (!user_sets_rndv_thresh(environ) && !ctx->rdma) {
         ask("RNDV_THRESH", kSocketEagerBytes);
     }
     if (!user_sets_bcast_cma(environ) && tls_may_open(environ, "mm_bcast")) {
@@ -376,6 +376,7 @@ ucs_status_t context_create(const ucg_context_params_t *params,
     read_links(ctx.get());
     read_cma_thresh(ctx.get());
     read_wait_sleep(ctx.get());
+    ctx->rdma = rdma_device_found();
     if (has_ctx) {
         ctx->ucp = params->ucp_context;
         ctx->worker = params->ucp_worker;

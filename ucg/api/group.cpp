@@ -193,6 +193,9 @@ ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
     if (can_read_peers()) {
         h->flags |= kHelloCma;
     }
+    if (!g->ctx->rdma) {
+        h->flags |= kHelloNoRdma;
+    }
     if (g->ctx->bcast.iface != nullptr) {
         h->flags |= kHelloBcast;
     }
@@ -285,6 +288,14 @@ ucs_status_t build_topology(ucg_group *g, const ucg_group_params_t *p)
         return UCS_ERR_INVALID_PARAM;
     }
     g->topo = std::make_unique<topology::Topology>(std::move(topo.value()));
+    if (links_are_sockets(g->hello)) {
+        for (auto kind :
+             {topology::LevelKind::kSwitch, topology::LevelKind::kWorld}) {
+            if (g->topo->level(kind) != nullptr) {
+                g->topo->set_link_cost(kind, kSocketLink);
+            }
+        }
+    }
     for (const topology::LinkOverride &l : g->ctx->links) {
         if (g->topo->level(l.kind) != nullptr) { // a level it lacks: unused
             g->topo->set_link_cost(l.kind, l.cost);

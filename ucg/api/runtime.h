@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -81,7 +82,34 @@ enum : std::uint32_t {
     kHelloMcastLo = 8,   ///< has ud_mcast on lo (UCG_MCAST, context.cpp)
     kHelloMcastNet = 16, ///< has ud_mcast on another device
     kHelloCma = 32,      ///< may read its machine's processes (can_read_peers)
+    kHelloNoRdma = 64,   ///< UCX found no RDMA device (rdma_device_found)
 };
+
+/// The switch and world links' cost where the members reach each other
+/// over sockets (links_are_sockets; decision 0030): UCP over tcp between
+/// the emulated cluster's hosts, `ucg_perftest --calibrate-links`, stop
+/// 39: a send's overhead o (and gap g) 3.5-4.3 us, mostly system calls; L
+/// 0 on veth, where a real network adds its wire (1 us here); 0.54-0.57
+/// ns per byte. The built-in costs are an InfiniBand fabric's (o 150 ns),
+/// which over tcp made a bcast's root send once per remote rank.
+inline constexpr topology::LinkCost kSocketLink{1000, 3500, 3500, 0.55};
+
+/// Whether the members `hello` describe reach each other over sockets:
+/// more than one machine (real_host) and no RDMA device on any. Then the
+/// group's switch and world links cost kSocketLink unless UCG_LINKS gives
+/// them. Alike on every member.
+inline bool links_are_sockets(const std::vector<Hello> &hello) noexcept
+{
+    bool machines = false;
+    for (const Hello &h : hello) {
+        if (!(h.flags & kHelloNoRdma)) {
+            return false;
+        }
+        machines =
+            machines || std::strcmp(h.real_host, hello[0].real_host) != 0;
+    }
+    return machines;
+}
 
 /// The ud_mcast entry points (uct_ud_mcast.h), looked up when the plugin
 /// was loaded for UCG_MCAST; null without it.
@@ -160,6 +188,8 @@ struct ucg_context {
     /// point-to-point messages, one from another host, sleeps on it after
     /// `sleep_after` polls in a row that found nothing (UCG_WAIT_SLEEP, 0
     /// never; decision 0029), counted in `wait_sleeps`.
+    /// UCX found a device of an RDMA network (ucp_settings.h), once.
+    bool rdma = true;
     int efd = -1;
     unsigned sleep_after = ucg::rt::kWaitSleepAfter;
     std::uint64_t wait_sleeps = 0;

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 
 using ucg::rt::tls_may_open;
 using ucg::rt::user_sets_bcast_cma;
@@ -224,4 +225,23 @@ TEST_CASE("with no RDMA network, a message below 4 MiB goes out eagerly "
     // A rendezvous cannot complete before the receive: no wait is short.
     CHECK_FALSE(ucg::test::root_done_alone(
         std::size_t{4} << 20, std::chrono::milliseconds(300), tune));
+}
+
+TEST_CASE("members reach each other over sockets where they span machines "
+          "and none has an RDMA device",
+          "[ucg][context]")
+{
+    using ucg::rt::Hello;
+    const auto member = [](const char *machine, bool rdma) {
+        Hello h{};
+        std::strncpy(h.real_host, machine, sizeof(h.real_host) - 1);
+        h.flags = rdma ? 0u : std::uint32_t{ucg::rt::kHelloNoRdma};
+        return h;
+    };
+    CHECK(ucg::rt::links_are_sockets(
+        {member("h1", false), member("h2", false), member("h1", false)}));
+    CHECK_FALSE(
+        ucg::rt::links_are_sockets({member("h1", false), member("h2", true)}));
+    CHECK_FALSE(
+        ucg::rt::links_are_sockets({member("h1", false), member("h1", false)}));
 }
