@@ -163,3 +163,26 @@ TEST_CASE("an oversubscribed wait for a message from another host sleeps "
         });
     }
 }
+
+TEST_CASE("UCG_WAIT_SLEEP is a count of polls or off and anything else "
+          "keeps the default",
+          "[ucg][wait]")
+{
+    struct Case {
+        const char *text;
+        unsigned polls;
+    };
+    for (const Case &k : {Case{nullptr, ucg::rt::kWaitSleepAfter},
+                          Case{"16", 16}, Case{"off", 0}, Case{"OFF", 0},
+                          Case{"0", 0}, Case{"-3", ucg::rt::kWaitSleepAfter},
+                          Case{"12x", ucg::rt::kWaitSleepAfter},
+                          Case{"2000000", ucg::rt::kWaitSleepAfter}}) {
+        INFO("UCG_WAIT_SLEEP=" << (k.text != nullptr ? k.text : "(unset)"));
+        const ucg::test::ScopedEnv env("UCG_WAIT_SLEEP", k.text);
+        ucg_context_h ctx = nullptr;
+        REQUIRE(ucg_context_create(nullptr, &ctx) == UCS_OK);
+        CHECK(ctx->sleep_after == k.polls);
+        CHECK(ctx->efd >= 0); // our own context asks for UCP's wakeup
+        ucg_context_destroy(ctx);
+    }
+}
