@@ -746,9 +746,9 @@ ucs_status_t group_create(ucg_context_h ctx, const ucg_group_params_t *p,
         near[r] = me_cma && (g->hello[r].flags & kHelloCma) &&
                   on_my_machine(g.get(), g->hello[r]);
     }
-    g->fabric =
-        std::make_unique<UcpFabric>(ctx->worker, &g->eps, eager_peers(g.get()),
-                                    near, ctx->cma_thresh, &g->cma);
+    g->fabric = std::make_unique<UcpFabric>(ctx->worker, g->rank, &g->eps,
+                                            eager_peers(g.get()), near,
+                                            ctx->cma_thresh, &g->cma);
     ctx->groups.push_back(g.get());
     *group_p = g.release();
     return UCS_OK;

@@ -318,13 +318,14 @@ void *own_recv(ucp_worker_h worker, void *buf, std::size_t len,
 
 } // namespace
 
-UcpFabric::UcpFabric(ucp_worker_h worker, const std::vector<ucp_ep_h> *eps,
+UcpFabric::UcpFabric(ucp_worker_h worker, int rank,
+                     const std::vector<ucp_ep_h> *eps,
                      const std::vector<bool> &eager,
                      const std::vector<bool> &near, std::uint64_t cma_thresh,
                      CmaState *cma)
-    : worker_(worker), eps_(eps), near_(near), cma_broken_(near.size(), false),
-      cma_thresh_(cma_thresh), pid_(getpid()), pid_ns_(pid_namespace()),
-      cma_(cma)
+    : worker_(worker), rank_(rank), eps_(eps), near_(near),
+      cma_broken_(near.size(), false), cma_thresh_(cma_thresh), pid_(getpid()),
+      pid_ns_(pid_namespace()), cma_(cma)
 {
     const std::uint32_t attr =
         UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
@@ -395,7 +396,8 @@ ucs_status_t UcpFabric::cma_send(int peer, std::uint64_t tag,
         d.iov[i] = iov[i];
     }
     if (!follows) {
-        void *req = own_recv(worker_, &s->ack, sizeof(s->ack), tag,
+        void *req = own_recv(worker_, &s->ack, sizeof(s->ack),
+                             exec::answer_tag(tag, peer),
                              step_recv_done<&UcpFabric::cma_on_ack>, c);
         if (UCS_PTR_IS_ERR(req)) {
             return UCS_PTR_STATUS(req);
@@ -403,7 +405,7 @@ ucs_status_t UcpFabric::cma_send(int peer, std::uint64_t tag,
         s->req = req;
         ++s->pending;
     }
-    cma_send_own(c, &d, kDescHeader + d.count * sizeof(exec::Iov));
+    cma_send_own(c, &d, kDescHeader + d.count * sizeof(exec::Iov), tag);
     if (s->status != UCS_OK && s->req != nullptr) {
         ucp_request_cancel(worker_, s->req); // its callback ends it
     }
@@ -415,8 +417,9 @@ ucs_status_t UcpFabric::cma_send(int peer, std::uint64_t tag,
 }
 
 // One part: `len` bytes at `buf` (in the slot: the descriptor, the ack)
-// to the slot's peer on its tag.
-void UcpFabric::cma_send_own(Completion *c, const void *buf, std::size_t len)
+// to the slot's peer on `tag`.
+void UcpFabric::cma_send_own(Completion *c, const void *buf, std::size_t len,
+                             std::uint64_t tag)
 {
     CmaSlot *s = slot_of(c);
     ucp_request_param_t p;
@@ -426,7 +429,7 @@ void UcpFabric::cma_send_own(Completion *c, const void *buf, std::size_t len)
     p.user_data = c;
     p.datatype = ucp_dt_make_contig(1);
     cma_posted(s, ucp_tag_send_nbx((*eps_)[static_cast<std::size_t>(s->peer)],
-                                   buf, len, s->tag, &p));
+                                   buf, len, tag, &p));
 }
 
 // A part's send posted: an error is the slot's, a request one more part.
@@ -519,7 +522,7 @@ void UcpFabric::cma_on_desc(Completion *c, std::size_t length)
         return; // the data follows unasked
     }
     s->ack = read ? kAckRead : kAckSend;
-    cma_send_own(c, &s->ack, sizeof(s->ack));
+    cma_send_own(c, &s->ack, sizeof(s->ack), exec::answer_tag(s->tag, rank_));
 }
 
 // Piece by piece of both lists: each call reads what the current local and

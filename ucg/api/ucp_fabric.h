@@ -7,12 +7,13 @@
 // the group agrees on, a message to a rank of the same machine goes as a
 // descriptor (the sender's pid and buffer addresses) on the message's tag;
 // the receiver reads the bytes straight from the sender's memory
-// (process_vm_readv) and answers with a 4-byte ack on the same tag (at
-// the sender that tag names the sender itself, so it cannot meet another
-// message). Where the read fails (no permission, another pid namespace)
-// the ack says so and the sender sends the bytes as a tagged message;
-// the sender then says "the data follows" in its later descriptors to that
-// rank, as it does for a message of more than kCmaMaxIov pieces.
+// (process_vm_readv) and answers with a 4-byte ack on the message's
+// answer tag (exec::answer_tag: the tag naming the receiver, so the acks
+// of two receivers of a sender's messages of one id cannot cross). Where the
+// read fails (no permission, another pid namespace) the ack says so and the
+// sender sends the bytes as a tagged message; the sender then says "the data
+// follows" in its later descriptors to that rank, as it does for a message of
+// more than kCmaMaxIov pieces.
 #pragma once
 
 #include "exec/engine.h"
@@ -51,13 +52,14 @@ struct CmaState {
 
 class UcpFabric : public exec::Fabric {
   public:
-    /// `eps[r]`: the endpoint to rank r of the group; `eager[r]`: sends to
+    /// `rank`: this member's rank in the group; `eps[r]`: the endpoint to
+    /// rank r of the group; `eager[r]`: sends to
     /// rank r ask UCP to complete fast (UCP_OP_ATTR_FLAG_FAST_CMPL: eager
     /// below its RNDV_SEND_NBR_THRESH, decision 0021); `near[r]`: rank r
     /// runs on this machine, so messages of at least `cma_thresh` bytes
     /// (0: none) take the one-copy path (every member must use the same
     /// threshold), counted in `*cma` (which outlives the fabric).
-    UcpFabric(ucp_worker_h worker, const std::vector<ucp_ep_h> *eps,
+    UcpFabric(ucp_worker_h worker, int rank, const std::vector<ucp_ep_h> *eps,
               const std::vector<bool> &eager, const std::vector<bool> &near,
               std::uint64_t cma_thresh, CmaState *cma);
 
@@ -83,12 +85,14 @@ class UcpFabric : public exec::Fabric {
                           unsigned iovcnt, exec::Completion *c);
     ucs_status_t cma_recv(int peer, std::uint64_t tag, const exec::Iov *iov,
                           unsigned iovcnt, exec::Completion *c);
-    void cma_send_own(exec::Completion *c, const void *buf, std::size_t len);
+    void cma_send_own(exec::Completion *c, const void *buf, std::size_t len,
+                      std::uint64_t tag);
     static void cma_posted(CmaSlot *s, void *req);
     /// Reads a descriptor's pieces into the slot's buffers; false on failure.
     bool cma_read(CmaSlot *s, int peer);
 
     ucp_worker_h worker_;
+    int rank_;
     const std::vector<ucp_ep_h> *eps_;
     std::vector<std::uint32_t> send_attr_; ///< per rank: op_attr_mask bits
     std::vector<bool> near_;

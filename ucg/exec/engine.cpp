@@ -35,6 +35,16 @@ std::uint64_t wire_tag(std::uint32_t group_id, std::uint32_t seq, int src,
            u(msg_id & 0xfffffu);
 }
 
+std::uint64_t answer_tag(std::uint64_t tag, int replier)
+{
+    constexpr std::uint64_t kSrc = std::uint64_t{0xfffffu} << 20;
+    return (tag & ~kSrc) |
+           (static_cast<std::uint64_t>(static_cast<std::uint32_t>(replier) &
+                                       0xfffffu)
+            << 20) |
+           kMaxWireMessages;
+}
+
 Instance::Instance(std::shared_ptr<const Program> prog, Fabric *fabric,
                    const Reducer &reducer, std::uint32_t group_id,
                    std::vector<GroupChannel *> channels)

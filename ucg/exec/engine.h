@@ -103,11 +103,16 @@ struct Reducer {
 };
 
 /// Wire tag of a point-to-point message: UCG's bit, the group id, the
-/// instance's sequence, the sender's rank and the message id.
+/// instance's sequence, the sender's rank and the message id (below
+/// kMaxWireMessages, program.h: the id field's top bit marks answers).
 std::uint64_t wire_tag(std::uint32_t group_id, std::uint32_t seq, int src,
                        std::uint32_t msg_id);
+/// The tag of an answer (a one-copy ack) from `replier` to the sender of
+/// the message tagged `tag`: it names the replier, as every tag names its
+/// sender, so a sender's answers from two ranks to messages of one id
+/// cannot meet each other's receives, nor the replier's own messages.
+std::uint64_t answer_tag(std::uint64_t tag, int replier);
 inline constexpr std::uint32_t kMaxWireRanks = 1u << 20;
-inline constexpr std::uint32_t kMaxWireMessages = 1u << 20;
 inline constexpr std::uint32_t kMaxGroupIds = 1u << 15;
 inline constexpr std::uint32_t kWireSeqs = 256;
 

@@ -42,7 +42,7 @@ class Lowering {
                             std::uint32_t *first, std::uint32_t *count,
                             std::uint64_t *bytes);
     Result<void> add_block(const Range &r, int b, std::uint64_t *bytes);
-    void assign_msg_ids(const plan::RankProgram &rp);
+    Result<void> assign_msg_ids(const plan::RankProgram &rp);
     Result<std::vector<int>> members_of(const plan::Op &op);
     int group_index(plan::Channel ch, std::vector<int> members);
     void stage(LOp &lop, std::uint64_t bytes);
@@ -128,8 +128,9 @@ Result<void> Lowering::add_ranges(const std::vector<Range> &ranges,
 
 // Dense message ids: the messages between this rank and a peer, in each
 // direction, sorted by (tag, k-th of that tag in op-list order). Both
-// sides list the same set, so both number it alike.
-void Lowering::assign_msg_ids(const plan::RankProgram &rp)
+// sides list the same set, so both number it alike. The ids must fit the
+// wire tag's field (kMaxWireMessages).
+Result<void> Lowering::assign_msg_ids(const plan::RankProgram &rp)
 {
     using Key = std::tuple<int, bool, int, int>; // peer, send, tag, k
     std::map<std::tuple<int, bool, int>, int> kth;
@@ -148,6 +149,11 @@ void Lowering::assign_msg_ids(const plan::RankProgram &rp)
     std::map<std::pair<int, bool>, std::uint32_t> next_id;
     for (auto &[key, id] : order) {
         id = next_id[{std::get<0>(key), std::get<1>(key)}]++;
+        if (id >= kMaxWireMessages) {
+            return fail("more than " + std::to_string(kMaxWireMessages) +
+                        " messages between rank " + std::to_string(rank_) +
+                        " and rank " + std::to_string(std::get<0>(key)));
+        }
     }
     for (std::size_t i = 0; i < rp.ops.size(); ++i) {
         const plan::Op &op = rp.ops[i];
@@ -155,6 +161,7 @@ void Lowering::assign_msg_ids(const plan::RankProgram &rp)
             out_.ops[i].msg_id = order[keys[i]];
         }
     }
+    return {};
 }
 
 // The members of a one-to-many op's group (Plan::groups, 0005 item 3).
@@ -346,7 +353,9 @@ Result<Program> Lowering::run(const plan::RankProgram *program)
             }
         }
     }
-    assign_msg_ids(rp);
+    if (auto ids = assign_msg_ids(rp); !ids) {
+        return fail(ids.error().message);
+    }
     reverse_deps(rp);
     return std::move(out_);
 }

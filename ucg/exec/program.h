@@ -59,6 +59,10 @@ enum OpFlags : std::uint8_t {
     kOpSrcFirst = 4, ///< reduce: dst = src (+) dst
 };
 
+/// Message ids between a pair of ranks, one way (LOp::msg_id): half the
+/// wire tag's id field, whose top bit marks answers (engine.h).
+inline constexpr std::uint32_t kMaxWireMessages = 1u << 19;
+
 /// One op, lowered. Segment lists index Program::segs.
 struct LOp {
     plan::OpKind kind = plan::OpKind::kCopy;

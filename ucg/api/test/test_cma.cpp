@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <sched.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 namespace {
 
@@ -146,6 +147,37 @@ TEST_CASE("UCG_CMA_THRESH=off reads nothing, and a rank whose reads fail gets "
             },
             120, "allgather:0-inf:linear");
     }
+}
+
+TEST_CASE("each receiver's ack reaches the slot of its own message when a "
+          "sender's messages to two ranks share an id",
+          "[ucg][cma][fork]")
+{
+    // A linear bcast from rank 0: its first message to rank 1 and to rank
+    // 2 have id 0 alike. The slow rank refuses reads and posts late, so
+    // the other rank's "read" ack comes first: meeting the slow rank's
+    // slot, it would leave that rank waiting for bytes never sent.
+    const int slow = GENERATE(1, 2);
+    ScopedEnv env("UCG_CMA_THRESH", "4k");
+    ucg::test::run_ranks(
+        3, 3,
+        [slow](ucg_group_h g, int rank) {
+            if (rank == slow) {
+                g->cma.reader = refuse_reads;
+                usleep(300000);
+            }
+            RefCase c = exchange(UCG_COLL_BCAST, 3, rank, kCount);
+            ucg::test::run_case(g, c, 3);
+            const ucg::rt::CmaState &s = g->cma;
+            if (rank == 0) {
+                UCG_CHECK(s.forwarded >= 2);
+            } else if (rank == slow) {
+                UCG_CHECK(s.failed == 1 && s.reads == 0);
+            } else {
+                UCG_CHECK(s.reads == 3 && s.failed == 0);
+            }
+        },
+        20, "bcast:0-inf:linear");
 }
 
 TEST_CASE("members with another one-copy threshold (UCG_CMA_THRESH), or one "
