@@ -295,7 +295,9 @@ CmaSlot *new_slot(Completion *c, UcpFabric *f, int peer, std::uint64_t tag,
 }
 
 // A receive of the fabric's own (descriptor, ack, forwarded data): its
-// callback always runs, so each part ends in one place.
+// callback always runs, so each part ends in one place. It may run inside
+// ucp_tag_recv_nbx (a message that already waits: UCP completes it there),
+// hence post_part.
 ucp_request_param_t own_recv_param(ucp_tag_recv_nbx_callback_t cb, void *c)
 {
     ucp_request_param_t p;
@@ -306,14 +308,37 @@ ucp_request_param_t own_recv_param(ucp_tag_recv_nbx_callback_t cb, void *c)
     return p;
 }
 
-// A receive of `len` bytes at `buf` (the descriptor, the ack).
-void *own_recv(ucp_worker_h worker, void *buf, std::size_t len,
-               std::uint64_t tag, ucp_tag_recv_nbx_callback_t cb, void *c)
+// The slot's request while a receive part is being posted: its callback,
+// run inside the post, sets the slot's request to null.
+char posting_mark;
+void *const kPosting = &posting_mark;
+
+// Posts one receive part of the slot (`count` of `p`'s datatype at `buf`
+// on `tag`): the part counts before the post, whose callback may end it
+// there, and the slot keeps the request only while it is outstanding.
+void post_part(ucp_worker_h worker, CmaSlot *s, void *buf, std::size_t count,
+               std::uint64_t tag, ucp_request_param_t *p)
+{
+    ++s->pending;
+    s->req = kPosting;
+    void *req = ucp_tag_recv_nbx(worker, buf, count, tag, ~0ULL, p);
+    if (UCS_PTR_IS_ERR(req)) {
+        s->req = nullptr;
+        slot_error(s, UCS_PTR_STATUS(req));
+        --s->pending; // the slot's own part holds it above 0
+    } else if (s->req == kPosting) {
+        s->req = req;
+    }
+}
+
+// A receive part of `len` bytes at `buf` (the descriptor, the ack).
+void post_own(ucp_worker_h worker, CmaSlot *s, void *buf, std::size_t len,
+              std::uint64_t tag, ucp_tag_recv_nbx_callback_t cb, void *c)
 {
     ucp_request_param_t p = own_recv_param(cb, c);
     p.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
     p.datatype = ucp_dt_make_contig(1);
-    return ucp_tag_recv_nbx(worker, buf, len, tag, ~0ULL, &p);
+    post_part(worker, s, buf, len, tag, &p);
 }
 
 } // namespace
@@ -396,14 +421,12 @@ ucs_status_t UcpFabric::cma_send(int peer, std::uint64_t tag,
         d.iov[i] = iov[i];
     }
     if (!follows) {
-        void *req = own_recv(worker_, &s->ack, sizeof(s->ack),
-                             exec::answer_tag(tag, peer),
-                             step_recv_done<&UcpFabric::cma_on_ack>, c);
-        if (UCS_PTR_IS_ERR(req)) {
-            return UCS_PTR_STATUS(req);
+        post_own(worker_, s, &s->ack, sizeof(s->ack),
+                 exec::answer_tag(tag, peer),
+                 step_recv_done<&UcpFabric::cma_on_ack>, c);
+        if (s->status != UCS_OK) {
+            return s->status;
         }
-        s->req = req;
-        ++s->pending;
     }
     cma_send_own(c, &d, kDescHeader + d.count * sizeof(exec::Iov), tag);
     if (s->status != UCS_OK && s->req != nullptr) {
@@ -478,13 +501,10 @@ ucs_status_t UcpFabric::cma_recv(int peer, std::uint64_t tag,
                                  Completion *c)
 {
     CmaSlot *s = new_slot(c, this, peer, tag, iov, iovcnt);
-    void *req = own_recv(worker_, &s->desc, sizeof(s->desc), tag,
-                         step_recv_done<&UcpFabric::cma_on_desc>, c);
-    if (UCS_PTR_IS_ERR(req)) {
-        return UCS_PTR_STATUS(req);
-    }
-    s->req = req;
-    return UCS_INPROGRESS;
+    post_own(worker_, s, &s->desc, sizeof(s->desc), tag,
+             step_recv_done<&UcpFabric::cma_on_desc>, c);
+    // Done here where descriptor and bytes were waiting.
+    return --s->pending == 0 ? s->status : UCS_INPROGRESS;
 }
 
 // The receiver has the descriptor: read the bytes and ack, or post the
@@ -510,13 +530,10 @@ void UcpFabric::cma_on_desc(Completion *c, std::size_t length)
         void *buf;
         std::size_t count;
         describe(s->iov, s->iovcnt, &p, &buf, &count);
-        void *req = ucp_tag_recv_nbx(worker_, buf, count, s->tag, ~0ULL, &p);
-        if (UCS_PTR_IS_ERR(req)) {
-            s->status = UCS_PTR_STATUS(req);
+        post_part(worker_, s, buf, count, s->tag, &p);
+        if (s->status != UCS_OK) {
             return;
         }
-        s->req = req;
-        ++s->pending;
     }
     if (d.count == 0) {
         return; // the data follows unasked

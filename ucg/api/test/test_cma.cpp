@@ -149,6 +149,51 @@ TEST_CASE("UCG_CMA_THRESH=off reads nothing, and a rank whose reads fail gets "
     }
 }
 
+TEST_CASE("a one-copy message whose descriptor and bytes wait before its "
+          "receive is posted completes once",
+          "[ucg][cma][fork]")
+{
+    // Eager bytes (below the rendezvous threshold) after a descriptor:
+    // UCP completes a receive of a message that already waits inside
+    // ucp_tag_recv_nbx, callback included. The root refuses reads, so
+    // the later messages to it say "the data follows", and posts late,
+    // so rank 1's descriptor and bytes wait for it; rank 2 sends later
+    // still. Completed twice, the receive from rank 1 would end the
+    // root's reduce before rank 2's input is in.
+    ScopedEnv env("UCG_CMA_THRESH", "4k");
+    ScopedEnv rndv("UCX_RNDV_THRESH", "4m");
+    ucg::test::run_ranks(
+        3, 3,
+        [](ucg_group_h g, int rank) {
+            if (rank == 0) {
+                g->cma.reader = refuse_reads;
+            }
+            RefCase c;
+            c.coll = UCG_COLL_REDUCE;
+            c.size = 3;
+            c.rank = rank;
+            c.count = 2000; // int32: 8000 bytes
+            c.prepare();
+            ucg::test::run_case(g, c, 1); // the reads that fail
+            for (int i = 0; i < 3; ++i) {
+                if (rank == 0) { // rank 1's messages into UCP's queue
+                    usleep(50000);
+                    for (int k = 0; k < 100; ++k) {
+                        ucp_worker_progress(g->ctx->worker);
+                    }
+                } else if (rank == 2) {
+                    usleep(150000);
+                }
+                c.refill(i + 1);
+                ucg::test::run_case(g, c, 1);
+            }
+            if (rank != 0) {
+                UCG_CHECK(g->cma.forwarded >= 3);
+            }
+        },
+        20, "reduce:0-inf:linear");
+}
+
 TEST_CASE("each receiver's ack reaches the slot of its own message when a "
           "sender's messages to two ranks share an id",
           "[ucg][cma][fork]")
