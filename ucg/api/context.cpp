@@ -34,9 +34,11 @@ ucs_status_t open_ucp(ucg_context *ctx)
     if (st != UCS_OK) {
         return st;
     }
-    // Collectives' 128-512 B messages inline, and messages to a rank of
-    // the same machine eager up to 512 KiB (ucp_settings.h), unless the
-    // user chose. A UCX without a setting just ignores the key.
+    // Collectives' 128-512 B messages inline, messages to a rank of the
+    // same machine eager up to 512 KiB, and with no RDMA network every
+    // message up to 4 MiB (a fixed RNDV_THRESH, which UCP applies to
+    // fast-completing sends too; ucp_settings.h), unless the user chose. A UCX
+    // without a setting just ignores the key.
     const auto ask = [config](const char *key, const char *value) {
         const ucs_status_t s = ucp_config_modify(config, key, value);
         if (s != UCS_OK) {
@@ -50,8 +52,9 @@ ucs_status_t open_ucp(ucg_context *ctx)
     if (!user_sets_rndv_nbr(environ)) {
         ask("RNDV_SEND_NBR_THRESH", kNearEagerBytes);
     }
-    // (Not UCX_RNDV_THRESH=4m over sockets, decision 0028: withdrawn, a
-    // sweep case gave wrong results with it.)
+    if (!user_sets_rndv_thresh(environ) && !ctx->rdma) {
+        ask("RNDV_THRESH", kSocketEagerBytes);
+    }
     if (!user_sets_bcast_cma(environ) && tls_may_open(environ, "mm_bcast")) {
         // The transport's own name (UCP hands a UCT key to every iface
         // whose table has it: only mm_bcast's has this one).

@@ -26,9 +26,20 @@ inline constexpr const char *kShmFifoElemBytes = "512";
 /// (UCX's default: 256 KiB).
 inline constexpr const char *kNearEagerBytes = "512k";
 
+/// Where UCX finds no RDMA device, its network transport is a socket
+/// (tcp): a rendezvous there copies as much as an eager send does and adds
+/// round trips, each a wait for the peer's turn on a loaded host. UCP
+/// computes its threshold at 16-32 KiB; UCG's own context asks for this
+/// one then (UCX's RNDV_THRESH, decision 0028): on the emulated cluster,
+/// 2 hosts x 2 ranks, bcast 512 KiB-1 MiB 0.20-0.28x Open MPI against
+/// 0.84-1.71x, gather 32 KiB 0.50x against 1.49x. From 4 MiB the
+/// rendezvous stands (alltoall 4-16 MiB was 0.9-1.0x with it, 1.1-1.2x
+/// without).
+inline constexpr const char *kSocketEagerBytes = "4m";
+
 /// Whether a UCT component `name` that found devices drives an RDMA
-/// network (verbs, Cray's uGNI); without one, members reach other
-/// machines over sockets (decision 0030).
+/// network (verbs, Cray's uGNI), whose rendezvous moves a message without
+/// copying it: then UCP's own threshold stands.
 inline bool rdma_component(const char *name) noexcept
 {
     return std::strcmp(name, "ib") == 0 || std::strcmp(name, "ugni") == 0;

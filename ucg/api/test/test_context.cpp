@@ -186,7 +186,8 @@ TEST_CASE("a message to a rank of the same machine goes out eagerly: its "
     // Above UCX's own eager limits (its rendezvous threshold, about 16 KiB
     // here, and 256 KiB for fast-completing sends), below UCG's 512 KiB;
     // without the one-copy path (which waits for the receiver's read) and
-    // with UCP's own threshold for other sends.
+    // with UCP's own threshold for other sends (which, with no RDMA
+    // network, UCG would set at 4 MiB).
     constexpr std::size_t kBytes = 320 << 10;
     const ucg::test::ScopedEnv off("UCG_CMA_THRESH", "off");
     const ucg::test::ScopedEnv auto_thresh("UCX_RNDV_THRESH", "auto");
@@ -204,6 +205,26 @@ TEST_CASE("RDMA networks are the verbs and uGNI components", "[ucg][context]")
                               "ibx", "cuda_ipc", ""}) {
         CHECK_FALSE(ucg::rt::rdma_component(other));
     }
+}
+
+TEST_CASE("with no RDMA network, a message below 4 MiB goes out eagerly "
+          "whatever its peer, and one of 4 MiB takes the rendezvous",
+          "[ucg][context][fork]")
+{
+    if (user_sets_rndv(environ) || ucg::rt::rdma_device_found()) {
+        UCG_SKIP("a rendezvous threshold set, or an RDMA device (then "
+                 "UCP's own threshold stands)");
+    }
+    // Above UCX's own limits and UCG's 512 KiB for fast-completing sends
+    // (which a machine with fewer cores than ranks does not use); without
+    // the one-copy path, which waits for the receiver's read.
+    const ucg::test::ScopedEnv off("UCG_CMA_THRESH", "off");
+    const char *tune = "bcast:0-inf:linear:segments=1";
+    CHECK(ucg::test::root_done_alone(std::size_t{2} << 20,
+                                     std::chrono::seconds(10), tune));
+    // A rendezvous cannot complete before the receive: no wait is short.
+    CHECK_FALSE(ucg::test::root_done_alone(
+        std::size_t{4} << 20, std::chrono::milliseconds(300), tune));
 }
 
 TEST_CASE("members reach each other over sockets where they span machines "
