@@ -102,6 +102,33 @@ TEST_CASE("both sides of every message number it alike", "[exec][lower]")
     }
 }
 
+TEST_CASE("the messages of a pair fit the wire tag's id field, or the plan "
+          "is refused",
+          "[exec][lower]")
+{
+    // Empty sends from rank 0 to rank 1: kMaxWireMessages of them fit
+    // (ids 0 to 2^19 - 1); one more would take the answers' bit.
+    auto sends = [](std::uint32_t n) {
+        plan::Plan p;
+        p.collective = Collective::kBarrier;
+        p.nranks = 2;
+        p.nchunks = 1;
+        plan::RankProgram rp;
+        plan::Op send;
+        send.peers = {1};
+        rp.ops.resize(n, send);
+        p.ranks = {rp, plan::RankProgram{}};
+        return p;
+    };
+    const auto fits = lower(sends(kMaxWireMessages), 0, one_block(0, 1));
+    REQUIRE(fits);
+    CHECK(fits->ops.back().msg_id == kMaxWireMessages - 1);
+    const auto over = lower(sends(kMaxWireMessages + 1), 0, one_block(0, 1));
+    REQUIRE_FALSE(over);
+    CHECK_THAT(over.error().message,
+               Catch::Contains("between rank 0 and rank 1"));
+}
+
 TEST_CASE("receives after a send of the same rank are early", "[exec][lower]")
 {
     // Recursive doubling sends a slot, then receives into it: posted at
