@@ -25,11 +25,11 @@ namespace ucg::test {
 namespace {
 
 // kLoOnly: with multicast on, UCP opens ud_mcast on every device it
-// lists; the emulated cluster's tests add and remove bridges in this
-// namespace meanwhile, and an iface opened on one that just lost its
-// address fails the context ("interface ucgbr0 has no IPv4 address", in 1
-// of 4 suite runs beside builds). These ranks share lo, so the cases keep
-// to it.
+// lists; when the emulated cluster's bridges lived in this namespace, an
+// iface opened on one that just lost its address failed the context
+// ("interface ucgbr0 has no IPv4 address", in 1 of 4 suite runs beside
+// builds; decision 0024 moved them out). These ranks share lo, so the
+// cases keep to it, whatever devices the machine has.
 
 // The whole bcast hierarchical, its world level (the hosts' leaders) mcast.
 const char *const kMcastTune =
