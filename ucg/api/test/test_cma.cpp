@@ -168,12 +168,7 @@ TEST_CASE("a one-copy message whose descriptor and bytes wait before its "
             if (rank == 0) {
                 g->cma.reader = refuse_reads;
             }
-            RefCase c;
-            c.coll = UCG_COLL_REDUCE;
-            c.size = 3;
-            c.rank = rank;
-            c.count = 2000; // int32: 8000 bytes
-            c.prepare();
+            RefCase c = exchange(UCG_COLL_REDUCE, 3, rank, 2000); // 8000 B
             ucg::test::run_case(g, c, 1); // the reads that fail
             for (int i = 0; i < 3; ++i) {
                 if (rank == 0) { // rank 1's messages into UCP's queue
