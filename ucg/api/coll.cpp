@@ -157,7 +157,8 @@ bool rooted(Collective c)
 }
 
 // The plan file for this call, if it has one the call fits: not a v
-// collective (those need their own algorithm), the file's root, at least
+// collective (those need their own algorithm or scratch of their own
+// blocks), the file's root, at least
 // one element per chunk, and for a user operator no one-to-many ops (the
 // transports reduce with the built-in ones only) and, if it does not
 // commute, a plan that combines in rank order. Every member decides alike.
@@ -165,7 +166,8 @@ const FilePlan *file_plan_for(const ucg_group *g, const CollShape &s,
                               bool user_op, const ucg_user_op_t &op)
 {
     const auto it = g->file_plans.find(static_cast<int>(s.collective));
-    if (it == g->file_plans.end() || s.forced != nullptr) {
+    if (it == g->file_plans.end() || s.forced != nullptr ||
+        !s.layout.scratch.count.empty()) {
         return nullptr;
     }
     const FilePlan &fp = it->second;

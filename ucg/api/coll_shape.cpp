@@ -324,12 +324,18 @@ ucs_status_t reduce_scatter(const Ctx &c, bool block, CollShape *s)
     s->layout.input = BufferLayout::vector(counts, displs, es);
     s->layout.output =
         BufferLayout::uniform(1, counts[static_cast<std::size_t>(c.rank)], es);
+    // Every reduce_scatter plan keeps input block b in scratch block b:
+    // with counts, scratch has the input's blocks, and the plan is chosen
+    // for the mean block (counts are alike on every rank, so every rank
+    // chooses alike).
     s->layout.scratch_count = block ? c.a.dst.count * u.per_elem : 0;
+    if (!block) {
+        s->layout.scratch = s->layout.input;
+    }
     s->input = c.in_place ? nullptr : c.a.src.buffer;
     s->output = c.a.dst.buffer;
     s->copy_bytes = c.in_place ? total * es : 0;
-    s->select_bytes = block ? c.a.dst.count * u.per_elem * es : 0;
-    s->forced = block ? nullptr : "linear";
+    s->select_bytes = total * es / static_cast<std::uint64_t>(c.size);
     s->trivial = total == 0;
     return UCS_OK;
 }

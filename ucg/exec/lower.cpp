@@ -78,8 +78,18 @@ Result<void> Lowering::add_block(const Range &r, int b, std::uint64_t *bytes)
         break;
     }
     default:
-        count = layout_.scratch_count;
-        base = static_cast<std::uint64_t>(b) * count * es;
+        if (const BufferLayout &sl = layout_.scratch; !sl.count.empty()) {
+            if (b < 0 || static_cast<std::size_t>(b) >= sl.count.size()) {
+                return fail("op reads or writes block " + std::to_string(b) +
+                            " of scratch, which has " +
+                            std::to_string(sl.count.size()));
+            }
+            count = sl.count[static_cast<std::size_t>(b)];
+            base = sl.offset[static_cast<std::size_t>(b)];
+        } else {
+            count = layout_.scratch_count;
+            base = static_cast<std::uint64_t>(b) * count * es;
+        }
         buf = Buf::kScratch;
         break;
     }
@@ -306,8 +316,21 @@ Result<Program> Lowering::run(const plan::RankProgram *program)
                            : plan_.ranks[static_cast<std::size_t>(rank_)];
     out_.rank = rank_;
     out_.ops.resize(rp.ops.size());
-    out_.scratch_bytes = static_cast<std::uint64_t>(rp.scratch_blocks) *
-                         layout_.scratch_count * layout_.elem_bytes;
+    if (const BufferLayout &sl = layout_.scratch; !sl.count.empty()) {
+        const auto n = static_cast<std::size_t>(rp.scratch_blocks);
+        if (n > sl.count.size()) {
+            return fail("the plan's " + std::to_string(n) +
+                        " scratch blocks exceed the layout's " +
+                        std::to_string(sl.count.size()));
+        }
+        BufferLayout used;
+        used.count.assign(sl.count.begin(), sl.count.begin() + n);
+        used.offset.assign(sl.offset.begin(), sl.offset.begin() + n);
+        out_.scratch_bytes = used.extent(layout_.elem_bytes);
+    } else {
+        out_.scratch_bytes = static_cast<std::uint64_t>(rp.scratch_blocks) *
+                             layout_.scratch_count * layout_.elem_bytes;
+    }
     const std::vector<char> early = plan::early_receives(rp);
     for (std::size_t i = 0; i < rp.ops.size(); ++i) {
         const plan::Op &op = rp.ops[i];

@@ -48,8 +48,12 @@ struct Layout {
     std::size_t elem_bytes = 1; ///< chunk boundaries fall on elements
     BufferLayout input;
     BufferLayout output;
-    /// Scratch blocks all hold `scratch_count` elements.
+    /// Scratch blocks all hold `scratch_count` elements, unless
+    /// `scratch` has blocks: then scratch block b is its block b (a
+    /// reduce_scatter with counts, whose plans keep input block b in
+    /// scratch block b), and a plan may use no more blocks than it has.
     std::uint64_t scratch_count = 0;
+    BufferLayout scratch;
 };
 
 /// Flags of a lowered op.

@@ -151,4 +151,56 @@ UCG_COLL_TEST(REDUCE_SCATTER_BLOCK)
 UCG_COLL_TEST(SCAN)
 UCG_COLL_TEST(EXSCAN)
 
+// A reduce_scatter with counts runs the plan its rule names (or the cost
+// model picks for its mean block), not one fixed algorithm: each of the
+// algorithms keeps input block b in scratch block b, sized per block.
+// Counts differ per block (0 to 2 elements more than `count`), and the
+// hierarchical plan's three segments per block leave some chunks empty.
+TEST_CASE("a reduce_scatter with counts runs the plan its rule names on "
+          "uneven blocks",
+          "[ucg][fork]")
+{
+    struct Way {
+        const char *algorithm;
+        int hosts;
+        const char *options;
+    };
+    for (const Way w : {Way{"ring", 1, ""}, Way{"recursive_halving", 1, ""},
+                        Way{"hierarchical", 2, ":segments=3"}}) {
+        const std::string tune =
+            std::string("reduce_scatter:0-inf:") + w.algorithm + w.options;
+        INFO(tune << " on " << w.hosts << " hosts");
+        run_ranks(
+            5, w.hosts,
+            [&w](ucg_group_h g, int rank) {
+                for (std::size_t count :
+                     {std::size_t{0}, std::size_t{1}, std::size_t{4099}}) {
+                    RefCase c;
+                    c.coll = UCG_COLL_REDUCE_SCATTER;
+                    c.size = 5;
+                    c.rank = rank;
+                    c.count = count;
+                    c.prepare();
+                    ucg_coll_args_t a = c.args();
+                    ucg_coll_h h;
+                    UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+                    const std::string name = ucg_collective_plan_name(h);
+                    if (name.rfind(w.algorithm, 0) != 0) {
+                        ucg_test::fail_check(__FILE__, __LINE__, "plan",
+                                             name + " is not " + w.algorithm);
+                    }
+                    UCG_CHECK(ucg_collective_start(h) == UCS_OK);
+                    UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
+                    const std::string err = c.check();
+                    if (!err.empty()) {
+                        ucg_test::fail_check(__FILE__, __LINE__, "output",
+                                             err + " (" + name + ")");
+                    }
+                    ucg_collective_free(h);
+                }
+            },
+            120, tune.c_str());
+    }
+}
+
 } // namespace ucg::test

@@ -229,4 +229,35 @@ TEST_CASE("a layout without the plan's blocks is refused", "[exec][lower]")
     CHECK(prog.error().message.find("block") != std::string::npos);
 }
 
+TEST_CASE("scratch with blocks of its own holds each block at its size",
+          "[exec][lower]")
+{
+    // A reduce_scatter with counts {5, 0, 2} of 4-byte elements: scratch
+    // block b is input block b, 28 bytes in all.
+    const plan::Plan plan = build(Collective::kReduceScatter, "ring", 3);
+    Layout l;
+    l.elem_bytes = 4;
+    l.input = BufferLayout::vector({5, 0, 2}, {0, 5, 5}, 4);
+    l.output = BufferLayout::uniform(1, 5, 4);
+    l.scratch = l.input;
+    const auto prog = lower(plan, 0, l);
+    REQUIRE(prog);
+    CHECK(prog->scratch_bytes == 28);
+    std::set<std::pair<std::uint64_t, std::uint64_t>> spans;
+    for (const Segment &s : prog->segs) {
+        if (s.buf == Buf::kScratch) {
+            spans.insert({s.offset, s.length});
+        }
+    }
+    // The input copied in whole; rank 0 sends block 2 first, then
+    // reduces block 0 and copies it out.
+    CHECK(spans == std::set<std::pair<std::uint64_t, std::uint64_t>>{
+                       {0, 28}, {20, 8}, {0, 20}});
+
+    l.scratch = BufferLayout::vector({5, 0}, {0, 5}, 4);
+    const auto fewer = lower(plan, 0, l);
+    REQUIRE(!fewer);
+    CHECK(fewer.error().message.find("scratch") != std::string::npos);
+}
+
 } // namespace ucg::exec
