@@ -23,25 +23,44 @@ enum : std::uint8_t {
     kDone = 8,     // finished: dependents released
 };
 
+// The wire tag's fields, low bit and width: UCG's bit 63, then the group
+// id, the sequence, the sender's rank and the message id (whose top bit,
+// kMaxWireMessages, marks answers).
+struct TagField {
+    unsigned shift;
+    std::uint64_t mask; // of the value, before the shift
+
+    constexpr std::uint64_t put(std::uint64_t v) const
+    {
+        return (v & mask) << shift;
+    }
+    constexpr std::uint64_t bits() const { return mask << shift; }
+};
+constexpr std::uint64_t kUcgBit = std::uint64_t{1} << 63;
+constexpr TagField kGroupField{48, kMaxGroupIds - 1};
+constexpr TagField kSeqField{40, kWireSeqs - 1};
+constexpr TagField kSrcField{20, kMaxWireRanks - 1};
+constexpr TagField kIdField{0, (std::uint64_t{kMaxWireMessages} << 1) - 1};
+static_assert(kGroupField.bits() < kUcgBit &&
+              (kGroupField.bits() & kSeqField.bits()) == 0 &&
+              (kSeqField.bits() & kSrcField.bits()) == 0 &&
+              (kSrcField.bits() & kIdField.bits()) == 0 &&
+              kIdField.bits() < (std::uint64_t{1} << kSrcField.shift));
+
 } // namespace
 
 std::uint64_t wire_tag(std::uint32_t group_id, std::uint32_t seq, int src,
                        std::uint32_t msg_id)
 {
-    const auto u = [](auto v) { return static_cast<std::uint64_t>(v); };
-    return (u(1) << 63) | (u(group_id & 0x7fffu) << 48) |
-           (u(seq & 0xffu) << 40) |
-           (u(static_cast<std::uint32_t>(src) & 0xfffffu) << 20) |
-           u(msg_id & 0xfffffu);
+    return kUcgBit | kGroupField.put(group_id) | kSeqField.put(seq) |
+           kSrcField.put(static_cast<std::uint32_t>(src)) |
+           kIdField.put(msg_id);
 }
 
 std::uint64_t answer_tag(std::uint64_t tag, int replier)
 {
-    constexpr std::uint64_t kSrc = std::uint64_t{0xfffffu} << 20;
-    return (tag & ~kSrc) |
-           (static_cast<std::uint64_t>(static_cast<std::uint32_t>(replier) &
-                                       0xfffffu)
-            << 20) |
+    return (tag & ~kSrcField.bits()) |
+           kSrcField.put(static_cast<std::uint32_t>(replier)) |
            kMaxWireMessages;
 }
 

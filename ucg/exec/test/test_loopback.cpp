@@ -260,4 +260,26 @@ TEST_CASE("an instance says whether it waits for point-to-point messages "
     }
 }
 
+TEST_CASE("a wire tag keeps its fields apart and an answer names its "
+          "replier",
+          "[exec][tag]")
+{
+    const std::uint32_t id = kMaxWireMessages - 1;
+    const int last = static_cast<int>(kMaxWireRanks) - 1;
+    const std::uint64_t t = wire_tag(kMaxGroupIds - 1, kWireSeqs - 1, last, id);
+    // Every field at its largest value still leaves the others alone.
+    CHECK(t != wire_tag(kMaxGroupIds - 2, kWireSeqs - 1, last, id));
+    CHECK(t != wire_tag(kMaxGroupIds - 1, kWireSeqs - 2, last, id));
+    CHECK(t != wire_tag(kMaxGroupIds - 1, kWireSeqs - 1, last - 1, id));
+    CHECK(t != wire_tag(kMaxGroupIds - 1, kWireSeqs - 1, last, id - 1));
+    // An answer to rank 3's message from rank 7 is neither rank 7's own
+    // message of that id nor rank 8's answer; its group and sequence stay.
+    const std::uint64_t m = wire_tag(5, 9, 3, 11);
+    const std::uint64_t a = answer_tag(m, 7);
+    CHECK(a != wire_tag(5, 9, 7, 11));
+    CHECK(a != answer_tag(m, 8));
+    CHECK((a & ~((std::uint64_t{1} << 40) - 1)) ==
+          (m & ~((std::uint64_t{1} << 40) - 1)));
+}
+
 } // namespace ucg::exec::test
