@@ -183,13 +183,13 @@ struct ucg_context {
     /// and this process's probes of other machines, by real host name.
     ucg::rt::ProbeListener probe_listener;
     std::map<std::string, ucg::rt::HostProbe> host_probes;
+    /// UCX found a device of an RDMA network (ucp_settings.h), once.
+    bool rdma = true;
     /// UCP's event fd (UCP_FEATURE_WAKEUP, our own context only; -1
     /// none): oversubscribed, a wait whose collectives wait only for
     /// point-to-point messages, one from another host, sleeps on it after
     /// `sleep_after` polls in a row that found nothing (UCG_WAIT_SLEEP, 0
     /// never; decision 0029), counted in `wait_sleeps`.
-    /// UCX found a device of an RDMA network (ucp_settings.h), once.
-    bool rdma = true;
     int efd = -1;
     unsigned sleep_after = ucg::rt::kWaitSleepAfter;
     std::uint64_t wait_sleeps = 0;
