@@ -637,7 +637,10 @@ ucs_status_t coll_test(ucg_coll_h c)
 ucs_status_t coll_wait(ucg_coll_h c)
 {
     ucg_context *ctx = c->group->ctx;
-    WaitBackoff backoff(c->group->oversubscribed, ctx->sleep_after);
+    // A core shared with processes the group does not count waits as an
+    // oversubscribed one does (decision 0031).
+    WaitBackoff backoff(c->group->oversubscribed || ctx->core_share.shared(),
+                        ctx->sleep_after);
     for (unsigned spins = 0;; ++spins) {
         // (A trivial collective has no instance: it completes at once; a
         // direct one has no events but its own completion.)
@@ -645,6 +648,7 @@ ucs_status_t coll_wait(ucg_coll_h c)
         bool moved;
         const ucs_status_t st = coll_poll(c, &moved);
         if (st != UCS_INPROGRESS) {
+            ctx->core_share.wait_ended();
             return st;
         }
         if (ctx->idle != nullptr && spins % 16 == 15) {
@@ -657,7 +661,10 @@ ucs_status_t coll_wait(ucg_coll_h c)
         if (backoff.may_sleep() && may_sleep(ctx)) {
             sleep_on_events(ctx);
         } else {
+            const double t0 = now_sec();
             sched_yield();
+            ctx->core_share.yielded(
+                static_cast<std::uint64_t>((now_sec() - t0) * 1e9));
         }
     }
 }

@@ -193,6 +193,8 @@ struct ucg_context {
     int efd = -1;
     unsigned sleep_after = ucg::rt::kWaitSleepAfter;
     std::uint64_t wait_sleeps = 0;
+    /// Whether waits found this core shared (late yields; decision 0031).
+    ucg::rt::CoreShare core_share;
     std::vector<ucg_coll *> active;  ///< collectives in flight
     std::vector<ucg_coll *> zombies; ///< freed, posts still held
 };

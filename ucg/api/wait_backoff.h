@@ -3,6 +3,8 @@
 // step, so tests can drive it.
 #pragma once
 
+#include <cstdint>
+
 namespace ucg::rt {
 
 /// Polls in a row that found nothing before an oversubscribed wait sleeps
@@ -62,6 +64,32 @@ class WaitBackoff {
     unsigned polls_ = 0;
     unsigned idle_ = 0;   ///< polls in a row that moved nothing
     unsigned others_ = 0; ///< polls in a row that moved only something else
+};
+
+/// Whether this process's core is shared with processes its groups do
+/// not count (decision 0031): emulated hosts pinned to one CPU, another
+/// job's ranks. A group counts only its own members, so a rank alone on
+/// its core spins between yields (WaitBackoff), and a peer that needs
+/// that core waits up to a time slice for each message. A yield that
+/// returns kLateYieldNs or more after it began says another process ran
+/// on the core: the next kSharedWaits waits then yield as oversubscribed
+/// ones do, and every late yield among them renews that.
+class CoreShare {
+  public:
+    static constexpr std::uint64_t kLateYieldNs = 20000;
+    static constexpr unsigned kSharedWaits = 64;
+
+    void yielded(std::uint64_t ns) noexcept
+    {
+        if (ns >= kLateYieldNs) {
+            left_ = kSharedWaits;
+        }
+    }
+    void wait_ended() noexcept { left_ -= left_ != 0 ? 1 : 0; }
+    bool shared() const noexcept { return left_ != 0; }
+
+  private:
+    unsigned left_ = 0;
 };
 
 } // namespace ucg::rt

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <functional>
 #include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -91,6 +93,30 @@ TEST_CASE("on a shared core a wait may sleep after so many polls in a row "
     }
 }
 
+TEST_CASE("a late yield marks the core shared for the next 64 waits and "
+          "each late yield renews that",
+          "[ucg][wait]")
+{
+    ucg::rt::CoreShare c;
+    c.yielded(ucg::rt::CoreShare::kLateYieldNs - 1); // the core was free
+    CHECK_FALSE(c.shared());
+    c.yielded(ucg::rt::CoreShare::kLateYieldNs);
+    for (unsigned w = 0; w < ucg::rt::CoreShare::kSharedWaits; ++w) {
+        CHECK(c.shared());
+        if (w == 10) {
+            c.yielded(5 * ucg::rt::CoreShare::kLateYieldNs);
+        }
+        c.wait_ended();
+    }
+    CHECK(c.shared()); // renewed at wait 10
+    for (unsigned w = 0; w < 11; ++w) {
+        c.wait_ended();
+    }
+    CHECK_FALSE(c.shared());
+    c.wait_ended(); // stays unshared
+    CHECK_FALSE(c.shared());
+}
+
 namespace {
 
 // Runs `body` with this process (and the ranks it forks) on one CPU.
@@ -162,6 +188,74 @@ TEST_CASE("an oversubscribed wait for a message from another host sleeps "
                 60, k.tune);
         });
     }
+}
+
+TEST_CASE("a wait whose core another process takes finds the core shared",
+          "[ucg][wait][fork]")
+{
+    // Two ranks on two CPUs (a core each: not oversubscribed); a process
+    // outside the group spins on rank 0's CPU while rank 0 waits 50 ms
+    // for rank 1's bcast.
+    cpu_set_t old;
+    REQUIRE(sched_getaffinity(0, sizeof(old), &old) == 0);
+    std::vector<int> cpus;
+    for (int i = 0; i < CPU_SETSIZE && cpus.size() < 2; ++i) {
+        if (CPU_ISSET(i, &old)) {
+            cpus.push_back(i);
+        }
+    }
+    if (cpus.size() < 2) {
+        WARN("needs two CPUs");
+        return;
+    }
+    cpu_set_t two;
+    CPU_ZERO(&two);
+    CPU_SET(cpus[0], &two);
+    CPU_SET(cpus[1], &two);
+    REQUIRE(sched_setaffinity(0, sizeof(two), &two) == 0);
+    ucg::test::run_ranks(
+        2, 1,
+        [&cpus](ucg_group_h g, int rank) {
+            UCG_CHECK(!g->oversubscribed);
+            cpu_set_t mine;
+            CPU_ZERO(&mine);
+            CPU_SET(cpus[static_cast<std::size_t>(rank)], &mine);
+            UCG_CHECK(sched_setaffinity(0, sizeof(mine), &mine) == 0);
+            pid_t hog = -1;
+            if (rank == 0) {
+                hog = fork();
+                if (hog == 0) {
+                    for (;;) {
+                        asm volatile("" ::: "memory");
+                    }
+                }
+                UCG_CHECK(hog > 0);
+            }
+            std::vector<unsigned char> buf(64, rank == 1 ? 0x5a : 0);
+            ucg_coll_args_t a{};
+            a.coll = UCG_COLL_BCAST;
+            a.field_mask = UCG_COLL_ARGS_FIELD_ROOT;
+            a.root = 1;
+            a.dst.buffer = buf.data();
+            a.dst.count = buf.size();
+            a.dst.dtype = {UCG_DTYPE_UINT8, 1};
+            ucg_coll_h h = nullptr;
+            UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+            if (rank == 1) {
+                usleep(50000);
+            }
+            UCG_CHECK(ucg_collective_start(h) == UCS_OK);
+            UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
+            UCG_CHECK(buf.front() == 0x5a && buf.back() == 0x5a);
+            ucg_collective_free(h);
+            if (rank == 0) {
+                kill(hog, SIGKILL);
+                waitpid(hog, nullptr, 0);
+                UCG_CHECK(g->ctx->core_share.shared());
+            }
+        },
+        60, "bcast:0-inf:linear");
+    REQUIRE(sched_setaffinity(0, sizeof(old), &old) == 0);
 }
 
 TEST_CASE("UCG_WAIT_SLEEP is a count of polls or off and anything else "
