@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# on_cluster.sh [--net-min BYTES] [--racks R] [--fault KIND:HOST] HOSTS
+# on_cluster.sh [--net-min BYTES] [--tx-max HOST:BYTES] [--racks R]
+# [--tune-file FILE] [--fault KIND:HOST] HOSTS
 # RANKS_PER_HOST PROGRAM [ARGS...]: brings up an emulated cluster of HOSTS hosts on R racks
 # (test/cluster/cluster; with R > 1 UCG reads the racks from the cluster's
 # switch file, UCG_TOPO_FILE), runs PROGRAM on
@@ -19,11 +20,19 @@
 set -u
 here=$(dirname "$(readlink -f "$0")")
 net_min=0
+tx_max=""
+tune_env=""
 racks=1
 fault=""
 while [ $# -gt 0 ]; do
     case $1 in
     --net-min) net_min=$2; shift 2 ;;
+    --tx-max) tx_max=$2; shift 2 ;;
+    --tune-file)
+        UCG_TUNE=$(cat "$2") || exit 1
+        export UCG_TUNE
+        tune_env="-x UCG_TUNE"
+        shift 2 ;;
     --racks) racks=$2; shift 2 ;;
     --fault) fault=$2; shift 2 ;;
     *) break ;;
@@ -50,8 +59,12 @@ list=$(seq -f "h%g:$per" -s, 1 "$hosts")
 rx_bytes() {
     "$cluster" exec "$1" awk '$1 == "eth0:" { print $2 }' /proc/net/dev
 }
+tx_bytes() {
+    "$cluster" exec "$1" awk '$1 == "eth0:" { print $10 }' /proc/net/dev
+}
 for h in $("$cluster" hosts); do
     eval "rx_$h=$(rx_bytes "$h")"
+    eval "tx_$h=$(tx_bytes "$h")"
 done
 fault_env=""
 striker=""
@@ -85,12 +98,13 @@ if [ -n "$fault" ]; then
     ) 9>&- &
     striker=$!
 fi
-# shellcheck disable=SC2086 # fault_env: empty or two words
+# shellcheck disable=SC2086 # fault_env, tune_env: empty or two words
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     "$cluster" mpirun --host "$list" -np $((hosts * per)) --map-by node \
     --mca btl self,vader,tcp \
     --mca mca_base_component_path "$MCA_COMPONENT_PATH" \
-    --mca coll_ucg_priority 90 --mca coll_ucg_verbose 10 $fault_env "$@" 9>&- &
+    --mca coll_ucg_priority 90 --mca coll_ucg_verbose 10 $fault_env \
+    $tune_env "$@" 9>&- &
 mpirun=$!
 # With recovery on (the fault tests), mpirun and its daemons stay after
 # every rank exited (Open MPI 4.1.4 across daemons): 10 s after the last
@@ -130,10 +144,17 @@ for h in $("$cluster" hosts); do
 done
 for h in $("$cluster" hosts); do
     got=$(( $(rx_bytes "$h") - $(eval echo "\$rx_$h") ))
-    echo "on_cluster: $h received $got bytes over its network interface"
+    sent=$(( $(tx_bytes "$h") - $(eval echo "\$tx_$h") ))
+    echo "on_cluster: $h received $got bytes and sent $sent over its" \
+        "network interface"
     if [ "$rc" -eq 0 ] && [ "$got" -lt "$net_min" ]; then
         echo "on_cluster: $h received under $net_min bytes: the traffic" \
             "between hosts did not cross the network"
+        rc=1
+    fi
+    if [ "$rc" -eq 0 ] && [ "$h" = "${tx_max%%:*}" ] &&
+        [ "$sent" -gt "${tx_max#*:}" ]; then
+        echo "on_cluster: $h sent over ${tx_max#*:} bytes"
         rc=1
     fi
 done
