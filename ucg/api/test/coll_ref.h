@@ -38,6 +38,19 @@ struct RefCase {
     std::vector<std::size_t> scounts, sdispls, dcounts, ddispls;
 };
 
+/// A prepared case of `coll` on `size` ranks, seen from `rank`, root 0.
+inline RefCase ref_case(ucg_coll_type_t coll, int size, int rank,
+                        std::size_t count)
+{
+    RefCase c;
+    c.coll = coll;
+    c.size = size;
+    c.rank = rank;
+    c.count = count;
+    c.prepare();
+    return c;
+}
+
 /// Whether the collective reduces.
 bool reduces(ucg_coll_type_t c);
 /// Whether only the root's in-place flag is meaningful.

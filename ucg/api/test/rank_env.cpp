@@ -113,7 +113,7 @@ bool expect_group_create(int size, ucs_status_t expect,
     return result.ok;
 }
 
-void run_case(ucg_group_h g, RefCase &c, int repeats)
+std::string run_case(ucg_group_h g, RefCase &c, int repeats)
 {
     ucg_coll_args_t a = c.args();
     ucg_coll_h h;
@@ -142,7 +142,9 @@ void run_case(ucg_group_h g, RefCase &c, int repeats)
                                      ")");
         }
     }
+    const std::string name = ucg_collective_plan_name(h);
     ucg_collective_free(h);
+    return name;
 }
 
 ScopedEnv::ScopedEnv(const char *name, const char *value) : name_(name)

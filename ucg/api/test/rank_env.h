@@ -36,8 +36,9 @@ void oob_barrier();
 ucs_status_t second_group(ucg_group_h g, int rank, int size, ucg_group_h *out);
 
 /// Inits the case's collective, runs it `repeats` times (new data each
-/// time, one init: persistent) and checks every output; frees it.
-void run_case(ucg_group_h g, RefCase &c, int repeats);
+/// time, one init: persistent) and checks every output; frees it and
+/// returns its plan's name.
+std::string run_case(ucg_group_h g, RefCase &c, int repeats);
 
 /// An environment variable for a scope (forked ranks inherit it); unset
 /// when `value` is null; its old value (or none) is back after.

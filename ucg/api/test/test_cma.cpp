@@ -21,6 +21,7 @@
 namespace {
 
 using ucg::test::online_cpus;
+using ucg::test::ref_case;
 using ucg::test::RefCase;
 using ucg::test::ScopedEnv;
 
@@ -30,17 +31,6 @@ bool root_done_alone(std::size_t bytes)
 }
 
 constexpr std::size_t kCount = 160000; // bytes per block
-
-RefCase exchange(ucg_coll_type_t coll, int size, int rank, std::size_t count)
-{
-    RefCase c;
-    c.coll = coll;
-    c.size = size;
-    c.rank = rank;
-    c.count = count;
-    c.prepare();
-    return c;
-}
 
 ssize_t refuse_reads(pid_t, const iovec *, unsigned long, const iovec *,
                      unsigned long, unsigned long)
@@ -95,13 +85,13 @@ TEST_CASE("messages between ranks of one machine from UCG_CMA_THRESH are "
         [](ucg_group_h g, int rank) {
             for (const ucg_coll_type_t coll :
                  {UCG_COLL_ALLGATHER, UCG_COLL_ALLTOALL}) {
-                RefCase small = exchange(coll, 3, rank, 1000);
+                RefCase small = ref_case(coll, 3, rank, 1000);
                 ucg::test::run_case(g, small, 2);
             }
             UCG_CHECK(g->cma.reads == 0);
             for (const ucg_coll_type_t coll :
                  {UCG_COLL_ALLGATHER, UCG_COLL_ALLTOALL}) {
-                RefCase big = exchange(coll, 3, rank, kCount);
+                RefCase big = ref_case(coll, 3, rank, kCount);
                 ucg::test::run_case(g, big, 2);
             }
             const ucg::rt::CmaState &s = g->cma;
@@ -120,7 +110,7 @@ TEST_CASE("UCG_CMA_THRESH=off reads nothing, and a rank whose reads fail gets "
     {
         ScopedEnv env("UCG_CMA_THRESH", "off");
         ucg::test::run_ranks(2, 1, [](ucg_group_h g, int rank) {
-            RefCase c = exchange(UCG_COLL_ALLGATHER, 2, rank, kCount);
+            RefCase c = ref_case(UCG_COLL_ALLGATHER, 2, rank, kCount);
             ucg::test::run_case(g, c, 2);
             UCG_CHECK(g->cma.reads == 0);
         });
@@ -136,7 +126,7 @@ TEST_CASE("UCG_CMA_THRESH=off reads nothing, and a rank whose reads fail gets "
                 }
                 // Four calls: rank 0's first message to rank 1 finds the
                 // read refused, its later ones say the data follows.
-                RefCase c = exchange(UCG_COLL_ALLGATHER, 2, rank, kCount);
+                RefCase c = ref_case(UCG_COLL_ALLGATHER, 2, rank, kCount);
                 ucg::test::run_case(g, c, 4);
                 const ucg::rt::CmaState &s = g->cma;
                 if (rank == 1) {
@@ -168,7 +158,7 @@ TEST_CASE("a one-copy message whose descriptor and bytes wait before its "
             if (rank == 0) {
                 g->cma.reader = refuse_reads;
             }
-            RefCase c = exchange(UCG_COLL_REDUCE, 3, rank, 2000); // 8000 B
+            RefCase c = ref_case(UCG_COLL_REDUCE, 3, rank, 2000); // 8000 B
             ucg::test::run_case(g, c, 1); // the reads that fail
             for (int i = 0; i < 3; ++i) {
                 if (rank == 0) { // rank 1's messages into UCP's queue
@@ -206,7 +196,7 @@ TEST_CASE("each receiver's ack reaches the slot of its own message when a "
                 g->cma.reader = refuse_reads;
                 usleep(300000);
             }
-            RefCase c = exchange(UCG_COLL_BCAST, 3, rank, kCount);
+            RefCase c = ref_case(UCG_COLL_BCAST, 3, rank, kCount);
             ucg::test::run_case(g, c, 3);
             const ucg::rt::CmaState &s = g->cma;
             if (rank == 0) {

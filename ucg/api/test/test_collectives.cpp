@@ -177,29 +177,14 @@ TEST_CASE("a reduce_scatter with counts runs the plan its rule names for "
             [&w](ucg_group_h g, int rank) {
                 for (std::size_t count :
                      {std::size_t{0}, std::size_t{1}, std::size_t{4099}}) {
-                    RefCase c;
-                    c.coll = UCG_COLL_REDUCE_SCATTER;
-                    c.size = 5;
-                    c.rank = rank;
-                    c.count = count;
-                    c.prepare();
-                    ucg_coll_args_t a = c.args();
-                    ucg_coll_h h;
-                    UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
-                    const std::string name = ucg_collective_plan_name(h);
+                    RefCase c =
+                        ref_case(UCG_COLL_REDUCE_SCATTER, 5, rank, count);
+                    const std::string name = run_case(g, c, 1);
                     const std::string want = count > 1 ? w.algorithm : "linear";
                     if (name.rfind(want, 0) != 0) {
                         ucg_test::fail_check(__FILE__, __LINE__, "plan",
                                              name + " is not " + want);
                     }
-                    UCG_CHECK(ucg_collective_start(h) == UCS_OK);
-                    UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
-                    const std::string err = c.check();
-                    if (!err.empty()) {
-                        ucg_test::fail_check(__FILE__, __LINE__, "output",
-                                             err + " (" + name + ")");
-                    }
-                    ucg_collective_free(h);
                 }
             },
             120, tune.c_str());

@@ -20,24 +20,6 @@ namespace {
 
 constexpr const char *kDirect = "direct [host: mm_incast]";
 
-// Inits and runs one case, checks its output, and returns its plan name.
-std::string plan_of(ucg_group_h g, RefCase c)
-{
-    c.prepare();
-    ucg_coll_args_t a = c.args();
-    ucg_coll_h h = nullptr;
-    UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
-    const std::string name = ucg_collective_plan_name(h);
-    UCG_CHECK(ucg_collective_start(h) == UCS_OK);
-    UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
-    const std::string err = c.check();
-    if (!err.empty()) {
-        ucg_test::fail_check(__FILE__, __LINE__, name.c_str(), err);
-    }
-    ucg_collective_free(h);
-    return name;
-}
-
 // Whether `n` ranks of this machine have a core each: a barrier runs
 // direct only then (decision 0022).
 bool core_each(int n)
@@ -66,7 +48,8 @@ void expect_direct(int size, int hosts, const char *tune,
         [&calls](ucg_group_h g, int rank) {
             for (auto [c, direct] : calls) {
                 c.rank = rank;
-                const std::string name = plan_of(g, c);
+                c.prepare();
+                const std::string name = run_case(g, c, 1);
                 if ((name == kDirect) != direct) {
                     ucg_test::fail_check(
                         __FILE__, __LINE__, ucg_coll_type_name(c.coll),

@@ -197,18 +197,8 @@ TEST_CASE("a plan file with mcast ops runs only where there is multicast",
     const ScopedEnv devices("UCX_NET_DEVICES", "lo"); // see kLoOnly
     run_ranks(3, 3, [&file](ucg_group_h g, int rank) {
         for (std::size_t count : {1000, 20000}) {
-            RefCase c;
-            c.coll = UCG_COLL_BCAST;
-            c.size = 3;
-            c.rank = rank;
-            c.count = count;
-            c.prepare();
-            ucg_coll_args_t a = c.args();
-            ucg_coll_h h;
-            UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
-            UCG_CHECK(ucg_collective_plan_name(h) == "file:" + file);
-            ucg_collective_free(h);
-            run_case(g, c, 2);
+            RefCase c = ref_case(UCG_COLL_BCAST, 3, rank, count);
+            UCG_CHECK(run_case(g, c, 2) == "file:" + file);
         }
     });
 }

@@ -119,6 +119,28 @@ TEST_CASE("a late yield marks the core shared for the next 64 waits and "
 
 namespace {
 
+// A 64-byte bcast from rank 1, which starts it 50 ms late: rank 0 waits.
+void late_bcast(ucg_group_h g, int rank, unsigned char fill)
+{
+    std::vector<unsigned char> buf(64, rank == 1 ? fill : 0);
+    ucg_coll_args_t a{};
+    a.coll = UCG_COLL_BCAST;
+    a.field_mask = UCG_COLL_ARGS_FIELD_ROOT;
+    a.root = 1;
+    a.dst.buffer = buf.data();
+    a.dst.count = buf.size();
+    a.dst.dtype = {UCG_DTYPE_UINT8, 1};
+    ucg_coll_h h = nullptr;
+    UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+    if (rank == 1) {
+        usleep(50000);
+    }
+    UCG_CHECK(ucg_collective_start(h) == UCS_OK);
+    UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
+    UCG_CHECK(buf.front() == fill && buf.back() == fill);
+    ucg_collective_free(h);
+}
+
 // Runs `body` with this process (and the ranks it forks) on one CPU.
 void on_one_cpu(const std::function<void()> &body)
 {
@@ -157,30 +179,13 @@ TEST_CASE("an oversubscribed wait for a message from another host sleeps "
                      << ", UCG_WAIT_SLEEP=" << k.setting);
         const ucg::test::ScopedEnv env("UCG_WAIT_SLEEP", k.setting);
         on_one_cpu([&k] {
-            // Two ranks on one CPU; rank 0 waits for rank 1's bcast, which
-            // starts 50 ms late.
+            // Two ranks on one CPU.
             ucg::test::run_ranks(
                 2, k.hosts,
                 [&k](ucg_group_h g, int rank) {
                     UCG_CHECK(g->oversubscribed &&
                               g->far[1 - rank] == (k.hosts == 2));
-                    std::vector<unsigned char> buf(64, rank == 1 ? 0x3c : 0);
-                    ucg_coll_args_t a{};
-                    a.coll = UCG_COLL_BCAST;
-                    a.field_mask = UCG_COLL_ARGS_FIELD_ROOT;
-                    a.root = 1;
-                    a.dst.buffer = buf.data();
-                    a.dst.count = buf.size();
-                    a.dst.dtype = {UCG_DTYPE_UINT8, 1};
-                    ucg_coll_h h = nullptr;
-                    UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
-                    if (rank == 1) {
-                        usleep(50000);
-                    }
-                    UCG_CHECK(ucg_collective_start(h) == UCS_OK);
-                    UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
-                    UCG_CHECK(buf.front() == 0x3c && buf.back() == 0x3c);
-                    ucg_collective_free(h);
+                    late_bcast(g, rank, 0x3c);
                     if (rank == 0) {
                         UCG_CHECK((g->ctx->wait_sleeps != 0) == k.sleeps);
                     }
@@ -231,23 +236,7 @@ TEST_CASE("a wait whose core another process takes finds the core shared",
                 }
                 UCG_CHECK(hog > 0);
             }
-            std::vector<unsigned char> buf(64, rank == 1 ? 0x5a : 0);
-            ucg_coll_args_t a{};
-            a.coll = UCG_COLL_BCAST;
-            a.field_mask = UCG_COLL_ARGS_FIELD_ROOT;
-            a.root = 1;
-            a.dst.buffer = buf.data();
-            a.dst.count = buf.size();
-            a.dst.dtype = {UCG_DTYPE_UINT8, 1};
-            ucg_coll_h h = nullptr;
-            UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
-            if (rank == 1) {
-                usleep(50000);
-            }
-            UCG_CHECK(ucg_collective_start(h) == UCS_OK);
-            UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
-            UCG_CHECK(buf.front() == 0x5a && buf.back() == 0x5a);
-            ucg_collective_free(h);
+            late_bcast(g, rank, 0x5a);
             if (rank == 0) {
                 kill(hog, SIGKILL);
                 waitpid(hog, nullptr, 0);
