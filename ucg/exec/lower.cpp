@@ -60,38 +60,25 @@ class Lowering {
 Result<void> Lowering::add_block(const Range &r, int b, std::uint64_t *bytes)
 {
     const std::size_t es = layout_.elem_bytes;
-    std::uint64_t count, base;
-    Buf buf;
-    switch (r.buf) {
-    case plan::Buffer::kInput:
-    case plan::Buffer::kOutput: {
-        const BufferLayout &bl =
-            r.buf == plan::Buffer::kInput ? layout_.input : layout_.output;
-        if (b < 0 || static_cast<std::size_t>(b) >= bl.count.size()) {
+    const Buf buf = r.buf == plan::Buffer::kInput    ? Buf::kInput
+                    : r.buf == plan::Buffer::kOutput ? Buf::kOutput
+                                                     : Buf::kScratch;
+    // Input, output and a scratch with blocks of its own (Layout::scratch)
+    // list their blocks; any other scratch has blocks of scratch_count.
+    const BufferLayout *bl = buf == Buf::kInput              ? &layout_.input
+                             : buf == Buf::kOutput           ? &layout_.output
+                             : layout_.scratch.count.empty() ? nullptr
+                                                             : &layout_.scratch;
+    std::uint64_t count = layout_.scratch_count;
+    std::uint64_t base = static_cast<std::uint64_t>(b) * count * es;
+    if (bl != nullptr) {
+        if (b < 0 || static_cast<std::size_t>(b) >= bl->count.size()) {
             return fail("op reads or writes block " + std::to_string(b) +
                         " of " + std::string(plan::to_string(r.buf)) +
-                        ", which has " + std::to_string(bl.count.size()));
+                        ", which has " + std::to_string(bl->count.size()));
         }
-        count = bl.count[static_cast<std::size_t>(b)];
-        base = bl.offset[static_cast<std::size_t>(b)];
-        buf = r.buf == plan::Buffer::kInput ? Buf::kInput : Buf::kOutput;
-        break;
-    }
-    default:
-        if (const BufferLayout &sl = layout_.scratch; !sl.count.empty()) {
-            if (b < 0 || static_cast<std::size_t>(b) >= sl.count.size()) {
-                return fail("op reads or writes block " + std::to_string(b) +
-                            " of scratch, which has " +
-                            std::to_string(sl.count.size()));
-            }
-            count = sl.count[static_cast<std::size_t>(b)];
-            base = sl.offset[static_cast<std::size_t>(b)];
-        } else {
-            count = layout_.scratch_count;
-            base = static_cast<std::uint64_t>(b) * count * es;
-        }
-        buf = Buf::kScratch;
-        break;
+        count = bl->count[static_cast<std::size_t>(b)];
+        base = bl->offset[static_cast<std::size_t>(b)];
     }
     const int nch = plan_.nchunks;
     if (r.chunk < 0 || r.nchunks < 0 || r.chunk + r.nchunks > nch) {
@@ -323,10 +310,7 @@ Result<Program> Lowering::run(const plan::RankProgram *program)
                         " scratch blocks exceed the layout's " +
                         std::to_string(sl.count.size()));
         }
-        BufferLayout used;
-        used.count.assign(sl.count.begin(), sl.count.begin() + n);
-        used.offset.assign(sl.offset.begin(), sl.offset.begin() + n);
-        out_.scratch_bytes = used.extent(layout_.elem_bytes);
+        out_.scratch_bytes = sl.extent(layout_.elem_bytes, n);
     } else {
         out_.scratch_bytes = static_cast<std::uint64_t>(rp.scratch_blocks) *
                              layout_.scratch_count * layout_.elem_bytes;
@@ -447,10 +431,11 @@ BufferLayout BufferLayout::vector(const std::vector<std::uint64_t> &counts,
     return bl;
 }
 
-std::uint64_t BufferLayout::extent(std::size_t elem_bytes) const
+std::uint64_t BufferLayout::extent(std::size_t elem_bytes,
+                                   std::size_t nblocks) const
 {
     std::uint64_t end = 0;
-    for (std::size_t b = 0; b < count.size(); ++b) {
+    for (std::size_t b = 0; b < std::min(nblocks, count.size()); ++b) {
         if (count[b] != 0) {
             end = std::max(end, offset[b] + count[b] * elem_bytes);
         }

@@ -38,8 +38,10 @@ struct BufferLayout {
     static BufferLayout vector(const std::vector<std::uint64_t> &counts,
                                const std::vector<std::uint64_t> &displs,
                                std::size_t elem_bytes);
-    /// Bytes from the start to the end of the last byte of any block.
-    std::uint64_t extent(std::size_t elem_bytes) const;
+    /// Bytes from the start to the end of the last byte of any block (of
+    /// the first `nblocks`).
+    std::uint64_t extent(std::size_t elem_bytes,
+                         std::size_t nblocks = SIZE_MAX) const;
 };
 
 /// The three buffers of one rank and the element size: what lowering needs
