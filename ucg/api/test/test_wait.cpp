@@ -141,21 +141,30 @@ void late_bcast(ucg_group_h g, int rank, unsigned char fill)
     ucg_collective_free(h);
 }
 
-// Runs `body` with this process (and the ranks it forks) on one CPU.
-void on_one_cpu(const std::function<void()> &body)
+// Runs `body(cpus)` with this process (and the ranks it forks) on the
+// first `n` CPUs it may use, then restores its CPUs; false (body not run)
+// where it may use fewer.
+bool on_first_cpus(std::size_t n,
+                   const std::function<void(const std::vector<int> &)> &body)
 {
     cpu_set_t old;
     REQUIRE(sched_getaffinity(0, sizeof(old), &old) == 0);
-    int first = 0;
-    while (!CPU_ISSET(first, &old)) {
-        ++first;
+    std::vector<int> cpus;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int i = 0; i < CPU_SETSIZE && cpus.size() < n; ++i) {
+        if (CPU_ISSET(i, &old)) {
+            cpus.push_back(i);
+            CPU_SET(i, &set);
+        }
     }
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(first, &one);
-    REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
-    body();
+    if (cpus.size() < n) {
+        return false;
+    }
+    REQUIRE(sched_setaffinity(0, sizeof(set), &set) == 0);
+    body(cpus);
     REQUIRE(sched_setaffinity(0, sizeof(old), &old) == 0);
+    return true;
 }
 
 } // namespace
@@ -178,7 +187,7 @@ TEST_CASE("an oversubscribed wait for a message from another host sleeps "
         INFO(k.hosts << " hosts, " << k.tune
                      << ", UCG_WAIT_SLEEP=" << k.setting);
         const ucg::test::ScopedEnv env("UCG_WAIT_SLEEP", k.setting);
-        on_one_cpu([&k] {
+        REQUIRE(on_first_cpus(1, [&k](const std::vector<int> &) {
             // Two ranks on one CPU.
             ucg::test::run_ranks(
                 2, k.hosts,
@@ -191,7 +200,7 @@ TEST_CASE("an oversubscribed wait for a message from another host sleeps "
                     }
                 },
                 60, k.tune);
-        });
+        }));
     }
 }
 
@@ -201,50 +210,37 @@ TEST_CASE("a wait whose core another process takes finds the core shared",
     // Two ranks on two CPUs (a core each: not oversubscribed); a process
     // outside the group spins on rank 0's CPU while rank 0 waits 50 ms
     // for rank 1's bcast.
-    cpu_set_t old;
-    REQUIRE(sched_getaffinity(0, sizeof(old), &old) == 0);
-    std::vector<int> cpus;
-    for (int i = 0; i < CPU_SETSIZE && cpus.size() < 2; ++i) {
-        if (CPU_ISSET(i, &old)) {
-            cpus.push_back(i);
-        }
-    }
-    if (cpus.size() < 2) {
-        WARN("needs two CPUs");
-        return;
-    }
-    cpu_set_t two;
-    CPU_ZERO(&two);
-    CPU_SET(cpus[0], &two);
-    CPU_SET(cpus[1], &two);
-    REQUIRE(sched_setaffinity(0, sizeof(two), &two) == 0);
-    ucg::test::run_ranks(
-        2, 1,
-        [&cpus](ucg_group_h g, int rank) {
-            UCG_CHECK(!g->oversubscribed);
-            cpu_set_t mine;
-            CPU_ZERO(&mine);
-            CPU_SET(cpus[static_cast<std::size_t>(rank)], &mine);
-            UCG_CHECK(sched_setaffinity(0, sizeof(mine), &mine) == 0);
-            pid_t hog = -1;
-            if (rank == 0) {
-                hog = fork();
-                if (hog == 0) {
-                    for (;;) {
-                        asm volatile("" ::: "memory");
+    const bool ran = on_first_cpus(2, [](const std::vector<int> &cpus) {
+        ucg::test::run_ranks(
+            2, 1,
+            [&cpus](ucg_group_h g, int rank) {
+                UCG_CHECK(!g->oversubscribed);
+                cpu_set_t mine;
+                CPU_ZERO(&mine);
+                CPU_SET(cpus[static_cast<std::size_t>(rank)], &mine);
+                UCG_CHECK(sched_setaffinity(0, sizeof(mine), &mine) == 0);
+                pid_t hog = -1;
+                if (rank == 0) {
+                    hog = fork();
+                    if (hog == 0) {
+                        for (;;) {
+                            asm volatile("" ::: "memory");
+                        }
                     }
+                    UCG_CHECK(hog > 0);
                 }
-                UCG_CHECK(hog > 0);
-            }
-            late_bcast(g, rank, 0x5a);
-            if (rank == 0) {
-                kill(hog, SIGKILL);
-                waitpid(hog, nullptr, 0);
-                UCG_CHECK(g->ctx->core_share.shared());
-            }
-        },
-        60, "bcast:0-inf:linear");
-    REQUIRE(sched_setaffinity(0, sizeof(old), &old) == 0);
+                late_bcast(g, rank, 0x5a);
+                if (rank == 0) {
+                    kill(hog, SIGKILL);
+                    waitpid(hog, nullptr, 0);
+                    UCG_CHECK(g->ctx->core_share.shared());
+                }
+            },
+            60, "bcast:0-inf:linear");
+    });
+    if (!ran) {
+        WARN("needs two CPUs");
+    }
 }
 
 TEST_CASE("UCG_WAIT_SLEEP is a count of polls or off and anything else "
