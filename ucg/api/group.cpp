@@ -454,16 +454,14 @@ ucs_status_t setup_one_to_many(ucg_group *g)
     if (!g->one_to_many || g->host_ranks.size() < 2) {
         return UCS_OK;
     }
-    // mm_bcast's receivers read the root's buffer (CMA) only where every
-    // member of the host may read its peers, UCG_CMA_THRESH is not off and
-    // each member has a core: a root waiting for all its readers to be
-    // scheduled lost to the ring 1.5-3x (np=4 on two cores, 64-512 KiB;
-    // decision 0027). Alike on every member of the host.
-    const bool host_cma =
-        g->ctx->cma_thresh != 0 && !g->oversubscribed &&
+    // mm_bcast's receivers read the root's buffer (CMA) only where the
+    // host has one receiver with a core of its own (host_bcast_reads).
+    // Alike on every member of the host.
+    const bool host_cma = host_bcast_reads(
+        g->host_ranks.size(), g->oversubscribed, g->ctx->cma_thresh != 0,
         std::all_of(g->host_ranks.begin(), g->host_ranks.end(), [g](int r) {
             return g->hello[static_cast<std::size_t>(r)].flags & kHelloCma;
-        });
+        }));
     ucs_status_t st = open_channel(g, g->ctx->bcast, uct_mm_bcast_group_create,
                                    1, host_cma ? 0 : UCT_GROUP_FLAG_NO_CMA,
                                    &g->bcast_group, &g->bcast_ch);

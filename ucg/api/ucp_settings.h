@@ -84,6 +84,22 @@ inline constexpr std::uint64_t kCmaThresh = 16384;
 inline constexpr const char *kBcastCmaThresh = "32k";
 inline constexpr std::size_t kBcastCmaMaxBytes = std::size_t{1} << 20;
 
+/// Whether a host's mm_bcast group lets its receivers read the root's
+/// buffer (CMA): only where the host has one receiver. Readers of one
+/// root contend in the kernel on the root's pages (each read pins them),
+/// and the root waits for the slowest: on 16 cores, one rank per core,
+/// np=16 bcast 64 KiB took 104 us by CMA against 15-17 through the ring
+/// (np=8: 48 against 14; np=4: 1.02-1.25x Open MPI against 0.60-0.73),
+/// while np=2 read in 0.47-0.62x Open MPI's time (decision 0027).
+/// Nor where the host's members share cores (`oversubscribed`: the root
+/// waits for each reader's turn), the threshold is off (`cma_on`) or a
+/// member cannot read its peers (`all_read`).
+inline bool host_bcast_reads(std::size_t host_members, bool oversubscribed,
+                             bool cma_on, bool all_read) noexcept
+{
+    return host_members == 2 && !oversubscribed && cma_on && all_read;
+}
+
 /// Whether the environment `envp` (NULL-terminated) sets a UCX variable
 /// whose name ends in `suffix` (UCX_...SUFFIX, or UCG_UCX_...SUFFIX, as
 /// UCG's context reads its configuration with the "UCG" prefix).

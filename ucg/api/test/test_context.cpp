@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 
+using ucg::rt::host_bcast_reads;
 using ucg::rt::tls_may_open;
 using ucg::rt::user_sets_bcast_cma;
 using ucg::rt::user_sets_fifo_elem;
@@ -41,6 +42,19 @@ TEST_CASE("mm_bcast's CMA range is the user's where set, and UCG asks for "
     CHECK_FALSE(tls_may_open(but, "mm_bcast"));
     const char *but_ib[] = {"UCX_TLS=^ib", nullptr};
     CHECK(tls_may_open(but_ib, "mm_bcast"));
+}
+
+TEST_CASE("a host's bcast receivers read the root's buffer only where the "
+          "host has one receiver with a core of its own",
+          "[ucg][context]")
+{
+    CHECK(host_bcast_reads(2, false, true, true));
+    // Three or more readers of one root contend on its pages.
+    CHECK_FALSE(host_bcast_reads(3, false, true, true));
+    CHECK_FALSE(host_bcast_reads(16, false, true, true));
+    CHECK_FALSE(host_bcast_reads(2, true, true, true));
+    CHECK_FALSE(host_bcast_reads(2, false, false, true));
+    CHECK_FALSE(host_bcast_reads(2, false, true, false));
 }
 
 TEST_CASE("a FIFO element size in the environment is the user's",
