@@ -20,7 +20,20 @@ bool is_reduction(DirectColl c) noexcept
 
 bool is_rooted(DirectColl c) noexcept
 {
-    return c == DirectColl::kBcast || c == DirectColl::kReduce;
+    return c == DirectColl::kBcast || c == DirectColl::kReduce ||
+           c == DirectColl::kGather || c == DirectColl::kScatter;
+}
+
+// Only the root writes its slot (the others read it).
+bool from_root(DirectColl c) noexcept
+{
+    return c == DirectColl::kBcast || c == DirectColl::kScatter;
+}
+
+// A slot holds a block for every member.
+bool per_member_blocks(DirectColl c) noexcept
+{
+    return c == DirectColl::kAlltoall || c == DirectColl::kScatter;
 }
 
 // What every member's slot must carry for message s (the agreement check).
@@ -79,12 +92,11 @@ Status DirectArea::check(const DirectMsg &m, const char **why) const noexcept
 {
     if (m.coll >= DirectColl::kLast) {
         *why = "unknown direct message kind";
-    } else if (m.length >
-                   geo_.slot_bytes /
-                       (m.coll == DirectColl::kAlltoall ? geo_.members : 1) ||
+    } else if (m.length > geo_.slot_bytes /
+                              (per_member_blocks(m.coll) ? geo_.members : 1) ||
                (m.coll == DirectColl::kBarrier && m.length != 0)) {
-        *why = "length above the group's direct slot (an alltoall's, its "
-               "share of the slot; a barrier's, not 0)";
+        *why = "length above the group's direct slot (an alltoall's or a "
+               "scatter's, its share of the slot; a barrier's, not 0)";
     } else if (is_rooted(m.coll) && m.root >= geo_.members) {
         *why = "root is not a member";
     } else if (is_reduction(m.coll) &&
@@ -93,14 +105,17 @@ Status DirectArea::check(const DirectMsg &m, const char **why) const noexcept
         *why = "operator and datatype do not reduce, or length is not a "
                "multiple of the datatype";
     } else if (m.length != 0 && m.src == nullptr &&
-               (m.coll != DirectColl::kBcast || m.root == member_)) {
+               (!from_root(m.coll) || m.root == member_)) {
         *why = "no source buffer";
     } else if (m.length != 0 && m.dst == nullptr &&
                (m.coll == DirectColl::kAllreduce ||
                 m.coll == DirectColl::kAllgather ||
                 m.coll == DirectColl::kAlltoall ||
+                m.coll == DirectColl::kScatter ||
                 (m.coll == DirectColl::kBcast && m.root != member_) ||
-                (m.coll == DirectColl::kReduce && m.root == member_))) {
+                ((m.coll == DirectColl::kReduce ||
+                  m.coll == DirectColl::kGather) &&
+                 m.root == member_))) {
         *why = "no destination buffer";
     } else {
         return Status::kOk;
@@ -110,12 +125,12 @@ Status DirectArea::check(const DirectMsg &m, const char **why) const noexcept
 
 bool DirectArea::contributes(const Op &op) const noexcept
 {
-    return op.msg.coll != DirectColl::kBcast || op.msg.root == member_;
+    return !from_root(op.msg.coll) || op.msg.root == member_;
 }
 
 std::size_t DirectArea::payload(const DirectMsg &m) const noexcept
 {
-    return m.coll == DirectColl::kAlltoall ? m.length * geo_.members : m.length;
+    return per_member_blocks(m.coll) ? m.length * geo_.members : m.length;
 }
 
 // Slot s % depth is free once every member, this one too (a reduction
@@ -190,7 +205,8 @@ bool DirectArea::arrived(const Op &op, std::uint32_t m,
 bool DirectArea::reads_nothing(const DirectMsg &m) const noexcept
 {
     return (m.coll == DirectColl::kBcast && m.root == member_) ||
-           (m.coll == DirectColl::kReduce && m.root != member_);
+           ((m.coll == DirectColl::kReduce || m.coll == DirectColl::kGather) &&
+            m.root != member_);
 }
 
 bool DirectArea::ready(const Op &op, std::uint64_t s) noexcept
@@ -199,8 +215,8 @@ bool DirectArea::ready(const Op &op, std::uint64_t s) noexcept
     if (reads_nothing(m)) {
         return true; // its contribution is published: nothing to read
     }
-    if (m.coll == DirectColl::kBcast) {
-        return arrived(op, m.root, s);
+    if (from_root(m.coll)) {
+        return arrived(op, m.root, s); // a scatter's root: its own slot
     }
     for (std::uint32_t i = 0; i < geo_.members; ++i) {
         if (i != member_ && !arrived(op, i, s)) {
@@ -218,11 +234,18 @@ void DirectArea::consume(const Op &op, std::uint64_t s) noexcept
         reads_nothing(m)) {
         return;
     }
-    if (m.coll == DirectColl::kBcast) {
-        ucg_copy(m.dst, slot(m.root, s) + 1, len);
+    if (from_root(m.coll)) {
+        // A scatter's block of this member, a bcast's whole slot.
+        const std::size_t at =
+            m.coll == DirectColl::kScatter ? std::size_t{member_} * len : 0;
+        ucg_copy(m.dst,
+                 reinterpret_cast<const std::uint8_t *>(slot(m.root, s) + 1) +
+                     at,
+                 len);
         return;
     }
-    if (m.coll == DirectColl::kAllgather || m.coll == DirectColl::kAlltoall) {
+    if (m.coll == DirectColl::kAllgather || m.coll == DirectColl::kAlltoall ||
+        m.coll == DirectColl::kGather) {
         // Alltoall: this member's block of each slot.
         const std::size_t at =
             m.coll == DirectColl::kAlltoall ? std::size_t{member_} * len : 0;

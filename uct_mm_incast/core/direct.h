@@ -96,6 +96,9 @@ enum class DirectColl : std::uint8_t {
     kAllgather,   ///< member m's src at dst + m * length, on every member
     kAlltoall,    ///< block j (length bytes) of member m's src at dst +
                   ///< m * length of member j; a slot holds P blocks
+    kGather,      ///< member m's src at the root's dst + m * length
+    kScatter,     ///< block m (length bytes) of the root's src into member
+                  ///< m's dst; the root's slot holds P blocks
     kLast
 };
 

@@ -78,7 +78,8 @@ const char *uct_mm_incast_mode_name(uct_mm_incast_mode_t mode);
 
 /**
  * Direct messages: small collectives of the whole group (barrier, bcast,
- * reduce, allreduce, allgather, alltoall) that the caller runs on flags in
+ * reduce, allreduce, allgather, alltoall, gather, scatter) that the caller
+ * runs on flags in
  * the group's segment, without the iface's progress.
  * Every member posts its part of each direct message in one order (a
  * sequence of its own, apart from uct_group_send/recv's); a member's slot
@@ -95,16 +96,22 @@ typedef enum uct_mm_incast_direct_coll {
     UCT_MM_INCAST_DIRECT_REDUCE,      /**< all srcs reduced into root's dst */
     UCT_MM_INCAST_DIRECT_ALLREDUCE,   /**< all srcs reduced into every dst */
     UCT_MM_INCAST_DIRECT_ALLGATHER,   /**< member m's src at dst + m*length */
-    UCT_MM_INCAST_DIRECT_ALLTOALL     /**< block j of member m's src (length
+    UCT_MM_INCAST_DIRECT_ALLTOALL,    /**< block j of member m's src (length
                                            bytes each, group_size of them) at
                                            dst + m*length of member j; the
                                            blocks must fit max_length */
+    UCT_MM_INCAST_DIRECT_GATHER,      /**< member m's src at root's dst +
+                                           m*length */
+    UCT_MM_INCAST_DIRECT_SCATTER      /**< block m of root's src (length
+                                           bytes each, group_size of them)
+                                           into member m's dst; the blocks
+                                           must fit max_length */
 } uct_mm_incast_direct_coll_t;
 
 /** One member's part of one direct message. */
 typedef struct uct_mm_incast_direct_msg {
     uct_mm_incast_direct_coll_t coll;
-    unsigned root;     /**< BCAST, REDUCE: member index */
+    unsigned root;     /**< BCAST, REDUCE, GATHER, SCATTER: member index */
     ucg_op_t op;       /**< reductions (no UCG_OP_USER) */
     ucg_dtype_t dtype; /**< reductions */
     size_t length;     /**< bytes per member, the same on every member */

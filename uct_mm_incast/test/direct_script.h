@@ -56,8 +56,8 @@ struct DirectSpec {
     uint32_t root = 0;
     ucg_op_t op = UCG_OP_SUM;
     ucg_dtype_t dtype = UCG_DTYPE_INT32;
-    std::size_t count = 1; ///< elements (bcast, allgather: bytes)
-    bool in_place = false; ///< allreduce, allgather: src inside dst
+    std::size_t count = 1; ///< elements (bytes but for reductions)
+    bool in_place = false; ///< src inside dst (gather, scatter: the root's)
 };
 
 inline std::size_t elem_bytes(const DirectSpec &s)
@@ -78,7 +78,9 @@ inline DirectMsg prepare_direct(const DirectSpec &s, uint32_t me, uint32_t n,
     const std::size_t bytes = s.count * elem_bytes(s);
     const bool all = s.coll == DirectColl::kAllgather;
     const bool a2a = s.coll == DirectColl::kAlltoall;
-    const std::size_t in = (a2a ? n : 1) * bytes; // src bytes
+    const bool gather = s.coll == DirectColl::kGather;
+    const bool scatter = s.coll == DirectColl::kScatter;
+    const std::size_t in = (a2a || scatter ? n : 1) * bytes; // src bytes
     DirectMsg m;
     m.coll = s.coll;
     m.root = s.root;
@@ -86,8 +88,8 @@ inline DirectMsg prepare_direct(const DirectSpec &s, uint32_t me, uint32_t n,
     m.dtype = s.dtype;
     m.length = s.coll == DirectColl::kBarrier ? 0 : bytes;
     b->src.assign(in + 1, 0);
-    b->dst.assign((all || a2a ? n : 1) * bytes + 1, 0xee);
-    if (s.coll == DirectColl::kBcast || all || a2a) {
+    b->dst.assign((all || a2a || gather ? n : 1) * bytes + 1, 0xee);
+    if (s.coll == DirectColl::kBcast || all || a2a || gather || scatter) {
         for (std::size_t i = 0; i < in; ++i) {
             b->src[i] = byte_value(me, k, i);
         }
@@ -103,8 +105,13 @@ inline DirectMsg prepare_direct(const DirectSpec &s, uint32_t me, uint32_t n,
     }
     m.src = b->src.data();
     m.dst = b->dst.data();
-    if (s.in_place) {
-        uint8_t *mine = b->dst.data() + (all ? me * bytes : 0);
+    if (s.in_place && scatter) {
+        // The root's block stays in its src.
+        if (me == s.root) {
+            m.dst = b->src.data() + me * bytes;
+        }
+    } else if (s.in_place && (!gather || me == s.root)) {
+        uint8_t *mine = b->dst.data() + (all || gather ? me * bytes : 0);
         std::memcpy(mine, b->src.data(), in);
         m.src = mine;
     }
@@ -119,7 +126,8 @@ inline void check_direct(const DirectSpec &s, uint32_t me, uint32_t n,
     const uint8_t *got = b.dst.data();
     if (s.coll == DirectColl::kBarrier ||
         (s.coll == DirectColl::kBcast && me == s.root) ||
-        (s.coll == DirectColl::kReduce && me != s.root)) {
+        ((s.coll == DirectColl::kReduce || s.coll == DirectColl::kGather) &&
+         me != s.root)) {
         if (!s.in_place) {
             UCG_CHECK_EQ(int{got[0]}, 0xee); // untouched
         }
@@ -135,7 +143,19 @@ inline void check_direct(const DirectSpec &s, uint32_t me, uint32_t n,
         UCG_CHECK_EQ(int{*got}, 0xee);
         return;
     }
-    if (s.coll == DirectColl::kBcast || s.coll == DirectColl::kAllgather) {
+    if (s.coll == DirectColl::kScatter) {
+        if (s.in_place && me == s.root) {
+            return; // its src was spoiled after the post: nothing to read
+        }
+        for (std::size_t i = 0; i < bytes; ++i) {
+            UCG_CHECK_EQ(int{got[i]},
+                         int{byte_value(s.root, k, me * bytes + i)});
+        }
+        UCG_CHECK_EQ(int{got[bytes]}, 0xee);
+        return;
+    }
+    if (s.coll == DirectColl::kBcast || s.coll == DirectColl::kAllgather ||
+        s.coll == DirectColl::kGather) {
         const uint32_t from = s.coll == DirectColl::kBcast ? s.root : 0;
         const uint32_t to = s.coll == DirectColl::kBcast ? s.root + 1 : n;
         for (uint32_t m = from; m < to; ++m, got += bytes) {
@@ -212,8 +232,9 @@ inline void run_direct_script(DirectArea &d, uint32_t me, uint32_t n,
 
 /// Every kind: a barrier, bcast and reduce from every root, allreduce of
 /// every operator of every dtype class (in place every other), allgather,
-/// alltoall; `max` bytes (an alltoall's blocks: their share) and a small
-/// size each.
+/// alltoall, gather and scatter from every root (in place and not);
+/// `max` bytes (an alltoall's and a scatter's blocks: their share) and a
+/// small size each.
 inline std::vector<DirectSpec> direct_script(uint32_t n, std::size_t max)
 {
     std::vector<DirectSpec> script;
@@ -253,6 +274,22 @@ inline std::vector<DirectSpec> direct_script(uint32_t n, std::size_t max)
             script.push_back({.coll = DirectColl::kAlltoall,
                               .count = bytes,
                               .in_place = inside});
+        }
+    }
+    for (uint32_t root = 0; root < n; ++root) {
+        for (bool inside : {false, true}) {
+            for (std::size_t bytes : {std::size_t{1}, max}) {
+                script.push_back({.coll = DirectColl::kGather,
+                                  .root = root,
+                                  .count = bytes,
+                                  .in_place = inside});
+            }
+            for (std::size_t bytes : {std::size_t{1}, max / n}) {
+                script.push_back({.coll = DirectColl::kScatter,
+                                  .root = root,
+                                  .count = bytes,
+                                  .in_place = inside});
+            }
         }
     }
     script.push_back({DirectColl::kBarrier});

@@ -428,12 +428,13 @@ TEST_CASE("incast trust: random direct-area fields fail the group or "
         std::atomic<unsigned> members_done{0};
         // More messages than slots, so slots are reused under the fuzz.
         std::vector<DirectSpec> script;
-        for (unsigned k = 0; k < 12; ++k) {
+        for (unsigned k = 0; k < 16; ++k) {
             const DirectColl kinds[] = {
                 DirectColl::kAllreduce, DirectColl::kBcast,
                 DirectColl::kAllgather, DirectColl::kReduce,
-                DirectColl::kAlltoall,  DirectColl::kBarrier};
-            script.push_back({.coll = kinds[k % 6],
+                DirectColl::kAlltoall,  DirectColl::kBarrier,
+                DirectColl::kGather,    DirectColl::kScatter};
+            script.push_back({.coll = kinds[k % 8],
                               .root = (r + k) % n,
                               .count = 1 + (k * 13) % 50});
         }
