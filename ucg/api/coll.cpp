@@ -250,14 +250,34 @@ bool direct_kind(Collective c, uct_mm_incast_direct_coll_t *kind)
     case Collective::kAlltoall:
         *kind = UCT_MM_INCAST_DIRECT_ALLTOALL;
         return true;
+    case Collective::kGather:
+        *kind = UCT_MM_INCAST_DIRECT_GATHER;
+        return true;
+    case Collective::kScatter:
+        *kind = UCT_MM_INCAST_DIRECT_SCATTER;
+        return true;
     default:
         return false;
     }
 }
 
+// Blocks of the call's size one direct slot must hold.
+std::uint64_t direct_slot_blocks(uct_mm_incast_direct_coll_t kind, int size)
+{
+    const auto p = static_cast<std::uint64_t>(size);
+    switch (kind) {
+    case UCT_MM_INCAST_DIRECT_ALLTOALL:
+        return 2 * p;
+    case UCT_MM_INCAST_DIRECT_SCATTER:
+        return p;
+    default:
+        return 1;
+    }
+}
+
 // Whether the call runs as one direct message (decision 0022): the group
 // has them (one host), the bytes fit a slot (an alltoall's blocks, all of
-// them, half a slot), the operator is built in, and
+// them, half a slot; a scatter's, all of them), the operator is built in, and
 // neither a UCG_TUNE rule nor a plan file speaks for this call. Not the
 // barrier of a host with fewer cores than ranks: there its linear plan
 // lets rank 0 leave first, and a bcast from it after the barrier finds
@@ -271,11 +291,9 @@ bool direct_fits(const ucg_group *g, const CollShape &s, bool user_op)
     if (g->direct == nullptr || user_op || s.forced != nullptr ||
         !direct_kind(s.collective, &kind) ||
         // An alltoall's slot holds a block for every rank, and half a slot
-        // of them is where its plan catches up (np=2, 1 KiB blocks).
-        s.select_bytes * (kind == UCT_MM_INCAST_DIRECT_ALLTOALL
-                              ? 2 * static_cast<std::uint64_t>(g->size)
-                              : 1) >
-            g->direct_max ||
+        // of them is where its plan catches up (np=2, 1 KiB blocks); a
+        // scatter's root slot holds a block for every rank.
+        s.select_bytes * direct_slot_blocks(kind, g->size) > g->direct_max ||
         (kind == UCT_MM_INCAST_DIRECT_BARRIER && g->any_oversubscribed) ||
         g->file_plans.count(static_cast<int>(s.collective)) != 0) {
         return false;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Which calls run as the host group's direct messages (decision 0022):
-// barrier (with a core per rank), bcast, reduce, allreduce, allgather and
-// alltoall of up to the transport's slot on a group of one host, with a
-// built-in operator and no UCG_TUNE rule or plan file for them; everything else
-// takes a plan. Every result is checked against the reference model.
+// barrier (with a core per rank), bcast, reduce, allreduce, allgather,
+// alltoall, gather and scatter of up to the transport's slot on a group of
+// one host, with a built-in operator and no UCG_TUNE rule or plan file for
+// them; everything else takes a plan. Every result is checked against the
+// reference model.
 #include "coll_ref.h"
 #include "rank_env.h"
 
@@ -73,6 +74,10 @@ TEST_CASE("small collectives of a one-host group run as direct messages",
     RefCase maxloc = make(UCG_COLL_REDUCE, 0, n, 5);
     maxloc.op = UCG_OP_MAXLOC;
     maxloc.dtype = UCG_DTYPE_DOUBLE_INT;
+    RefCase gather_in_place = make(UCG_COLL_GATHER, 0, n, 7);
+    gather_in_place.in_place = true;
+    RefCase scatter_in_place = make(UCG_COLL_SCATTER, 0, n, 9);
+    scatter_in_place.in_place = true;
     expect_direct(n, 1, nullptr,
                   {{make(UCG_COLL_BARRIER, 0, n, 0), core_each(n)},
                    {make(UCG_COLL_BCAST, 0, n, 4096), true},
@@ -85,6 +90,13 @@ TEST_CASE("small collectives of a one-host group run as direct messages",
                    // An alltoall's blocks fill half a slot at most.
                    {make(UCG_COLL_ALLTOALL, 0, n, 682), true},
                    {make(UCG_COLL_ALLTOALL, 0, n, 683), false},
+                   {make(UCG_COLL_GATHER, 0, n, 4096), true},
+                   {make(UCG_COLL_GATHER, 0, n, 4097), false},
+                   {gather_in_place, true},
+                   // A scatter's root slot holds every rank's block.
+                   {make(UCG_COLL_SCATTER, 0, n, 1365), true},
+                   {make(UCG_COLL_SCATTER, 0, n, 1366), false},
+                   {scatter_in_place, true},
                    {make(UCG_COLL_SCAN, 0, n, 1), false},
                    {user, false}});
     // Two ranks have a core each here (the CI machine has two).
