@@ -104,18 +104,9 @@ Status DirectArea::check(const DirectMsg &m, const char **why) const noexcept
                 m.length % ucg_dtype_size(m.dtype) != 0)) {
         *why = "operator and datatype do not reduce, or length is not a "
                "multiple of the datatype";
-    } else if (m.length != 0 && m.src == nullptr &&
-               (!from_root(m.coll) || m.root == member_)) {
+    } else if (m.length != 0 && m.src == nullptr && contributes(m)) {
         *why = "no source buffer";
-    } else if (m.length != 0 && m.dst == nullptr &&
-               (m.coll == DirectColl::kAllreduce ||
-                m.coll == DirectColl::kAllgather ||
-                m.coll == DirectColl::kAlltoall ||
-                m.coll == DirectColl::kScatter ||
-                (m.coll == DirectColl::kBcast && m.root != member_) ||
-                ((m.coll == DirectColl::kReduce ||
-                  m.coll == DirectColl::kGather) &&
-                 m.root == member_))) {
+    } else if (m.length != 0 && m.dst == nullptr && !reads_nothing(m)) {
         *why = "no destination buffer";
     } else {
         return Status::kOk;
@@ -123,9 +114,9 @@ Status DirectArea::check(const DirectMsg &m, const char **why) const noexcept
     return Status::kInvalidParam;
 }
 
-bool DirectArea::contributes(const Op &op) const noexcept
+bool DirectArea::contributes(const DirectMsg &m) const noexcept
 {
-    return !from_root(op.msg.coll) || op.msg.root == member_;
+    return !from_root(m.coll) || m.root == member_;
 }
 
 std::size_t DirectArea::payload(const DirectMsg &m) const noexcept
@@ -270,7 +261,7 @@ bool DirectArea::publish_pending() noexcept
     bool moved = false;
     for (; unpublished_ < next_; ++unpublished_) {
         Op &op = at(unpublished_);
-        if (contributes(op)) {
+        if (contributes(op.msg)) {
             if (!room_for(unpublished_)) {
                 break;
             }
@@ -346,7 +337,7 @@ Status DirectArea::post(const DirectMsg &m, std::uint64_t *id) noexcept
     op.msg = m;
     op.check = direct_check(m, s);
     progress();
-    if (s >= unpublished_ && contributes(op) && m.length != 0) {
+    if (s >= unpublished_ && contributes(m) && m.length != 0) {
         // Published later, from progress: the caller's src is ours only
         // during this call.
         std::uint8_t *stage = stage_.data() + (s % kQueue) * geo_.slot_bytes;

@@ -14,13 +14,13 @@
 //
 // Every member posts the group's direct messages in one order (their own
 // sequence, apart from the ring's). Message s uses slot s % depth of each
-// member that contributes to it (all members, or a bcast's root alone). A
-// contributor writes its payload, then seq = s + 1 (release), once every
-// other member's done is past s - depth (they have read that slot's last
-// message). A member completes message s once every contribution it needs
-// carries seq s + 1, reading the payloads straight into its buffer
-// (reductions in member order, so every member gets the same bits), and
-// stores done = how many of its messages are complete in order. Each member
+// member that contributes to it (all members, or a bcast's or a scatter's
+// root alone). A contributor writes its payload, then seq = s + 1
+// (release), once every other member's done is past s - depth (they have
+// read that slot's last message). A member completes message s once every
+// contribution it needs carries seq s + 1, reading the payloads straight into
+// its buffer (reductions in member order, so every member gets the same bits),
+// and stores done = how many of its messages are complete in order. Each member
 // writes only its own line and slots; nobody waits for an acknowledgement.
 // Cost of an 8-byte allreduce of P members: one line written, P - 1 lines
 // read per member.
@@ -151,8 +151,9 @@ class DirectArea {
     Op &at(std::uint64_t s) noexcept { return ops_[s % kQueue]; }
     DirectLine *line(std::uint32_t m) const noexcept;
     DirectSlotHeader *slot(std::uint32_t m, std::uint64_t s) const noexcept;
-    bool contributes(const Op &op) const noexcept;
-    /// A bcast's root and a reduce's non-roots: done once published.
+    bool contributes(const DirectMsg &m) const noexcept;
+    /// A bcast's root and a reduce's or a gather's non-roots: done once
+    /// published.
     bool reads_nothing(const DirectMsg &m) const noexcept;
     /// Bytes a contributor writes into its slot.
     std::size_t payload(const DirectMsg &m) const noexcept;

@@ -79,8 +79,7 @@ const char *uct_mm_incast_mode_name(uct_mm_incast_mode_t mode);
 /**
  * Direct messages: small collectives of the whole group (barrier, bcast,
  * reduce, allreduce, allgather, alltoall, gather, scatter) that the caller
- * runs on flags in
- * the group's segment, without the iface's progress.
+ * runs on flags in the group's segment, without the iface's progress.
  * Every member posts its part of each direct message in one order (a
  * sequence of its own, apart from uct_group_send/recv's); a member's slot
  * holds at most max_length bytes (UCX_MM_INCAST_DIRECT_SIZE of member 0,
