@@ -47,7 +47,8 @@ class Session {
         }
         MsgHead h = head;
         h.len = static_cast<uint32_t>(pack(payload));
-        commit_packet(h, 0, h.len, now);
+        commit_packet(h, 0, h.len);
+        transmit_new(now);
         return Status::kOk;
     }
     /// Queues a message of any length, read from `data` until
@@ -119,8 +120,8 @@ class Session {
     uint16_t member_at(uint16_t stream, uint32_t rank) const;
     // session_tx.cpp
     Status begin_packet(uint8_t **payload);
-    void commit_packet(const MsgHead &h, uint32_t offset, uint32_t len,
-                       uint64_t now);
+    /// Seals the next packet into the store; transmit_new() sends it.
+    void commit_packet(const MsgHead &h, uint32_t offset, uint32_t len);
     uint8_t *tx_buf(uint32_t psn);
     void transmit_new(uint64_t now);
     void fill_window(uint64_t now);

@@ -10,6 +10,16 @@
 
 namespace uct_ud_mcast {
 
+namespace {
+
+/// Packets fill_window seals before it sends them: a run long enough for
+/// one offloaded send of 64 KiB at a 1,500-byte MTU, short enough that
+/// the first packet leaves while the copies of the rest would still be
+/// under way.
+constexpr uint32_t kRunPackets = 32;
+
+} // namespace
+
 uint8_t *Session::tx_buf(uint32_t psn)
 {
     return tx_store_.data() +
@@ -28,8 +38,7 @@ Status Session::begin_packet(uint8_t **payload)
     return Status::kOk;
 }
 
-void Session::commit_packet(const MsgHead &h, uint32_t offset, uint32_t len,
-                            uint64_t now)
+void Session::commit_packet(const MsgHead &h, uint32_t offset, uint32_t len)
 {
     uint8_t *buf = tx_buf(next_);
     CommonHeader c{};
@@ -65,23 +74,38 @@ void Session::commit_packet(const MsgHead &h, uint32_t offset, uint32_t len,
     seal_packet(buf, total, cfg_.tx_key);
     tx_slots_[next_ & (cfg_.window - 1)].len = static_cast<uint32_t>(total);
     ++next_;
-    transmit_new(now);
 }
 
+// New packets go out in runs: consecutive slots of the store that are
+// full (mtu_ bytes) but the run's last, handed to the wire in one call
+// (on a bridge or NIC without offload each datagram's trip through the
+// stack costs more than its bytes; decision 0032).
 void Session::transmit_new(uint64_t now)
 {
     while (unsent_ != next_) {
-        TxSlot &slot = tx_slots_[unsent_ & (cfg_.window - 1)];
-        if (!tx_->to_all(tx_buf(unsent_), slot.len)) {
+        const uint32_t first = unsent_ & (cfg_.window - 1);
+        uint32_t count = 0;
+        size_t last = 0;
+        do {
+            last = tx_slots_[(first + count) & (cfg_.window - 1)].len;
+            ++count;
+        } while (unsent_ + count != next_ && first + count < cfg_.window &&
+                 last == mtu_);
+        const uint32_t sent =
+            tx_->to_all_run(tx_buf(unsent_), mtu_, count, last);
+        for (uint32_t i = 0; i < sent; ++i) {
+            TxSlot &slot = tx_slots_[first + i];
+            ++cnt_->tx_packets;
+            ++cnt_->tx_data;
+            cnt_->tx_bytes += slot.len;
+            cnt_->tx_data_bytes += slot.len;
+            slot.last_sent_ns = now;
+        }
+        unsent_ += sent;
+        if (sent != count) {
             ++cnt_->tx_failed; // retried from progress
             break;
         }
-        ++cnt_->tx_packets;
-        ++cnt_->tx_data;
-        cnt_->tx_bytes += slot.len;
-        cnt_->tx_data_bytes += slot.len;
-        slot.last_sent_ns = now;
-        ++unsent_;
     }
     if (rto_due_ns_ == 0 && base_ != unsent_) {
         rto_due_ns_ = now + rto_ns_;
@@ -106,11 +130,15 @@ void Session::fill_window(uint64_t now)
             q_head_ = (q_head_ + 1) % cfg_.max_queued;
             --q_count_;
         }
-        commit_packet(head, offset, len, now);
+        commit_packet(head, offset, len);
+        if (last || next_ - unsent_ >= kRunPackets) {
+            transmit_new(now);
+        }
         if (last) {
             handler_->sent(cookie); // may post again: state re-read above
         }
     }
+    transmit_new(now);
 }
 
 Status Session::post_message(const MsgHead &head, const void *data,

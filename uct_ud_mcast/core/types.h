@@ -92,6 +92,20 @@ class Transmit {
                            size_t len) noexcept = 0;
     /// To every other member (multicast; the peer in a p2p session).
     virtual bool to_all(const uint8_t *pkt, size_t len) noexcept = 0;
+    /// To every other member, a run of `count` packets laid end to end
+    /// from `pkts`: every one `seg` bytes but the last, `last` bytes (at
+    /// most `seg`). Returns how many of the first were sent; a wire that
+    /// can sends the run in one call (UDP: segmentation offload).
+    virtual uint32_t to_all_run(const uint8_t *pkts, size_t seg, uint32_t count,
+                                size_t last) noexcept
+    {
+        for (uint32_t i = 0; i < count; ++i) {
+            if (!to_all(pkts + i * seg, i + 1 == count ? last : seg)) {
+                return i;
+            }
+        }
+        return count;
+    }
 
   protected:
     ~Transmit() = default;

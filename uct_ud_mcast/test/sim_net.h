@@ -41,6 +41,8 @@ class SimNet {
     std::vector<std::vector<uint64_t>> rx_by_type;
     /// Virtual time of the first DATA packet sent (0: none yet).
     uint64_t first_data_ns = 0;
+    /// Packets of each run a member handed to to_all_run, in order.
+    std::vector<uint32_t> runs;
 
     /// Puts a packet on the wire from `from` to `to`, arriving after
     /// `delay_ns`, past the filter and the faults (an attacker's).
@@ -66,6 +68,12 @@ class SimNet {
         bool to_member(uint16_t m, const uint8_t *p,
                        size_t n) noexcept override;
         bool to_all(const uint8_t *p, size_t n) noexcept override;
+        uint32_t to_all_run(const uint8_t *p, size_t seg, uint32_t count,
+                            size_t last) noexcept override
+        {
+            net->runs.push_back(count);
+            return Transmit::to_all_run(p, seg, count, last);
+        }
     };
     struct Event {
         uint64_t at;

@@ -4,11 +4,13 @@
 
 #include "uct_mm_common/log.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <cstring>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <netinet/udp.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -22,6 +24,11 @@ using uct_mm_common::LogLevel;
 namespace {
 
 constexpr unsigned kBatch = 16;
+
+// What one UDP_SEGMENT send may carry: the kernel's segment limit
+// (UDP_MAX_SEGMENTS) and one IPv4 datagram's payload.
+constexpr uint32_t kMaxSegments = 64;
+constexpr size_t kMaxDatagram = 65507;
 
 bool interface_ipv4(const std::string &ifname, in_addr *ip)
 {
@@ -241,19 +248,81 @@ bool UdpWire::send_group(int group, const uint8_t *pkt, size_t len)
                   sizeof(g.dest)) == static_cast<ssize_t>(len);
 }
 
+uint32_t UdpWire::send_group_run(int group, const uint8_t *pkts, size_t seg,
+                                 uint32_t count, size_t last)
+{
+    const Group &g = groups_[static_cast<size_t>(group)];
+    uint32_t done = 0;
+    while (done < count) {
+        const uint32_t n =
+            segment_ ? std::min({count - done, kMaxSegments,
+                                 static_cast<uint32_t>(kMaxDatagram / seg)})
+                     : 1;
+        const uint8_t *first = pkts + static_cast<size_t>(done) * seg;
+        const size_t tail = done + n == count ? last : seg;
+        if (n < 2) {
+            if (!send_group(group, first, tail)) {
+                return done;
+            }
+            ++done;
+            continue;
+        }
+        iovec iov{const_cast<uint8_t *>(first), (n - 1) * seg + tail};
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(uint16_t))] = {};
+        msghdr m{};
+        m.msg_name = const_cast<sockaddr_in *>(&g.dest);
+        m.msg_namelen = sizeof(g.dest);
+        m.msg_iov = &iov;
+        m.msg_iovlen = 1;
+        m.msg_control = control;
+        m.msg_controllen = sizeof(control);
+        cmsghdr *c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = IPPROTO_UDP;
+        c->cmsg_type = UDP_SEGMENT;
+        c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+        const auto size = static_cast<uint16_t>(seg);
+        std::memcpy(CMSG_DATA(c), &size, sizeof(size));
+        const ssize_t r = sendmsg(fd_, &m, 0);
+        if (r == static_cast<ssize_t>(iov.iov_len)) {
+            done += n;
+            ++run_sends_;
+        } else if (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+                   errno != ENOBUFS) {
+            // No segmentation here (an old kernel, a device without
+            // checksum offload, packets over the MTU): one at a time.
+            log(LogLevel::kDebug, "ud_mcast udp: UDP_SEGMENT refused (%s)",
+                std::strerror(errno));
+            segment_ = false;
+        } else {
+            return done; // the socket's buffer is full: retried later
+        }
+    }
+    return done;
+}
+
 unsigned UdpWire::drain(int fd, Engine *engine, uint64_t now)
 {
     mmsghdr msgs[kBatch];
     iovec iov[kBatch];
+    sockaddr_in from[kBatch];
     for (unsigned i = 0; i < kBatch; ++i) {
         iov[i] = {rx_.data() + static_cast<size_t>(i) * max_packet_,
                   max_packet_};
         msgs[i] = {};
         msgs[i].msg_hdr.msg_iov = &iov[i];
         msgs[i].msg_hdr.msg_iovlen = 1;
+        msgs[i].msg_hdr.msg_name = &from[i];
+        msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
     }
     const int n = recvmmsg(fd, msgs, kBatch, MSG_DONTWAIT, nullptr);
     for (int i = 0; i < n; ++i) {
+        if (from[i].sin_port == local_.sin_port &&
+            from[i].sin_addr.s_addr == local_.sin_addr.s_addr) {
+            // Our own multicast, looped back for members on this host
+            // (IP_MULTICAST_LOOP): no session takes it, so it is dropped
+            // before its checksum and MAC cost anything.
+            continue;
+        }
         if ((msgs[i].msg_hdr.msg_flags & MSG_TRUNC) != 0) {
             ++engine->counters().drop_malformed; // over our packet size
             continue;

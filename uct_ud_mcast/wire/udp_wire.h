@@ -35,10 +35,17 @@ class UdpWire final : public Wire {
     Status join(uint64_t key, int *group) override;
     void leave(int group) override;
     bool send_group(int group, const uint8_t *pkt, size_t len) override;
+    /// One sendmsg per run where the kernel segments it (UDP_SEGMENT),
+    /// else a sendto per packet.
+    uint32_t send_group_run(int group, const uint8_t *pkts, size_t seg,
+                            uint32_t count, size_t last) override;
     unsigned poll(Engine *engine, uint64_t now) override;
     void wait(int timeout_ms) override;
     int event_fd() const override { return epfd_; }
     bool readable() override;
+
+    /// System calls that sent a run of more than one packet.
+    uint64_t run_sends() const noexcept { return run_sends_; }
 
     /// The multicast address and port of a session key (host order).
     static void group_addr(uint64_t key, uint16_t port_base, uint32_t *ip,
@@ -61,6 +68,8 @@ class UdpWire final : public Wire {
     std::vector<sockaddr_in> peers_;
     std::vector<Group> groups_;
     std::vector<uint8_t> rx_; ///< batch buffers
+    bool segment_ = true;     ///< the kernel takes UDP_SEGMENT (until refused)
+    uint64_t run_sends_ = 0;
 };
 
 } // namespace uct_ud_mcast

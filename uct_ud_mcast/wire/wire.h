@@ -30,6 +30,19 @@ class Wire {
     virtual Status join(uint64_t key, int *group) = 0;
     virtual void leave(int group) = 0;
     virtual bool send_group(int group, const uint8_t *pkt, size_t len) = 0;
+    /// A run of packets to a group (Transmit::to_all_run); returns how
+    /// many of the first were sent.
+    virtual uint32_t send_group_run(int group, const uint8_t *pkts, size_t seg,
+                                    uint32_t count, size_t last)
+    {
+        for (uint32_t i = 0; i < count; ++i) {
+            if (!send_group(group, pkts + i * seg,
+                            i + 1 == count ? last : seg)) {
+                return i;
+            }
+        }
+        return count;
+    }
     /// Receives what is there (at most a batch per socket or queue) into
     /// the engine; returns the number of packets.
     virtual unsigned poll(Engine *engine, uint64_t now) = 0;
@@ -60,6 +73,14 @@ class WireTransmit final : public Transmit {
             return wire_->send_group(group_, pkt, len);
         }
         return to_member(static_cast<uint16_t>(me_ ^ 1), pkt, len);
+    }
+    uint32_t to_all_run(const uint8_t *pkts, size_t seg, uint32_t count,
+                        size_t last) noexcept override
+    {
+        if (group_ >= 0) {
+            return wire_->send_group_run(group_, pkts, seg, count, last);
+        }
+        return Transmit::to_all_run(pkts, seg, count, last);
     }
     int group() const noexcept { return group_; }
 
