@@ -149,7 +149,7 @@ TEST_CASE("udp wire: a run of packets leaves in one send per 64 KiB and "
 }
 
 TEST_CASE("udp wire: its own multicast, looped back, never reaches the "
-          "engine; another socket's does",
+          "engine but another socket's does",
           "[ud_mcast][udp]")
 {
     UdpConfig cfg;
