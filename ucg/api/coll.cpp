@@ -452,8 +452,19 @@ ucs_status_t call_failed(ucg_coll *c, ucs_status_t st)
 {
     if (c->failure == UCS_OK) {
         c->failure = st;
-        if (st != UCS_ERR_CONNECTION_RESET && find_dead_member(c->group) >= 0) {
+        const int dead = find_dead_member(c->group);
+        if (dead >= 0) {
             c->failure = UCS_ERR_CONNECTION_RESET;
+        }
+        if (c->group->failed == UCS_OK) { // the group's first: one line
+            if (dead >= 0) {
+                log_error("ucg collective %s: rank %d of the group died or "
+                          "left",
+                          c->plan_name.c_str(), dead);
+            } else {
+                log_error("ucg collective %s: %s", c->plan_name.c_str(),
+                          ucs_status_string(st));
+            }
         }
     }
     if (c->group->failed == UCS_OK) {

@@ -230,16 +230,22 @@ ucs_status_t exchange_addresses(ucg_group *g, const Oob &oob,
     return UCS_OK;
 }
 
-// UCP found a transport error on an endpoint (a peer died): remember it,
-// so the members' liveness check reports the peer; without a callback UCP
-// treats the error as fatal.
+// UCP found a transport error on an endpoint (a peer died, or left: over
+// TCP a peer's exit closes its connections): remember it, so the members'
+// liveness check reports the peer; without a callback UCP treats the
+// error as fatal. Said only while a collective is in flight: between
+// collectives it is most often a peer that finished first (every
+// cross-host job's end), and a collective that needs the peer fails on
+// it with its own line.
 void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
     auto *ctx = static_cast<ucg_context *>(arg);
     if (std::find(ctx->failed_eps.begin(), ctx->failed_eps.end(), ep) ==
         ctx->failed_eps.end()) {
         ctx->failed_eps.push_back(ep);
-        log_warn("a peer's endpoint failed: %s", ucs_status_string(status));
+        if (!ctx->active.empty()) {
+            log_warn("a peer's endpoint failed: %s", ucs_status_string(status));
+        }
     }
 }
 

@@ -40,6 +40,11 @@ ucs_status_t second_group(ucg_group_h, int, int, ucg_group_h *out)
     return ucg_group_create(g_ctx, &g_params, out);
 }
 
+ucg_context_h rank_context()
+{
+    return g_ctx;
+}
+
 void run_ranks(int size, int hosts,
                const std::function<void(ucg_group_h, int)> &body,
                double timeout_sec, const char *tune,

@@ -31,6 +31,9 @@ bool expect_group_create(int size, ucs_status_t expect,
 /// Inside a run_ranks body: every rank meets here (out of band).
 void oob_barrier();
 
+/// Inside a run_ranks body: this rank's context.
+ucg_context_h rank_context();
+
 /// Inside a run_ranks body: another group over the same ranks and
 /// context (a collective call of every rank).
 ucs_status_t second_group(ucg_group_h g, int rank, int size, ucg_group_h *out);

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
+#include <fcntl.h>
 #include <new>
 #include <set>
 #include <string>
@@ -292,6 +293,93 @@ TEST_CASE("a member killed mid-collective fails the others in bounded time",
         60, nullptr, {2});
     ::unsetenv("UCG_TIMEOUT");
     CHECK(ucg_shm_left(before).empty());
+}
+
+namespace {
+
+// What f() wrote on stderr (UCX's own log lines included).
+template <class F> std::string stderr_of(F &&f)
+{
+    char path[] = "/tmp/ucg-test-stderr-XXXXXX";
+    const int fd = ::mkstemp(path);
+    if (fd < 0) {
+        return "(no temporary file)";
+    }
+    ::unlink(path);
+    std::fflush(stderr);
+    const int saved = ::dup(2);
+    ::dup2(fd, 2);
+    f();
+    std::fflush(stderr);
+    ::dup2(saved, 2);
+    ::close(saved);
+    std::string said(8192, '\0');
+    const ssize_t n = ::pread(fd, said.data(), said.size(), 0);
+    ::close(fd);
+    said.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    return said;
+}
+
+std::size_t count_of(const std::string &text, const std::string &what)
+{
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos;
+         at = text.find(what, at + 1)) {
+        ++n;
+    }
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("a peer that leaves between collectives is no warning but the next "
+          "collective fails on it with one line",
+          "[ucg][fork]")
+{
+    // Over TCP a peer's exit closes its connections and UCP reports the
+    // endpoint failed (shared memory reports nothing): at the end of
+    // every cross-host job, the ranks that finish last would warn.
+    const ScopedEnv tls("UCX_TLS", "tcp,self");
+    const ScopedEnv timeout("UCG_TIMEOUT", "2");
+    run_ranks(2, 2, [](ucg_group_h g, int rank) {
+        std::vector<int> in(4, rank), out(in.size());
+        ucg_coll_args_t a = allreduce(in.data(), out.data(), in.size());
+        ucg_coll_h h;
+        UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+        UCG_CHECK(ucg_collective_start(h) == UCS_OK);
+        UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
+        ucg_collective_free(h);
+        if (rank == 1) {
+            return; // its group and context go, and the process ends
+        }
+        const std::string idle = stderr_of([] {
+            const auto t0 = std::chrono::steady_clock::now();
+            while (std::chrono::steady_clock::now() - t0 <
+                   std::chrono::milliseconds(1500)) {
+                ucg_progress(rank_context());
+                ::usleep(1000);
+            }
+        });
+        if (count_of(idle, "[ucg]") != 0) {
+            ucg_test::fail_check(__FILE__, __LINE__, "nothing said", idle);
+        }
+        // The failure is kept: the next collective ends with it, and says
+        // so once.
+        ucs_status_t st = UCS_OK;
+        const std::string failed = stderr_of([&] {
+            UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+            st = ucg_collective_start(h);
+            if (st == UCS_OK) {
+                st = ucg_collective_wait(h);
+            }
+            ucg_collective_free(h);
+        });
+        UCG_CHECK(st == UCS_ERR_CONNECTION_RESET);
+        if (count_of(failed, "[ucg]") != 1 ||
+            count_of(failed, "rank 1 of the group died or left") != 1) {
+            ucg_test::fail_check(__FILE__, __LINE__, "one line", failed);
+        }
+    });
 }
 
 } // namespace ucg::test
