@@ -617,3 +617,45 @@ TEST_CASE("ud_mcast MAX_PEERS bounds the p2p sessions of an iface",
     uct_ep_destroy(ba);
     uct_ep_destroy(ab);
 }
+
+TEST_CASE("ud_mcast GROUP_WINDOW sizes a group's window, WINDOW a p2p "
+          "session's",
+          "[ud_mcast][ucx]")
+{
+    const auto [group_window, expect] =
+        GENERATE(table<const char *, size_t>({{nullptr, 256}, {"32", 32}}));
+    Config cfg{{"WINDOW", "8"}};
+    if (group_window != nullptr) {
+        cfg.emplace_back("GROUP_WINDOW", group_window);
+    }
+    Rank a(cfg), b(Config{});
+    INFO("GROUP_WINDOW " << (group_window ? group_window : "(default)"));
+    // A group's messages fill a quarter of its window.
+    uct_group_attr_t attr{};
+    REQUIRE(uct_ud_mcast_group_iface_query(a.iface, &attr) == UCS_OK);
+    CHECK(attr.seg_length == a.attr.cap.am.max_short * expect / 4);
+    // A p2p endpoint to a peer that stops progressing once the session is
+    // up takes WINDOW packets.
+    uct_ep_h ab;
+    REQUIRE(connect_ep(a, iface_address(b), &ab) == UCS_OK);
+    unsigned taken = 0;
+    const uint64_t deadline = uct_mm_common::now_ns() + 3'000'000'000ull;
+    while (uct_ep_am_short(ab, 3, 0, nullptr, 0) != UCS_OK &&
+           uct_mm_common::now_ns() < deadline) {
+        a.progress(); // the JOIN and its answer
+        b.progress();
+    }
+    for (unsigned i = 0; i < 100; ++i) {
+        taken += uct_ep_am_short(ab, 3, i, nullptr, 0) == UCS_OK;
+        a.progress();
+    }
+    CHECK(taken + 1 == 8);
+    uct_ep_destroy(ab);
+}
+
+TEST_CASE("ud_mcast refuses a GROUP_WINDOW that is no power of two",
+          "[ud_mcast][ucx]")
+{
+    CHECK_THROWS(Rank(Config{{"GROUP_WINDOW", "100"}}));
+    CHECK_NOTHROW(Rank(Config{{"GROUP_WINDOW", "128"}}));
+}

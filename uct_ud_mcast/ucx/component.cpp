@@ -22,6 +22,12 @@ ucs_config_field_t g_iface_config_table[] = {
      "Packets a sender may have in flight (not yet consumed by every "
      "member); a power of two. Also what a receiver stores per sender.",
      ucs_offsetof(IfaceConfig, window), UCS_CONFIG_TYPE_UINT},
+    {"GROUP_WINDOW", "256",
+     "WINDOW of a group's sessions: with the runs a sender hands the wire, "
+     "a window of 64 bounded a bcast over a bridge (4 hosts) at ~75 MB/s, "
+     "256 at ~115. Its store (packets of one MTU) is allocated per group, "
+     "a receiver's per sender only on reordering.",
+     ucs_offsetof(IfaceConfig, group_window), UCS_CONFIG_TYPE_UINT},
     {"ACK_FANIN", "4",
      "Children per node of the ACK tree: a sender hears ACKs from at most "
      "this many members, whatever the group size.",

@@ -148,7 +148,7 @@ ucs_status_t create(uct_iface_h tl_iface, const uct_group_params_t *params,
     g->iface = iface;
     g->me = params->member_index;
     g->size = params->group_size;
-    SessionConfig cfg = iface->base;
+    SessionConfig cfg = iface->group;
     cfg.key = mix64(params->group_key ^ mix64(addrs[0].peer.id));
     cfg.my_index = static_cast<uint16_t>(g->me);
     cfg.size = static_cast<uint16_t>(g->size);
@@ -188,9 +188,10 @@ ucs_status_t query(uct_iface_h tl_iface, uct_group_attr_t *attr)
     attr->max_outstanding = iface->max_outstanding;
     attr->max_length = kMaxLength;
     // A message that fills a quarter of the window pipelines with the next.
-    attr->seg_length = std::max<size_t>(
-        iface->base.max_payload,
-        static_cast<size_t>(iface->base.max_payload) * iface->base.window / 4);
+    attr->seg_length =
+        std::max<size_t>(iface->group.max_payload,
+                         static_cast<size_t>(iface->group.max_payload) *
+                             iface->group.window / 4);
     return UCS_OK;
 }
 

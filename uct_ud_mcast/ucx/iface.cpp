@@ -196,14 +196,17 @@ ucs_status_t open_wire(Iface *iface, const IfaceConfig *cfg,
 ucs_status_t configure(Iface *iface, const IfaceConfig *cfg,
                        const char *dev_name)
 {
-    if (cfg->window < 2 || (cfg->window & (cfg->window - 1)) != 0 ||
-        cfg->window > 32768 || cfg->max_group_size < 1 ||
-        cfg->max_group_size > kMaxMembers || cfg->max_outstanding < 1 ||
-        cfg->max_peers < 1 || cfg->ack_fanin < 1 || cfg->rx_loss < 0 ||
-        cfg->rx_loss >= 1) {
-        ucs_error("ud_mcast: UCX_UD_MCAST_WINDOW must be a power of two up to "
-                  "32768, MAX_GROUP_SIZE 1..%u, MAX_OUTSTANDING, MAX_PEERS and "
-                  "ACK_FANIN >= 1, RX_LOSS in [0, 1)",
+    const auto pow2 = [](unsigned w) {
+        return w >= 2 && (w & (w - 1)) == 0 && w <= 32768;
+    };
+    if (!pow2(cfg->window) || !pow2(cfg->group_window) ||
+        cfg->max_group_size < 1 || cfg->max_group_size > kMaxMembers ||
+        cfg->max_outstanding < 1 || cfg->max_peers < 1 || cfg->ack_fanin < 1 ||
+        cfg->rx_loss < 0 || cfg->rx_loss >= 1) {
+        ucs_error("ud_mcast: UCX_UD_MCAST_WINDOW and GROUP_WINDOW must be "
+                  "powers of two up to 32768, MAX_GROUP_SIZE 1..%u, "
+                  "MAX_OUTSTANDING, MAX_PEERS and ACK_FANIN >= 1, RX_LOSS in "
+                  "[0, 1)",
                   kMaxMembers);
         return UCS_ERR_INVALID_PARAM;
     }
@@ -230,6 +233,9 @@ ucs_status_t configure(Iface *iface, const IfaceConfig *cfg,
     b.timeout_ns = static_cast<uint64_t>(cfg->timeout * 1e9);
     b.probe_ns = b.timeout_ns / 5;
     b.attach_timeout_ns = static_cast<uint64_t>(cfg->attach_timeout * 1e9);
+    iface->group = b;
+    iface->group.window = cfg->group_window;
+    iface->group.ack_every = std::max(1u, cfg->group_window / 4);
     iface->max_outstanding = cfg->max_outstanding;
     iface->max_group_size = cfg->max_group_size;
     iface->max_peers = cfg->max_peers;

@@ -22,7 +22,8 @@ namespace uct_ud_mcast {
 struct IfaceConfig {
     uct_iface_config_t super;
     size_t max_packet;        ///< datagram bytes (0: interface MTU)
-    unsigned window;          ///< packets in flight per sender
+    unsigned window;          ///< packets in flight per sender (p2p)
+    unsigned group_window;    ///< the same in a group
     unsigned ack_fanin;       ///< ACK tree children per node
     double ack_delay;         ///< s
     double nack_delay;        ///< s
@@ -104,8 +105,9 @@ struct Iface {
     std::unique_ptr<Wire> wire;
     uint8_t wire_kind = 1;
     uint64_t id = 0;
-    MacKey secret{};    ///< auth.h: random per open, in the iface address
-    SessionConfig base; ///< timers and sizes of every session
+    MacKey secret{};     ///< auth.h: random per open, in the iface address
+    SessionConfig base;  ///< timers and sizes of every session
+    SessionConfig group; ///< base with a group's window
     unsigned max_outstanding = 0;
     unsigned max_group_size = 0;
     unsigned max_peers = 0;
