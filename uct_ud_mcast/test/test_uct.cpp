@@ -659,3 +659,66 @@ TEST_CASE("ud_mcast refuses a GROUP_WINDOW that is no power of two",
     CHECK_THROWS(Rank(Config{{"GROUP_WINDOW", "100"}}));
     CHECK_NOTHROW(Rank(Config{{"GROUP_WINDOW", "128"}}));
 }
+
+TEST_CASE("ud_mcast a group's sender keeps GROUP_WINDOW packets in flight",
+          "[ud_mcast][ucx]")
+{
+    const Config cfg{{"GROUP_WINDOW", "32"}, {"WINDOW", "8"}};
+    Rank a(cfg), b(cfg);
+    const std::vector<uint8_t> addr_a = iface_address(a),
+                               addr_b = iface_address(b);
+    const uct_iface_addr_t *addrs[2] = {
+        reinterpret_cast<const uct_iface_addr_t *>(addr_a.data()),
+        reinterpret_cast<const uct_iface_addr_t *>(addr_b.data())};
+    uct_group_params_t gp{};
+    gp.field_mask =
+        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
+        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
+    gp.group_key = 77;
+    gp.group_size = 2;
+    gp.member_addrs = addrs;
+    uct_group_h ga = nullptr, gb = nullptr;
+    gp.member_index = 0;
+    REQUIRE(uct_ud_mcast_group_create(a.iface, &gp, &ga) == UCS_OK);
+    gp.member_index = 1;
+    REQUIRE(uct_ud_mcast_group_create(b.iface, &gp, &gb) == UCS_OK);
+    // A first message passes the join barrier; then both settle the ACKs.
+    uint8_t one_a = 1, one_b = 0;
+    uct_group_msg_t msg{};
+    msg.coll = UCT_GROUP_COLL_BCAST;
+    msg.length = 1;
+    Completion sent, got;
+    sent.comp = {on_done, 1, UCS_OK};
+    got.comp = {on_done, 1, UCS_OK};
+    msg.buffer = &one_a;
+    REQUIRE(uct_group_send(ga, &msg, &sent.comp) == UCS_INPROGRESS);
+    msg.buffer = &one_b;
+    REQUIRE(uct_group_recv(gb, &msg, &got.comp) == UCS_INPROGRESS);
+    const uint64_t start = uct_mm_common::now_ns();
+    while ((sent.count == 0 || got.count == 0 ||
+            uct_mm_common::now_ns() < start + 20'000'000) &&
+           uct_mm_common::now_ns() < start + 3'000'000'000ull) {
+        a.progress();
+        b.progress();
+    }
+    REQUIRE(got.count == 1);
+    CHECK(one_b == 1);
+    // b stops: a sends what its window holds and no more.
+    uct_ud_mcast_counters_t before{}, after{};
+    REQUIRE(uct_ud_mcast_iface_counters(a.iface, &before) == UCS_OK);
+    std::vector<uint8_t> big(100 * a.attr.cap.am.max_short, 7);
+    msg.buffer = big.data();
+    msg.length = big.size();
+    Completion big_sent;
+    big_sent.comp = {on_done, 1, UCS_OK};
+    REQUIRE(uct_group_send(ga, &msg, &big_sent.comp) == UCS_INPROGRESS);
+    const uint64_t t0 = uct_mm_common::now_ns();
+    while (uct_mm_common::now_ns() < t0 + 100'000'000) {
+        a.progress();
+    }
+    REQUIRE(uct_ud_mcast_iface_counters(a.iface, &after) == UCS_OK);
+    CHECK(after.tx_data - before.tx_data == 32);
+    CHECK(big_sent.count == 0);
+    uct_group_destroy(gb);
+    uct_group_destroy(ga);
+}
