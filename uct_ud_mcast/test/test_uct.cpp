@@ -150,6 +150,22 @@ ucs_status_t bcast_one(Rank &r, uct_group_h g, unsigned me, unsigned n,
     return st;
 }
 
+// Every field of a group's parameters: `n` members at `addrs`, this one
+// `me`.
+uct_group_params_t group_params(uint64_t key, unsigned me, unsigned n,
+                                const uct_iface_addr_t **addrs)
+{
+    uct_group_params_t gp{};
+    gp.field_mask =
+        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
+        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
+    gp.group_key = key;
+    gp.member_index = me;
+    gp.group_size = n;
+    gp.member_addrs = addrs;
+    return gp;
+}
+
 // The iface address of `r`.
 std::vector<uint8_t> iface_address(Rank &r)
 {
@@ -319,13 +335,7 @@ TEST_CASE("ud_mcast group: a member that never joins times out",
     const uct_iface_addr_t *addrs[2] = {
         reinterpret_cast<const uct_iface_addr_t *>(addr.data()),
         reinterpret_cast<const uct_iface_addr_t *>(addr.data())};
-    uct_group_params_t gp{};
-    gp.field_mask =
-        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
-        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-    gp.group_key = 8;
-    gp.group_size = 2;
-    gp.member_addrs = addrs;
+    uct_group_params_t gp = group_params(8, 0, 2, addrs);
     uct_group_h g = nullptr;
     REQUIRE(uct_ud_mcast_group_create(r.iface, &gp, &g) == UCS_OK);
     uint8_t buf[16] = {};
@@ -670,15 +680,8 @@ TEST_CASE("ud_mcast a group's sender keeps GROUP_WINDOW packets in flight",
     const uct_iface_addr_t *addrs[2] = {
         reinterpret_cast<const uct_iface_addr_t *>(addr_a.data()),
         reinterpret_cast<const uct_iface_addr_t *>(addr_b.data())};
-    uct_group_params_t gp{};
-    gp.field_mask =
-        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
-        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-    gp.group_key = 77;
-    gp.group_size = 2;
-    gp.member_addrs = addrs;
     uct_group_h ga = nullptr, gb = nullptr;
-    gp.member_index = 0;
+    uct_group_params_t gp = group_params(77, 0, 2, addrs);
     REQUIRE(uct_ud_mcast_group_create(a.iface, &gp, &ga) == UCS_OK);
     gp.member_index = 1;
     REQUIRE(uct_ud_mcast_group_create(b.iface, &gp, &gb) == UCS_OK);
