@@ -93,6 +93,22 @@ void barrier(Board *b, int phase, unsigned n, Rank *r)
     }
 }
 
+// Every field of a group's parameters: `n` members at `addrs`, this one
+// `me`.
+uct_group_params_t group_params(uint64_t key, unsigned me, unsigned n,
+                                const uct_iface_addr_t **addrs)
+{
+    uct_group_params_t gp{};
+    gp.field_mask =
+        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
+        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
+    gp.group_key = key;
+    gp.member_index = me;
+    gp.group_size = n;
+    gp.member_addrs = addrs;
+    return gp;
+}
+
 uct_group_h make_group(Rank &r, Board *b, unsigned me, unsigned n)
 {
     uct_iface_get_address(r.iface,
@@ -102,14 +118,7 @@ uct_group_h make_group(Rank &r, Board *b, unsigned me, unsigned n)
     for (unsigned i = 0; i < n; ++i) {
         addrs[i] = reinterpret_cast<const uct_iface_addr_t *>(b->addr[i]);
     }
-    uct_group_params_t gp{};
-    gp.field_mask =
-        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
-        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-    gp.group_key = 42;
-    gp.member_index = me;
-    gp.group_size = n;
-    gp.member_addrs = addrs.data();
+    const uct_group_params_t gp = group_params(42, me, n, addrs.data());
     uct_group_h g = nullptr;
     UCG_CHECK(uct_ud_mcast_group_create(r.iface, &gp, &g) == UCS_OK);
     return g;
@@ -148,22 +157,6 @@ ucs_status_t bcast_one(Rank &r, uct_group_h g, unsigned me, unsigned n,
         UCG_CHECK(buf[o] == pattern(i, o));
     }
     return st;
-}
-
-// Every field of a group's parameters: `n` members at `addrs`, this one
-// `me`.
-uct_group_params_t group_params(uint64_t key, unsigned me, unsigned n,
-                                const uct_iface_addr_t **addrs)
-{
-    uct_group_params_t gp{};
-    gp.field_mask =
-        UCT_GROUP_PARAM_FIELD_KEY | UCT_GROUP_PARAM_FIELD_MEMBER_INDEX |
-        UCT_GROUP_PARAM_FIELD_GROUP_SIZE | UCT_GROUP_PARAM_FIELD_MEMBER_ADDRS;
-    gp.group_key = key;
-    gp.member_index = me;
-    gp.group_size = n;
-    gp.member_addrs = addrs;
-    return gp;
 }
 
 // The iface address of `r`.
