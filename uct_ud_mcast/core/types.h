@@ -84,6 +84,21 @@ struct MsgHead {
     uint8_t am_id = 0;      ///< active message id
 };
 
+/// A run of `count` packets laid end to end from `pkts` (every one `seg`
+/// bytes but the last, `last` bytes) sent by `send(pkt, len)` one at a
+/// time; returns how many of the first were sent.
+template <typename Send>
+uint32_t send_run_one_by_one(const uint8_t *pkts, size_t seg, uint32_t count,
+                             size_t last, Send &&send)
+{
+    for (uint32_t i = 0; i < count; ++i) {
+        if (!send(pkts + i * seg, i + 1 == count ? last : seg)) {
+            return i;
+        }
+    }
+    return count;
+}
+
 /// Down: a wire sends whole packets; false when it could not (now).
 class Transmit {
   public:
@@ -99,12 +114,9 @@ class Transmit {
     virtual uint32_t to_all_run(const uint8_t *pkts, size_t seg, uint32_t count,
                                 size_t last) noexcept
     {
-        for (uint32_t i = 0; i < count; ++i) {
-            if (!to_all(pkts + i * seg, i + 1 == count ? last : seg)) {
-                return i;
-            }
-        }
-        return count;
+        return send_run_one_by_one(
+            pkts, seg, count, last,
+            [this](const uint8_t *p, size_t n) { return to_all(p, n); });
     }
 
   protected:

@@ -35,13 +35,10 @@ class Wire {
     virtual uint32_t send_group_run(int group, const uint8_t *pkts, size_t seg,
                                     uint32_t count, size_t last)
     {
-        for (uint32_t i = 0; i < count; ++i) {
-            if (!send_group(group, pkts + i * seg,
-                            i + 1 == count ? last : seg)) {
-                return i;
-            }
-        }
-        return count;
+        return send_run_one_by_one(pkts, seg, count, last,
+                                   [&](const uint8_t *p, size_t n) {
+                                       return send_group(group, p, n);
+                                   });
     }
     /// Receives what is there (at most a batch per socket or queue) into
     /// the engine; returns the number of packets.
