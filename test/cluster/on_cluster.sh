@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # on_cluster.sh [--net-min BYTES] [--tx-max HOST:BYTES] [--racks R]
+# [--order HOST,HOST...] [--rack-max RACK:IN:OUT]
 # [--tune-file FILE] [--fault KIND:HOST] HOSTS
 # RANKS_PER_HOST PROGRAM [ARGS...]: brings up an emulated cluster of HOSTS hosts on R racks
 # (test/cluster/cluster; with R > 1 UCG reads the racks from the cluster's
@@ -16,7 +17,10 @@
 # UCG_FAULT_READY names (test_fault.c): KIND `kill` kills its ranks,
 # `link-down` sets its link down for 8 s (then up again, so that mpirun
 # reaches that host's daemon: Open MPI's own wire, not UCG's). No host may
-# be left with a ucg-* entry in its /dev/shm.
+# be left with a ucg-* entry in its /dev/shm. --order lists the hosts in
+# the order ranks fill them, each host's ranks consecutive (`--map-by
+# slot`; default: h1..hN, ranks by node); --rack-max says how many bytes
+# may cross RACK's uplink into it and out of it during the run.
 set -u
 here=$(dirname "$(readlink -f "$0")")
 net_min=0
@@ -24,6 +28,8 @@ tx_max=""
 tune_env=""
 racks=1
 fault=""
+order=""
+rack_max=""
 while [ $# -gt 0 ]; do
     case $1 in
     --net-min) net_min=$2; shift 2 ;;
@@ -34,6 +40,8 @@ while [ $# -gt 0 ]; do
         tune_env="-x UCG_TUNE"
         shift 2 ;;
     --racks) racks=$2; shift 2 ;;
+    --order) order=$2; shift 2 ;;
+    --rack-max) rack_max=$2; shift 2 ;;
     --fault) fault=$2; shift 2 ;;
     *) break ;;
     esac
@@ -55,6 +63,11 @@ fi
 trap '"$cluster" down 9>&-' EXIT
 trap '"$cluster" down 9>&-; exit 143' INT TERM HUP PIPE
 list=$(seq -f "h%g:$per" -s, 1 "$hosts")
+map="--map-by node"
+if [ -n "$order" ]; then
+    list=$(echo "$order" | sed "s/,/:$per,/g; s/\$/:$per/")
+    map="--map-by slot"
+fi
 # /proc/net is the host's network namespace (/sys is the root's mount).
 rx_bytes() {
     "$cluster" exec "$1" awk '$1 == "eth0:" { print $2 }' /proc/net/dev
@@ -62,6 +75,8 @@ rx_bytes() {
 tx_bytes() {
     "$cluster" exec "$1" awk '$1 == "eth0:" { print $10 }' /proc/net/dev
 }
+rack=${rack_max%%:*}
+[ -n "$rack_max" ] && uplink_before=$("$cluster" uplink-bytes "$rack")
 for h in $("$cluster" hosts); do
     eval "rx_$h=$(rx_bytes "$h")"
     eval "tx_$h=$(tx_bytes "$h")"
@@ -98,9 +113,9 @@ if [ -n "$fault" ]; then
     ) 9>&- &
     striker=$!
 fi
-# shellcheck disable=SC2086 # fault_env, tune_env: empty or two words
+# shellcheck disable=SC2086 # fault_env, tune_env, map: empty or words
 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-    "$cluster" mpirun --host "$list" -np $((hosts * per)) --map-by node \
+    "$cluster" mpirun --host "$list" -np $((hosts * per)) $map \
     --mca btl self,vader,tcp \
     --mca mca_base_component_path "$MCA_COMPONENT_PATH" \
     --mca coll_ucg_priority 90 --mca coll_ucg_verbose 10 $fault_env \
@@ -158,6 +173,23 @@ for h in $("$cluster" hosts); do
         rc=1
     fi
 done
+if [ -n "$rack_max" ]; then
+    read -r in0 out0 <<EOF
+$uplink_before
+EOF
+    read -r in1 out1 <<EOF
+$("$cluster" uplink-bytes "$rack")
+EOF
+    limits=${rack_max#*:}
+    echo "on_cluster: rack $rack's uplink carried $((in1 - in0)) bytes into" \
+        "it and $((out1 - out0)) out of it"
+    if [ "$rc" -eq 0 ] && { [ $((in1 - in0)) -gt "${limits%%:*}" ] ||
+        [ $((out1 - out0)) -gt "${limits#*:}" ]; }; then
+        echo "on_cluster: rack $rack's uplink carried over" \
+            "${limits%%:*} bytes in or ${limits#*:} out"
+        rc=1
+    fi
+fi
 "$cluster" down
 trap - EXIT INT TERM HUP PIPE
 left=$(ip -o link show | grep -c ': ucg' || true)
