@@ -2,6 +2,8 @@
 // measure_floor(): floor.h.
 #include "floor.h"
 
+#include "ucp_pingpong.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -173,6 +175,9 @@ Floor measure_floor(const Env &env)
     }
     if (flags != nullptr) {
         munmap(flags, sizeof(Flags));
+    }
+    if (out.other_hosts) { // alike on every rank: they all take part
+        out.ucp_us = ucp_one_way_us(env);
     }
     if (env.rank == 0) {
         out.memcpy_gbs = memcpy_gbs();

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The hardware floor ucg_perftest prints in its header, measured in the
 // same run as its tables: what one cache line costs to pass from rank 0 to
-// rank 1 (half the round trip of a flag ping-pong on two shared lines),
+// rank 1 (half the round trip of a flag ping-pong on two shared lines;
+// between hosts, UCP's own one-way latency between them),
 // the floor of every small row, and what one memcpy moves per second on
 // rank 0, the floor of every large one.
 #pragma once
@@ -15,7 +16,10 @@ struct Floor {
     /// different hosts, or no answer).
     double flag_us = -1;
     bool other_hosts = false; ///< ranks 0 and 1 on different hosts
-    double memcpy_gbs = 0;    ///< rank 0, 16 MiB copies, best of 5
+    /// There: UCP's own 8 B one-way latency between them, us (ucp_pingpong.h);
+    /// < 0: not measured.
+    double ucp_us = -1;
+    double memcpy_gbs = 0; ///< rank 0, 16 MiB copies, best of 5
 };
 
 /// Collective: every rank calls it (out-of-band allgathers; ranks past 1

@@ -2,6 +2,8 @@
 // Tables, CSV and the gnuplot figure of ucg_perftest (report.h).
 #include "report.h"
 
+#include "ucp_pingpong.h"
+
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -43,9 +45,14 @@ Report::Report(const Options &opt, const Env &env, double group_create_us,
                     floor.flag_us);
     } else if (env.size == 1) {
         std::printf("# floor: one rank, no cache line to pass");
+    } else if (floor.other_hosts && floor.ucp_us > 0) {
+        std::printf("# floor: ranks 0 and 1 on different hosts: UCP's 8 B tag "
+                    "ping-pong, %.3f us one way (half a round trip, median of "
+                    "%d x %d)",
+                    floor.ucp_us, kPingBatches, kPingPerBatch);
     } else if (floor.other_hosts) {
         std::printf("# floor: ranks 0 and 1 on different hosts, no shared "
-                    "cache line");
+                    "cache line, no UCP ping-pong");
     } else {
         std::printf("# floor: no flag ping-pong between ranks 0 and 1 "
                     "(shared memory failed or no answer)");
