@@ -54,6 +54,11 @@ inline constexpr double kDefaultCopyNsPerByte = 0.03;
 /// messages 4.4-5.3 us, two steps 5.6-5.7, perftest/RESULTS.md).
 inline constexpr double kSchedulingTurnNs = 1000;
 
+/// Gather and scatter: a flat plan runs linear where linear's prediction
+/// is at most this factor above the best flat plan's (selector.cpp,
+/// direct_blocks).
+inline constexpr double kDirectBlocksTie = 1.02;
+
 struct SelectOptions {
     plan::Collective collective = plan::Collective::kBcast;
     uint64_t bytes = 0; ///< per rank's block (see plan.h)
