@@ -6,12 +6,20 @@
 
 #include <ucg/ucg.h>
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
 
 namespace ucg::perftest {
+
+/// Seconds on the steady clock (the floor's ping-pongs).
+inline double now_s()
+{
+    using namespace std::chrono;
+    return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
 
 /// How the ranks of one run reach each other outside UCG.
 struct Env {

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <fcntl.h>
 #include <string>
@@ -31,12 +30,6 @@ struct Flags {
 constexpr int kBatches = 7;
 constexpr int kPerBatch = 1000;
 constexpr int kWarmup = 200;
-
-double now_s()
-{
-    using namespace std::chrono;
-    return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
 
 // Waits until `line` holds `value`: spins, then yields (the ranks may share
 // a core); false after 10 s without it.

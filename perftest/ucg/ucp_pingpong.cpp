@@ -5,7 +5,6 @@
 #include <ucp/api/ucp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -18,12 +17,6 @@ namespace {
 
 constexpr ucp_tag_t kTag = 0x55cc;
 constexpr double kGiveUpS = 10;
-
-double now_s()
-{
-    using namespace std::chrono;
-    return duration<double>(steady_clock::now().time_since_epoch()).count();
-}
 
 struct Ucp {
     ucp_context_h context = nullptr;
