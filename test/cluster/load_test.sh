@@ -15,11 +15,13 @@ fi
 "$cluster" up --hosts 2 --racks 2 --uplink-rate 200mbit 9>&- || exit $?
 trap '"$cluster" down 9>&-' EXIT
 rc=0
-# Bytes each uplink sent (both ends: out of each rack and into it), one
-# "NAME BYTES" line each, from the fabric's namespace.
+# Bytes each rack's uplink carried into it and out of it, one
+# "NAME BYTES" line per direction (`cluster uplink-bytes`).
 uplinks() {
-    nsenter -t "$(cat "$state/fabric.pid")" --net \
-        awk '$1 ~ /^ucgu/ { sub(":", "", $1); print $1, $10 }' /proc/net/dev
+    for r in 1 2; do
+        "$cluster" uplink-bytes "$r" | awk -v r="$r" \
+            '{ print "rack" r "-in", $1; print "rack" r "-out", $2 }'
+    done
 }
 # Checks that each uplink carried LOW to HIGH bytes over 2 s.
 expect_rate() {
