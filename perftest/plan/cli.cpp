@@ -166,6 +166,11 @@ void add_options(CLI::App &app, Options &o)
                  "select for ranks that share CPUs (as the runtime does when "
                  "a host has more ranks than cores): each step waits a "
                  "scheduling turn, bytes cost twice");
+    app.add_option("--ranks-per-core", o.ranks_per_core,
+                   "ranks of one machine per core (hosts emulated on one "
+                   "machine count together): the ranks that all talk at "
+                   "once between hosts share the cores as a NIC")
+        ->check(CLI::PositiveNumber);
 
     print
         ->add_option_function<int>(

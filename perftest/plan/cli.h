@@ -41,6 +41,7 @@ struct Options {
     std::string plan_file; ///< check, simulate: a plan file, not built
     bool ordered = false;  ///< check: rank order (non-commutative operator)
     bool oversubscribed = false; ///< more ranks than CPUs: no overlap
+    int ranks_per_core = 1;      ///< SelectOptions::ranks_per_core
 };
 
 using topology::parse_link;

@@ -106,6 +106,7 @@ int run(CLI::App &app, const tools::Options &o)
     so.root = o.root;
     so.simulate = o.simulate && o.command == "select";
     so.oversubscribed = o.oversubscribed;
+    so.ranks_per_core = o.ranks_per_core;
     auto d = sel.select(so);
     if (!d) {
         return die(d.error().message);

@@ -262,7 +262,7 @@ int64_t busiest_nic(const CostInput &in, int64_t first, int64_t last,
         for (int64_t r = first; r < std::min(last, first + kScanRanks); ++r) {
             n[size_t(host_of(in, r))] += far_sends(r);
         }
-        return *std::max_element(n.begin(), n.end());
+        return *std::max_element(n.begin(), n.end()) * in.nic_scale;
     }
     const int64_t b = in.local_ranks;
     const int64_t end =
@@ -277,7 +277,7 @@ int64_t busiest_nic(const CostInput &in, int64_t first, int64_t last,
         }
         most = std::max(most, n);
     }
-    return most;
+    return most * in.nic_scale;
 }
 
 // Hosts in any order (scattered): the busiest host of a round in which
@@ -317,7 +317,7 @@ Busiest busiest_mix(const CostInput &in, double m, bool worst, Each &&each)
             most = h;
         }
     }
-    Busiest b{far[most],
+    Busiest b{far[most] * in.nic_scale,
               round_link(in, top[most], far[most] - top[most], false)};
     if (worst && any_top) {
         b.far.alpha_ns = in.top.alpha_ns;

@@ -123,6 +123,12 @@ struct CostInput {
     // at once (recursive doubling, Bruck, direct exchanges, Rabenseifner,
     // two trees) shares it itself (costs.cpp shared()), a tree does not.
     int ranks_per_nic = 1;
+    // Where hosts share one machine's cores (emulated hosts, containers),
+    // more ranks than a host's talk through those cores at once: each
+    // message of a round that leaves a host costs them this many times
+    // (the host NIC counts of the algorithms whose ranks all talk, as
+    // ranks_per_nic does for the closed forms; decision 0034).
+    int64_t nic_scale = 1;
     // Where each host holds `local_ranks` consecutive ranks (> 1), the
     // steps among them use `local`, the link inside a host (recursive
     // doubling's and k-nomial's first rounds).

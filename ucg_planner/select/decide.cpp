@@ -151,8 +151,9 @@ Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
         // pipelined chunk costs their sum. A linear or shm level's root
         // only receives on the way up and only sends on the way down
         // (the simulator's separate send and receive ports, cost/
-        // simulator.h), so the two stages overlap.
-        const bool overlap = s == Shape::kLinear || shm;
+        // simulator.h), so the two stages overlap, unless the ranks share
+        // their cores (oversubscribed): both ports' work is the cores'.
+        const bool overlap = (s == Shape::kLinear || shm) && !li.shares_cores;
         return ShapeCost{u.latency_ns + d.latency_ns,
                          overlap ? std::max(u.stage_ns, d.stage_ns)
                                  : u.stage_ns + d.stage_ns};
@@ -497,6 +498,9 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
         // there (the simulator's root of a bcast across racks sends a
         // chunk every chain + linear stage, not every slower one).
         double lat = 0, stage = 0, nic = 0;
+        // Levels between hosts whose ranks share their cores: their
+        // stages run on those cores one after another (decision 0034).
+        double shared_stages = 0;
         for (size_t l = 0; l < infos.size(); ++l) {
             std::string why;
             const Rule *r = find_rule(user, c, infos[l].kind, d.bytes,
@@ -508,7 +512,11 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
                 continue; // the top leaders exchange (exchange_extra_ns)
             }
             lat += picks.back().cost.latency_ns;
-            stage = std::max(stage, picks.back().cost.stage_ns);
+            if (infos[l].shares_cores) {
+                shared_stages += picks.back().cost.stage_ns;
+            }
+            stage =
+                std::max({stage, picks.back().cost.stage_ns, shared_stages});
             if (!infos[l].one_host) {
                 // The level's root takes on the way up and sends on the
                 // way down, on the NIC's two directions: where the

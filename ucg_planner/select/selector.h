@@ -88,6 +88,12 @@ struct SelectOptions {
     /// peers' turns on the cores (kSchedulingTurnNs more per alpha);
     /// the messages of one step still overlap.
     bool oversubscribed = false;
+    /// The most ranks of one machine per core it lets them run on (1 or
+    /// more; hosts posed on one machine count together). Between hosts
+    /// over sockets a message's bytes are the cores' work (the kernel's
+    /// TCP): the algorithms whose ranks all move bytes at once share the
+    /// cores as they share a host's NIC (decision 0034).
+    int ranks_per_core = 1;
 };
 
 /// Level shape names used in rules: linear, knomial, chain, binary_tree,
