@@ -12,8 +12,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <random>
@@ -178,6 +180,7 @@ ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
     }
     copy_name(h->host, host);
     copy_name(h->real_host, real_host_name());
+    h->machine = ucg::rt::machine_id();
     cpu_set_t set;
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof(set), &set) == 0) {
@@ -526,6 +529,23 @@ std::map<std::string, bool> machines_oversubscribed(const ucg_group *g)
     return over;
 }
 
+} // namespace
+
+std::uint64_t machine_id()
+{
+    std::string id;
+    if (std::FILE *f = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+        char line[64] = {};
+        if (std::fgets(line, sizeof(line), f) != nullptr) {
+            id = line;
+        }
+        std::fclose(f);
+    }
+    return std::hash<std::string>{}(id.empty() ? real_host_name() : id);
+}
+
+namespace {
+
 // The ranks whose sends UCP should complete fast (eager up to
 // RNDV_SEND_NBR_THRESH, decision 0021): those of this machine, where the
 // other choice is a CMA rendezvous (a system call that costs here what
@@ -644,6 +664,7 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
         }
         g->any_oversubscribed = std::any_of(
             over.begin(), over.end(), [](const auto &m) { return m.second; });
+        g->ranks_per_core = ucg::rt::ranks_per_core(g->hello);
         st = setup_one_to_many(g);
     }
     if (st == UCS_OK) {

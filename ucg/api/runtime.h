@@ -18,6 +18,7 @@
 #include <uct_mm_incast.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -54,12 +55,15 @@ struct Hello {
     std::uint32_t rank;
     std::uint32_t addr_len; ///< UCP worker address bytes
     std::int32_t pid;
-    std::uint32_t flags;        ///< kHello*
-    std::uint64_t start_time;   ///< process start (pid reuse check)
-    std::uint64_t key;          ///< random, from every member (rank 0's used)
-    char host[64];              ///< host identity (UCG_TOPO_HOST or name)
-    char real_host[64];         ///< gethostname(): whether pids can be probed
-    std::uint64_t cpus[16];     ///< CPUs it may run on (sched_getaffinity)
+    std::uint32_t flags;      ///< kHello*
+    std::uint64_t start_time; ///< process start (pid reuse check)
+    std::uint64_t key;        ///< random, from every member (rank 0's used)
+    char host[64];            ///< host identity (UCG_TOPO_HOST or name)
+    char real_host[64];       ///< gethostname(): whether pids can be probed
+    std::uint64_t cpus[16];   ///< CPUs it may run on (sched_getaffinity)
+    /// Its machine (machine_id()): hosts that share one kernel's cores
+    /// (network namespaces, containers) share it; real_host does not.
+    std::uint64_t machine;
     std::uint32_t shm_short[2]; ///< ucg_context::shm_short
     /// UCG_TOPO_FILE: 0 none, kPlanSettingBad unreadable, else a hash of the
     /// host -> switch map it gives (members must agree).
@@ -109,6 +113,43 @@ inline bool links_are_sockets(const std::vector<Hello> &hello) noexcept
             machines || std::strcmp(h.real_host, hello[0].real_host) != 0;
     }
     return machines;
+}
+
+/// This process's machine: a hash of the kernel's boot id, which every
+/// namespace and container of one kernel reads alike (else of the host
+/// name).
+std::uint64_t machine_id();
+
+/// The most members of one machine (Hello::machine) per CPU they may run
+/// on together, rounded up (at least 1); alike on every member. Hosts
+/// emulated on one machine count together: their ranks share its cores,
+/// and between them a message's bytes are those cores' work (the
+/// selector's SelectOptions::ranks_per_core, decision 0034).
+inline int ranks_per_core(const std::vector<Hello> &hello)
+{
+    struct Load {
+        long ranks = 0;
+        std::uint64_t cpus[std::size(Hello{}.cpus)] = {};
+    };
+    std::map<std::uint64_t, Load> loads;
+    for (const Hello &h : hello) {
+        Load &l = loads[h.machine];
+        ++l.ranks;
+        for (std::size_t w = 0; w < std::size(l.cpus); ++w) {
+            l.cpus[w] |= h.cpus[w];
+        }
+    }
+    long most = 1;
+    for (const auto &[machine, l] : loads) {
+        long ncpus = 0;
+        for (std::uint64_t w : l.cpus) {
+            ncpus += std::popcount(w);
+        }
+        if (ncpus > 0) {
+            most = std::max(most, (l.ranks + ncpus - 1) / ncpus);
+        }
+    }
+    return static_cast<int>(most);
 }
 
 /// The ud_mcast entry points (uct_ud_mcast.h), looked up when the plugin
@@ -226,6 +267,8 @@ struct ucg_group {
     /// Some machine of the group is oversubscribed: what plan selection
     /// reads (alike on every member).
     bool any_oversubscribed = false;
+    /// ranks_per_core(hello): what plan selection reads.
+    int ranks_per_core = 1;
     uct_group_h bcast_group = nullptr, incast_group = nullptr;
     ucg::exec::GroupChannel bcast_ch, incast_ch;
     /// The incast group's direct messages where every member shares this

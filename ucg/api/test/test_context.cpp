@@ -259,3 +259,29 @@ TEST_CASE("members reach each other over sockets where they span machines "
     CHECK_FALSE(
         ucg::rt::links_are_sockets({member("h1", false), member("h1", false)}));
 }
+
+TEST_CASE("ranks per core count the hosts of one machine together",
+          "[ucg][context]")
+{
+    using ucg::rt::Hello;
+    const auto member = [](const char *host, std::uint64_t machine, int cpu) {
+        Hello h{};
+        std::strncpy(h.real_host, host, sizeof(h.real_host) - 1);
+        h.machine = machine;
+        h.cpus[0] = std::uint64_t{1} << cpu;
+        return h;
+    };
+    // Two emulated hosts of 2 ranks on CPU 0 of one machine: 4 a core.
+    CHECK(ucg::rt::ranks_per_core({member("h1", 7, 0), member("h1", 7, 0),
+                                   member("h2", 7, 0), member("h2", 7, 0)}) ==
+          4);
+    // The same on two machines: 2 a core; one rank a CPU: 1.
+    CHECK(ucg::rt::ranks_per_core({member("h1", 7, 0), member("h1", 7, 0),
+                                   member("h2", 8, 0), member("h2", 8, 0)}) ==
+          2);
+    CHECK(ucg::rt::ranks_per_core({member("h1", 7, 0), member("h1", 7, 1),
+                                   member("h1", 7, 2)}) == 1);
+    // Three ranks on two CPUs: rounded up.
+    CHECK(ucg::rt::ranks_per_core({member("h1", 7, 0), member("h1", 7, 1),
+                                   member("h1", 7, 1)}) == 2);
+}
