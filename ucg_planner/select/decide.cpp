@@ -498,8 +498,8 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
         // there (the simulator's root of a bcast across racks sends a
         // chunk every chain + linear stage, not every slower one).
         double lat = 0, stage = 0, nic = 0;
-        // Levels between hosts whose ranks share their cores: their
-        // stages run on those cores one after another (decision 0034).
+        // Levels whose ranks share their cores across hosts: their stages
+        // run on those cores one after another (decision 0034).
         double shared_stages = 0;
         for (size_t l = 0; l < infos.size(); ++l) {
             std::string why;

@@ -363,7 +363,7 @@ Result<Decision> Selector::select_with(const RuleSet &user,
         }
         if (opts.oversubscribed) {
             li.shm_up.overhead_ns = 0;
-            li.shares_cores = !li.one_host;
+            li.shares_cores = topo_.num_hosts() > 1;
         }
     }
     // Hosts of ppn consecutive ranks each: the algorithms' first rounds
