@@ -923,6 +923,9 @@ TEST_CASE("hosts that share a machine's cores share them where every rank "
     alone.ranks_per_core = 4;
     const Decision overlapped = *Selector(t, {}).select(alone);
     CHECK(all.chosen.predicted_ns > 1.3 * overlapped.chosen.predicted_ns);
+    // Stages that add leave fewer chunks worth their messages (16 where
+    // they overlapped).
+    CHECK(all.chosen.segments <= 4);
 }
 
 TEST_CASE("oversubscribed, each dependent step waits for the cores: "
