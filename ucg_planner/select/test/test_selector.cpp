@@ -53,6 +53,25 @@ void check_plan(const topology::Topology &t, const Decision &d)
     CHECK(r->makespan_ns > 0);
 }
 
+// The emulated cluster's 4 hosts x 2 ranks by node (rank r on host
+// r % 4 + 1) on 2 racks, with the switch and world links given.
+topology::Topology cluster_4x2(const topology::LinkCost &rack,
+                               const topology::LinkCost &top)
+{
+    std::vector<topology::Locality> ranks;
+    topology::SwitchMap switches{
+        {"h1", "rack1"}, {"h2", "rack1"}, {"h3", "rack2"}, {"h4", "rack2"}};
+    for (int r = 0; r < 8; ++r) {
+        ranks.push_back({"h" + std::to_string(r % 4 + 1), -1, -1, ""});
+    }
+    auto made = topology::Topology::from_localities(ranks, &switches);
+    REQUIRE(made.ok());
+    topology::Topology t = std::move(made).value();
+    t.set_link_cost(LevelKind::kSwitch, rack);
+    t.set_link_cost(LevelKind::kWorld, top);
+    return t;
+}
+
 } // namespace
 
 TEST_CASE("levels follow the topology with the root as leader", "[select]")
@@ -502,17 +521,8 @@ TEST_CASE("gather and scatter run linear where a tree is predicted as fast",
     // both, and knomial's prediction of a 1 MiB scatter is 0.05% below
     // linear's; linear, which moves each block once, ran 0.39-0.79x Open
     // MPI's Avg there where knomial read 0.70-1.41x.
-    std::vector<topology::Locality> ranks;
-    topology::SwitchMap switches{
-        {"h1", "rack1"}, {"h2", "rack1"}, {"h3", "rack2"}, {"h4", "rack2"}};
-    for (int r = 0; r < 8; ++r) {
-        ranks.push_back({"h" + std::to_string(r % 4 + 1), -1, -1, ""});
-    }
-    auto made = topology::Topology::from_localities(ranks, &switches);
-    REQUIRE(made.ok());
-    topology::Topology t = std::move(made).value();
-    t.set_link_cost(LevelKind::kSwitch, {0, 3514, 3514, 0.5439});
-    t.set_link_cost(LevelKind::kWorld, {0, 4271, 4271, 0.5664});
+    const topology::Topology t =
+        cluster_4x2({0, 3514, 3514, 0.5439}, {0, 4271, 4271, 0.5664});
     auto select = [&](Collective c, std::uint64_t bytes) {
         SelectOptions o{c, bytes, 0};
         o.oversubscribed = true;
@@ -877,17 +887,8 @@ TEST_CASE("hosts that share a machine's cores share them where every rank "
     // Rabenseifner's reduce 128 KiB-4 MiB 0.42-0.87x, the hierarchical
     // plan 0.22-0.35x; the flat exchanges read 0.33-0.48 of their
     // predictions.
-    std::vector<topology::Locality> ranks;
-    topology::SwitchMap switches{
-        {"h1", "rack1"}, {"h2", "rack1"}, {"h3", "rack2"}, {"h4", "rack2"}};
-    for (int r = 0; r < 8; ++r) {
-        ranks.push_back({"h" + std::to_string(r % 4 + 1), -1, -1, ""});
-    }
-    auto made = topology::Topology::from_localities(ranks, &switches);
-    REQUIRE(made.ok());
-    topology::Topology t = std::move(made).value();
-    t.set_link_cost(LevelKind::kSwitch, {0, 6798, 6798, 0.5365});
-    t.set_link_cost(LevelKind::kWorld, {0, 13275, 13275, 0.7432});
+    const topology::Topology t =
+        cluster_4x2({0, 6798, 6798, 0.5365}, {0, 13275, 13275, 0.7432});
     auto select = [&](Collective c, std::uint64_t bytes, int per_core) {
         SelectOptions o{c, bytes, 0};
         o.oversubscribed = true;
