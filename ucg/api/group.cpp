@@ -506,25 +506,13 @@ ucs_status_t setup_one_to_many(ucg_group *g)
 // unbound ranks on two cores are.
 std::map<std::string, bool> machines_oversubscribed(const ucg_group *g)
 {
-    struct Load {
-        long ranks = 0;
-        std::uint64_t cpus[std::size(ucg::rt::Hello{}.cpus)] = {};
-    };
-    std::map<std::string, Load> loads;
-    for (const ucg::rt::Hello &h : g->hello) {
-        Load &l = loads[h.real_host];
-        ++l.ranks;
-        for (std::size_t w = 0; w < std::size(l.cpus); ++w) {
-            l.cpus[w] |= h.cpus[w];
-        }
-    }
     std::map<std::string, bool> over;
-    for (const auto &[host, l] : loads) {
-        long ncpus = 0;
-        for (std::uint64_t w : l.cpus) {
-            ncpus += std::popcount(w);
-        }
-        over[host] = ncpus > 0 && l.ranks > ncpus;
+    for (const auto &[host, l] :
+         ucg::rt::cpu_loads<std::string>(g->hello, [](const ucg::rt::Hello &h) {
+             return std::string(h.real_host,
+                                strnlen(h.real_host, sizeof(h.real_host)));
+         })) {
+        over[host] = l.cpus > 0 && l.ranks > l.cpus;
     }
     return over;
 }

@@ -18,6 +18,7 @@
 #include <uct_mm_incast.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -120,6 +121,35 @@ inline bool links_are_sockets(const std::vector<Hello> &hello) noexcept
 /// name).
 std::uint64_t machine_id();
 
+/// One machine's members and the CPUs they may run on together (the
+/// union of their affinity masks), per `key_of(hello)`: the machines of
+/// machines_oversubscribed (by host name) and of ranks_per_core (by
+/// Hello::machine), in one pass over the records.
+struct CpuLoad {
+    long ranks = 0;
+    long cpus = 0;
+};
+template <typename Key, typename KeyOf>
+std::map<Key, CpuLoad> cpu_loads(const std::vector<Hello> &hello, KeyOf key_of)
+{
+    std::map<Key, std::array<std::uint64_t, std::size(Hello{}.cpus)>> masks;
+    std::map<Key, CpuLoad> loads;
+    for (const Hello &h : hello) {
+        const Key key = key_of(h);
+        ++loads[key].ranks;
+        auto &mask = masks[key];
+        for (std::size_t w = 0; w < mask.size(); ++w) {
+            mask[w] |= h.cpus[w];
+        }
+    }
+    for (auto &[key, load] : loads) {
+        for (std::uint64_t w : masks[key]) {
+            load.cpus += std::popcount(w);
+        }
+    }
+    return loads;
+}
+
 /// The most members of one machine (Hello::machine) per CPU they may run
 /// on together, rounded up (at least 1); alike on every member. Hosts
 /// emulated on one machine count together: their ranks share its cores,
@@ -127,26 +157,11 @@ std::uint64_t machine_id();
 /// selector's SelectOptions::ranks_per_core, decision 0034).
 inline int ranks_per_core(const std::vector<Hello> &hello)
 {
-    struct Load {
-        long ranks = 0;
-        std::uint64_t cpus[std::size(Hello{}.cpus)] = {};
-    };
-    std::map<std::uint64_t, Load> loads;
-    for (const Hello &h : hello) {
-        Load &l = loads[h.machine];
-        ++l.ranks;
-        for (std::size_t w = 0; w < std::size(l.cpus); ++w) {
-            l.cpus[w] |= h.cpus[w];
-        }
-    }
     long most = 1;
-    for (const auto &[machine, l] : loads) {
-        long ncpus = 0;
-        for (std::uint64_t w : l.cpus) {
-            ncpus += std::popcount(w);
-        }
-        if (ncpus > 0) {
-            most = std::max(most, (l.ranks + ncpus - 1) / ncpus);
+    for (const auto &[machine, l] : cpu_loads<std::uint64_t>(
+             hello, [](const Hello &h) { return h.machine; })) {
+        if (l.cpus > 0) {
+            most = std::max(most, (l.ranks + l.cpus - 1) / l.cpus);
         }
     }
     return static_cast<int>(most);
