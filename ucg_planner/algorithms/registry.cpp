@@ -251,8 +251,9 @@ void add_exchanges(Table &t)
     t.costed(k::direct_exchange);
     t.add(ag, "ring", "ring, P-1 steps", always, build_ring);
     t.costed(k::ring_exchange);
-    // Bruck before recursive doubling: equal costs at powers of two keep
-    // the first.
+    // Bruck before recursive doubling: without a copy cost they tie at
+    // powers of two and the first is kept; Bruck's final rotation
+    // (CostInput::copy_ns_per_byte) gives such ties to recursive doubling.
     t.add(ag, "bruck", "Bruck, ceil(log2 P) steps", always, build_bruck);
     t.costed(k::bruck_allgather);
     t.add(ag, "recursive_doubling", "recursive doubling with folding", always,

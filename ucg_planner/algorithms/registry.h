@@ -137,6 +137,9 @@ struct CostInput {
     // Gamma: ns to combine one received byte (0 where the collective has
     // no operator). A function charges what its busiest rank combines.
     double reduce_ns_per_byte = 0;
+    // ns to copy one byte inside a rank's memory: the local copies an
+    // algorithm makes besides its messages (Bruck's final rotation).
+    double copy_ns_per_byte = 0;
     // The root, for the algorithms whose shape depends on it (the
     // order-preserving reduce); the others rotate ranks.
     int64_t root = 0;

@@ -1015,3 +1015,36 @@ TEST_CASE("a one-to-many op's fixed cost scales the link's alpha, except "
     CHECK(over_more.levels[0].choice.algorithm == "shm");
     CHECK(over_more.chosen.predicted_ns == Approx(over.chosen.predicted_ns));
 }
+
+TEST_CASE("Bruck's final rotation gives a power of two's tie to recursive "
+          "doubling",
+          "[select]")
+{
+    // 2 hosts x 2 ranks, ranks alternating between them (mpirun --map-by
+    // node): Bruck and recursive doubling move the same messages, but
+    // Bruck's blocks land rotated and take a copy of all P blocks more.
+    auto t = synth("racks=1,nodes=2,ppn=2,order=roundrobin");
+    Selector sel(t, {});
+    SelectOptions so{Collective::kAllgather, 1 << 20, 0};
+    const auto flat_cost = [&](const Decision &d, const char *name) {
+        for (const Choice &f : d.flat) {
+            if (f.algorithm == name) {
+                return f.predicted_ns;
+            }
+        }
+        FAIL("no " << name);
+        return 0.0;
+    };
+    so.copy_ns_per_byte = 0;
+    auto tied = sel.select(so);
+    REQUIRE(tied.ok());
+    CHECK(flat_cost(*tied, "bruck") ==
+          Approx(flat_cost(*tied, "recursive_doubling")));
+    so.copy_ns_per_byte = 0.5;
+    auto d = sel.select(so);
+    REQUIRE(d.ok());
+    CHECK(d->chosen.algorithm == "recursive_doubling");
+    // The rotation: 4 blocks of 1 MiB at 0.5 ns a byte.
+    CHECK(flat_cost(*d, "bruck") - flat_cost(*d, "recursive_doubling") ==
+          Approx(4 * double(1 << 20) * 0.5));
+}
