@@ -29,10 +29,11 @@ struct LevelInfo {
     /// One mcast op (the mcast channel's cost, else ab); offered by the
     /// cost model for bcast where `mcast` holds.
     cost::AlphaBeta mcast_down{};
-    /// A level of a group across hosts whose ranks share their cores
-    /// (oversubscribed): a chunk's work at every level, and a level root's
-    /// up and down, run on the same cores: in a pipeline they add instead
-    /// of overlapping (decision 0034).
+    /// A level of a group across hosts whose ranks share their cores with
+    /// other hosts' (oversubscribed, nic_scale > 1): a chunk's work at
+    /// every level, and a level root's up and down, run on the same cores:
+    /// in a pipeline they add instead of overlapping (decision 0034).
+    /// Hosts with cores of their own overlap them, as one host does.
     bool shares_cores = false;
 };
 

@@ -363,7 +363,10 @@ Result<Decision> Selector::select_with(const RuleSet &user,
         }
         if (opts.oversubscribed) {
             li.shm_up.overhead_ns = 0;
-            li.shares_cores = topo_.num_hosts() > 1;
+            // Only where hosts share cores with other hosts: on the 2x2
+            // cluster (a core per host) the tree that adding chose ran
+            // 1.2-2.3x the hierarchical plan (decision 0034).
+            li.shares_cores = topo_.num_hosts() > 1 && nic_scale > 1;
         }
     }
     // Hosts of ppn consecutive ranks each: the algorithms' first rounds

@@ -1048,3 +1048,32 @@ TEST_CASE("Bruck's final rotation gives a power of two's tie to recursive "
     CHECK(flat_cost(*d, "bruck") - flat_cost(*d, "recursive_doubling") ==
           Approx(4 * double(1 << 20) * 0.5));
 }
+
+TEST_CASE("hosts with cores of their own overlap their levels, however "
+          "many ranks a core runs",
+          "[select]")
+{
+    // The emulated 2x2 cluster: 2 hosts x 2 ranks by node, each host on
+    // its own core (2 ranks a core, as many as a host has), sockets
+    // between them (decision 0030's links). Adding the levels' stages
+    // there too (stop 45) sent bcast and reduce of 256 KiB-4 MiB to a
+    // binary tree that ran 1.2-2.3x the hierarchical plan's Avg (2 runs
+    // each, decision 0034).
+    std::vector<topology::Locality> ranks;
+    for (int r = 0; r < 4; ++r) {
+        ranks.push_back({"h" + std::to_string(r % 2 + 1), -1, -1, ""});
+    }
+    auto made = topology::Topology::from_localities(ranks, nullptr);
+    REQUIRE(made.ok());
+    topology::Topology t = std::move(made).value();
+    t.set_link_cost(LevelKind::kWorld, {1000, 3500, 3500, 0.55});
+    for (Collective c : {Collective::kBcast, Collective::kReduce}) {
+        INFO(plan::to_string(c));
+        SelectOptions o{c, 1 << 20, 0};
+        o.oversubscribed = true;
+        o.ranks_per_core = 2;
+        auto d = Selector(t, {}).select(o);
+        REQUIRE(d.ok());
+        CHECK(d->chosen.algorithm == "hierarchical");
+    }
+}
