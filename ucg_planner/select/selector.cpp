@@ -364,8 +364,8 @@ Result<Decision> Selector::select_with(const RuleSet &user,
         if (opts.oversubscribed) {
             li.shm_up.overhead_ns = 0;
             // Only where hosts share cores with other hosts: on the 2x2
-            // cluster (a core per host) the tree that adding chose ran
-            // 1.2-2.3x the hierarchical plan (decision 0034).
+            // cluster (a core per host) the reduce tree that adding chose
+            // ran 1.25-2.1x the hierarchical plan (decision 0034).
             li.shares_cores = topo_.num_hosts() > 1 && nic_scale > 1;
         }
     }

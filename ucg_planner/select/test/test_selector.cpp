@@ -1056,9 +1056,10 @@ TEST_CASE("hosts with cores of their own overlap their levels, however "
     // The emulated 2x2 cluster: 2 hosts x 2 ranks by node, each host on
     // its own core (2 ranks a core, as many as a host has), sockets
     // between them (decision 0030's links). Adding the levels' stages
-    // there too (stop 45) sent bcast and reduce of 256 KiB-4 MiB to a
-    // binary tree that ran 1.2-2.3x the hierarchical plan's Avg (2 runs
-    // each, decision 0034).
+    // there too (stop 45) sent reduce from 64 KiB to a binary tree whose
+    // Avg was 1.25-2.1x the hierarchical plan's, bcast from 128 KiB
+    // (0.91-1.35x) and allreduce from 256 KiB to Rabenseifner (1.09-1.45x;
+    // 2 runs each, decision 0034).
     std::vector<topology::Locality> ranks;
     for (int r = 0; r < 4; ++r) {
         ranks.push_back({"h" + std::to_string(r % 2 + 1), -1, -1, ""});
