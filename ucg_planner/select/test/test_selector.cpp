@@ -53,23 +53,42 @@ void check_plan(const topology::Topology &t, const Decision &d)
     CHECK(r->makespan_ns > 0);
 }
 
-// The emulated cluster's 4 hosts x 2 ranks by node (rank r on host
-// r % 4 + 1) on 2 racks, with the switch and world links given.
+// The emulated cluster's ranks by node: rank r on host h(r % hosts + 1),
+// in the racks of `switches` where given.
+topology::Topology by_node(int nranks, int hosts,
+                           const topology::SwitchMap *switches = nullptr)
+{
+    std::vector<topology::Locality> ranks;
+    for (int r = 0; r < nranks; ++r) {
+        ranks.push_back({"h" + std::to_string(r % hosts + 1), -1, -1, ""});
+    }
+    auto made = topology::Topology::from_localities(ranks, switches);
+    REQUIRE(made.ok());
+    return std::move(made).value();
+}
+
+// Its 4 hosts x 2 ranks on 2 racks, with the switch and world links given.
 topology::Topology cluster_4x2(const topology::LinkCost &rack,
                                const topology::LinkCost &top)
 {
-    std::vector<topology::Locality> ranks;
-    topology::SwitchMap switches{
+    const topology::SwitchMap switches{
         {"h1", "rack1"}, {"h2", "rack1"}, {"h3", "rack2"}, {"h4", "rack2"}};
-    for (int r = 0; r < 8; ++r) {
-        ranks.push_back({"h" + std::to_string(r % 4 + 1), -1, -1, ""});
-    }
-    auto made = topology::Topology::from_localities(ranks, &switches);
-    REQUIRE(made.ok());
-    topology::Topology t = std::move(made).value();
+    topology::Topology t = by_node(8, 4, &switches);
     t.set_link_cost(LevelKind::kSwitch, rack);
     t.set_link_cost(LevelKind::kWorld, top);
     return t;
+}
+
+// The predicted ns of the flat alternative `alg` of a decision.
+double flat_ns(const Decision &d, const std::string &alg)
+{
+    for (const Choice &c : d.flat) {
+        if (c.algorithm == alg) {
+            return c.predicted_ns;
+        }
+    }
+    FAIL("no flat " << alg);
+    return 0.0;
 }
 
 } // namespace
@@ -897,23 +916,14 @@ TEST_CASE("hosts that share a machine's cores share them where every rank "
         REQUIRE(d.ok());
         return *d;
     };
-    auto flat = [](const Decision &d, const std::string &alg) {
-        for (const Choice &c : d.flat) {
-            if (c.algorithm == alg) {
-                return c.predicted_ns;
-            }
-        }
-        FAIL("no flat " << alg);
-        return 0.0;
-    };
     // Two ranks a core (a host's own): as before.
     const Decision own = select(Collective::kReduce, 2 << 20, 2);
     CHECK(own.chosen.algorithm == "rabenseifner");
     // Four: every rank of Rabenseifner talks at once, through cores that
     // another host's ranks talk through too; a tree's ranks take turns.
     const Decision shared = select(Collective::kReduce, 2 << 20, 4);
-    CHECK(flat(shared, "rabenseifner") > 1.3 * flat(own, "rabenseifner"));
-    CHECK(flat(shared, "binary_tree") == flat(own, "binary_tree"));
+    CHECK(flat_ns(shared, "rabenseifner") > 1.3 * flat_ns(own, "rabenseifner"));
+    CHECK(flat_ns(shared, "binary_tree") == flat_ns(own, "binary_tree"));
     CHECK(shared.chosen.algorithm == "hierarchical");
     // The allreduce's levels reduce up and bcast down on the same cores:
     // a chunk's stages add (the pipeline of 16 chunks took 2.7x its
@@ -1026,26 +1036,17 @@ TEST_CASE("Bruck's final rotation gives a power of two's tie to recursive "
     auto t = synth("racks=1,nodes=2,ppn=2,order=roundrobin");
     Selector sel(t, {});
     SelectOptions so{Collective::kAllgather, 1 << 20, 0};
-    const auto flat_cost = [&](const Decision &d, const char *name) {
-        for (const Choice &f : d.flat) {
-            if (f.algorithm == name) {
-                return f.predicted_ns;
-            }
-        }
-        FAIL("no " << name);
-        return 0.0;
-    };
     so.copy_ns_per_byte = 0;
     auto tied = sel.select(so);
     REQUIRE(tied.ok());
-    CHECK(flat_cost(*tied, "bruck") ==
-          Approx(flat_cost(*tied, "recursive_doubling")));
+    CHECK(flat_ns(*tied, "bruck") ==
+          Approx(flat_ns(*tied, "recursive_doubling")));
     so.copy_ns_per_byte = 0.5;
     auto d = sel.select(so);
     REQUIRE(d.ok());
     CHECK(d->chosen.algorithm == "recursive_doubling");
     // The rotation: 4 blocks of 1 MiB at 0.5 ns a byte.
-    CHECK(flat_cost(*d, "bruck") - flat_cost(*d, "recursive_doubling") ==
+    CHECK(flat_ns(*d, "bruck") - flat_ns(*d, "recursive_doubling") ==
           Approx(4 * double(1 << 20) * 0.5));
 }
 
@@ -1060,13 +1061,7 @@ TEST_CASE("hosts with cores of their own overlap their levels, however "
     // Avg was 1.25-2.1x the hierarchical plan's, bcast from 128 KiB
     // (0.91-1.35x) and allreduce from 256 KiB to Rabenseifner (1.09-1.45x;
     // 2 runs each, decision 0034).
-    std::vector<topology::Locality> ranks;
-    for (int r = 0; r < 4; ++r) {
-        ranks.push_back({"h" + std::to_string(r % 2 + 1), -1, -1, ""});
-    }
-    auto made = topology::Topology::from_localities(ranks, nullptr);
-    REQUIRE(made.ok());
-    topology::Topology t = std::move(made).value();
+    topology::Topology t = by_node(4, 2);
     t.set_link_cost(LevelKind::kWorld, {1000, 3500, 3500, 0.55});
     for (Collective c : {Collective::kBcast, Collective::kReduce}) {
         INFO(plan::to_string(c));
