@@ -442,7 +442,7 @@ double reduction_beside_ring(Collective c, const std::vector<LevelInfo> &infos,
 /// bcast/reduce/allreduce/barrier; leader gather/scatter otherwise.
 Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
                                  const RuleSet &user, const Rule *whole,
-                                 Decision &d)
+                                 Decision &d, bool from_root)
 {
     const Collective c = d.collective;
     const double s = c == Collective::kBarrier ? 0 : double(d.bytes);
@@ -477,7 +477,7 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
         exchange ? c == Collective::kReduceScatter : c != Collective::kBcast;
     const bool down =
         exchange ? c == Collective::kAllgather : c != Collective::kReduce;
-    const bool rk_top = up && down;
+    const bool rk_top = up && down && !from_root;
     int max_c = int(
         std::clamp(std::floor(s / kMinChunkBytes), 1.0, double(kMaxSegments)));
     int fixed_c = 0;

@@ -61,8 +61,10 @@ std::string exchange_top(plan::Collective c,
 
 /// Fills d.levels, d.request (per_level, top, segments) and the predicted
 /// time; `whole` is the rule that asked for hierarchical (may be null).
+/// `from_root`: every level releases down a tree from its leader (no
+/// exchange at the top), so rank 0 releases every rank.
 Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
                                  const RuleSet &user, const Rule *whole,
-                                 Decision &d);
+                                 Decision &d, bool from_root = false);
 
 } // namespace ucg::select::detail

@@ -525,15 +525,6 @@ Result<Decision> Selector::select_with(const RuleSet &user,
             return fail(why + ": no hierarchical algorithm for " +
                         std::string(plan::to_string(opts.collective)));
         }
-        Decision flat_d = d;
-        if (has_hier) {
-            if (auto h = decide_hierarchical(infos, user, rule, d); !h) {
-                return h.error();
-            }
-            d.chosen.algorithm = "hierarchical";
-            d.chosen.reason = alg == "auto" ? "cost model" : why;
-            d.request.levels = levels_from_partitions(parts, p, opts.root);
-        }
         // Oversubscribed, a barrier releases every rank from rank 0
         // (decision 0018, stop 22): after an exchange each rank leaves at
         // its own scheduling turn, and the root of the rooted collective
@@ -544,16 +535,35 @@ Result<Decision> Selector::select_with(const RuleSet &user,
         // k-ing, which the model prices lower alone.
         const bool rooted_only =
             opts.oversubscribed && opts.collective == Collective::kBarrier;
+        // Across hosts the hierarchical barrier releases from rank 0 too
+        // where its top level is a tree, not an exchange (decision 0036):
+        // on the 4x2 cluster 74-89 us against the flat tree's 108-113.
+        // (On one host the shm levels' barrier releases from rank 0 as
+        // well, but the collectives after it measured slower: allreduce
+        // 8-256 B 0.85-1.03x Open MPI against 0.74-0.88x after the linear
+        // one.)
+        const bool hier_from_root = rooted_only && topo_.num_hosts() > 1;
+        const bool hier_fits = has_hier && (!rooted_only || hier_from_root);
+        Decision flat_d = d;
+        if (has_hier) {
+            if (auto h =
+                    decide_hierarchical(infos, user, rule, d, hier_from_root);
+                !h) {
+                return h.error();
+            }
+            d.chosen.algorithm = "hierarchical";
+            d.chosen.reason = alg != "auto"    ? why
+                              : hier_from_root ? "cost model, released from "
+                                                 "rank 0"
+                                               : "cost model";
+            d.request.levels = levels_from_partitions(parts, p, opts.root);
+        }
         const auto fits = [&](const Choice &f) {
             const algorithms::Algorithm *a =
                 algorithms::find_algorithm(opts.collective, f.algorithm);
             return !rooted_only || (a != nullptr && a->releases_from_root);
         };
         const auto flat_it = std::find_if(d.flat.begin(), d.flat.end(), fits);
-        // (The shm levels' barrier releases from rank 0 too, but the
-        // collectives after it measured slower: allreduce 8-256 B
-        // 0.85-1.03x Open MPI against 0.74-0.88x after the linear one.)
-        const bool hier_fits = has_hier && !rooted_only;
         if (alg == "hierarchical" || flat_it == d.flat.end() ||
             (hier_fits && d.chosen.predicted_ns <= flat_it->predicted_ns)) {
             return d;
