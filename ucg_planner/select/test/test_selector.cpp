@@ -79,6 +79,14 @@ topology::Topology cluster_4x2(const topology::LinkCost &rack,
     return t;
 }
 
+// Its 2 hosts x 2 ranks, sockets between them (decision 0030's link).
+topology::Topology cluster_2x2()
+{
+    topology::Topology t = by_node(4, 2);
+    t.set_link_cost(LevelKind::kWorld, {1000, 3500, 3500, 0.55});
+    return t;
+}
+
 // The predicted ns of the flat alternative `alg` of a decision.
 double flat_ns(const Decision &d, const std::string &alg)
 {
@@ -1061,8 +1069,7 @@ TEST_CASE("hosts with cores of their own overlap their levels, however "
     // Avg was 1.25-2.1x the hierarchical plan's, bcast from 128 KiB
     // (0.91-1.35x) and allreduce from 256 KiB to Rabenseifner (1.09-1.45x;
     // 2 runs each, decision 0034).
-    topology::Topology t = by_node(4, 2);
-    t.set_link_cost(LevelKind::kWorld, {1000, 3500, 3500, 0.55});
+    const topology::Topology t = cluster_2x2();
     for (Collective c : {Collective::kBcast, Collective::kReduce}) {
         INFO(plan::to_string(c));
         SelectOptions o{c, 1 << 20, 0};
@@ -1105,13 +1112,11 @@ TEST_CASE("across hosts an oversubscribed barrier releases from rank 0 "
         topology::Topology topo;
         int ranks_per_core;
     };
-    topology::Topology two = by_node(4, 2);
-    two.set_link_cost(LevelKind::kWorld, {1000, 3500, 3500, 0.55});
     for (Cluster &c : std::vector<Cluster>{
              {"4x2",
               cluster_4x2({0, 6798, 6798, 0.5365}, {0, 13275, 13275, 0.7432}),
               4},
-             {"2x2", std::move(two), 2}}) {
+             {"2x2", cluster_2x2(), 2}}) {
         INFO(c.name);
         SelectOptions o{Collective::kBarrier, 0, 0};
         o.oversubscribed = true;
