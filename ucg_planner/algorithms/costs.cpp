@@ -539,18 +539,20 @@ double root_fan(const CostInput &in, const cost::AlphaBeta &near,
     const int64_t n = std::clamp<int64_t>(in.host_peers, 0, in.nranks - 1),
                   f = in.nranks - 1 - n;
     const double local = n > 0 ? near.fan_ns(double(n), s) : 0;
-    // Racks of consecutive ranks: the root's rack-mates on other hosts
-    // cross only the rack's switch, through the same NIC port as the
-    // rest (its issues are the mean of the two links').
+    // Racks of consecutive ranks (or counted, in any order): the root's
+    // rack-mates on other hosts cross only the rack's switch, through the
+    // same NIC port as the rest: their issues first, the others' after,
+    // the last one's whole message.
     const int64_t fm =
-        in.mid_ranks > 0 ? std::clamp<int64_t>(in.mid_ranks - 1 - n, 0, f) : 0;
+        in.root_rack_peers >= 0 ? std::clamp<int64_t>(in.root_rack_peers, 0, f)
+        : in.mid_ranks > 0 ? std::clamp<int64_t>(in.mid_ranks - 1 - n, 0, f)
+                           : 0;
     double remote = 0;
-    if (f > 0) {
-        const double issue =
-            (double(fm) * mid.issue_ns(s) + double(f - fm) * far.issue_ns(s)) /
-            double(f);
-        remote = (f > fm ? far.message_ns(s) : mid.message_ns(s)) +
-                 double(f - 1) * issue;
+    if (f > fm) {
+        remote = double(fm) * mid.issue_ns(s) +
+                 double(f - fm - 1) * far.issue_ns(s) + far.message_ns(s);
+    } else if (f > 0) {
+        remote = mid.fan_ns(double(f), s);
     }
     return std::max(local, remote) + c;
 }

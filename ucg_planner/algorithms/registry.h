@@ -168,6 +168,11 @@ struct CostInput {
     // (`link` is the one between racks).
     cost::AlphaBeta mid;
     int64_t mid_ranks = 0;
+    // Where hosts of consecutive ranks sit in racks in any order: the
+    // root's peers on the other hosts of its rack, which a root's fan
+    // reaches over `mid` (the rest over `link`, the one between racks).
+    // -1: not known (racks of mid_ranks, or none).
+    int64_t root_rack_peers = -1;
 };
 
 /* One variant of an algorithm: the parameters the selector passes on. */

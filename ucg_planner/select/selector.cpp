@@ -478,6 +478,18 @@ Result<Decision> Selector::select_with(const RuleSet &user,
             in.mid = cost::alpha_beta(topo_.link(0, ppn));
             take_turns(in.mid);
             in.mid_ranks = rack;
+        } else {
+            // Racks in any other order (a scheduler's placement): the
+            // root's rack-mates on other hosts, counted.
+            in.mid = cost::alpha_beta(racks->link);
+            take_turns(in.mid);
+            const int root_rack = racks->domain_of_rank[size_t(opts.root)];
+            in.root_rack_peers = 0;
+            for (int q = 0; q < p; ++q) {
+                in.root_rack_peers +=
+                    topo_.host_of(q) != root_host &&
+                    racks->domain_of_rank[size_t(q)] == root_rack;
+            }
         }
     }
     // Hosts in any order under racks (below the top level): each host's
