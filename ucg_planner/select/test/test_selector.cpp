@@ -1187,7 +1187,7 @@ TEST_CASE("a root's fan reaches its rack-mates over their switch, wherever "
     // calibrated there), ranks placed as above: the leaders' plan and
     // linear carry the same four blocks across the top switch; linear,
     // which crosses it in four messages, ran 0.73-1.00x Open MPI's tuned
-    // from 256 KiB where the leaders' plan read 1.11-1.29x.
+    // from 256 KiB where the leaders' plan read 1.08-1.29x.
     const topology::Topology loaded =
         cluster({"h1", "h3", "h4", "h2"}, {0, 7449, 7449, 0.6778},
                 {0, 10346, 10346, 15.2873});
