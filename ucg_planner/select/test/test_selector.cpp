@@ -53,27 +53,42 @@ void check_plan(const topology::Topology &t, const Decision &d)
     CHECK(r->makespan_ns > 0);
 }
 
-// The emulated cluster's ranks by node: rank r on host h(r % hosts + 1),
-// in the racks of `switches` where given.
-topology::Topology by_node(int nranks, int hosts,
-                           const topology::SwitchMap *switches = nullptr)
+// Rank r on host hosts[r], in the racks of `switches` where given.
+topology::Topology on_hosts(const std::vector<std::string> &hosts,
+                            const topology::SwitchMap *switches = nullptr)
 {
     std::vector<topology::Locality> ranks;
-    for (int r = 0; r < nranks; ++r) {
-        ranks.push_back({"h" + std::to_string(r % hosts + 1), -1, -1, ""});
+    for (const std::string &h : hosts) {
+        ranks.push_back({h, -1, -1, ""});
     }
     auto made = topology::Topology::from_localities(ranks, switches);
     REQUIRE(made.ok());
     return std::move(made).value();
 }
 
-// Its 4 hosts x 2 ranks on 2 racks, with the switch and world links given.
+// The emulated cluster's ranks by node: rank r on host h(r % hosts + 1),
+// in the racks of `switches` where given.
+topology::Topology by_node(int nranks, int hosts,
+                           const topology::SwitchMap *switches = nullptr)
+{
+    std::vector<std::string> names;
+    for (int r = 0; r < nranks; ++r) {
+        names.push_back("h" + std::to_string(r % hosts + 1));
+    }
+    return on_hosts(names, switches);
+}
+
+// Its 4 hosts x 2 ranks on 2 racks (rack1: h1 h2, rack2: h3 h4), with
+// the switch and world links given; ranks by node unless `hosts` names
+// each rank's host.
 topology::Topology cluster_4x2(const topology::LinkCost &rack,
-                               const topology::LinkCost &top)
+                               const topology::LinkCost &top,
+                               const std::vector<std::string> &hosts = {})
 {
     const topology::SwitchMap switches{
         {"h1", "rack1"}, {"h2", "rack1"}, {"h3", "rack2"}, {"h4", "rack2"}};
-    topology::Topology t = by_node(8, 4, &switches);
+    topology::Topology t =
+        hosts.empty() ? by_node(8, 4, &switches) : on_hosts(hosts, &switches);
     t.set_link_cost(LevelKind::kSwitch, rack);
     t.set_link_cost(LevelKind::kWorld, top);
     return t;
@@ -1147,28 +1162,12 @@ TEST_CASE("a root's fan reaches its rack-mates over their switch, wherever "
     // (h1 h3 h4 h2: rack 1's hosts hold ranks 0-1 and 6-7). Either way
     // the root has one host peer, two rack-mates and four ranks across
     // the top switch.
-    const topology::SwitchMap switches{
-        {"h1", "rack1"}, {"h2", "rack1"}, {"h3", "rack2"}, {"h4", "rack2"}};
-    auto cluster = [&](std::vector<std::string> order,
-                       const topology::LinkCost &rack,
-                       const topology::LinkCost &top) {
-        std::vector<topology::Locality> ranks;
-        for (const std::string &h : order) {
-            ranks.push_back({h, -1, -1, ""});
-            ranks.push_back({h, -1, -1, ""});
-        }
-        auto made = topology::Topology::from_localities(ranks, &switches);
-        REQUIRE(made.ok());
-        topology::Topology t = std::move(made).value();
-        t.set_link_cost(LevelKind::kSwitch, rack);
-        t.set_link_cost(LevelKind::kWorld, top);
-        return t;
-    };
+    const std::vector<std::string> by_rack{"h1", "h1", "h2", "h2",
+                                           "h3", "h3", "h4", "h4"},
+        scheduled{"h1", "h1", "h3", "h3", "h4", "h4", "h2", "h2"};
     const topology::LinkCost rack{0, 2000, 2000, 0.5}, top{0, 4000, 4000, 5};
-    const topology::Topology in_order =
-        cluster({"h1", "h2", "h3", "h4"}, rack, top);
-    const topology::Topology placed =
-        cluster({"h1", "h3", "h4", "h2"}, rack, top);
+    const topology::Topology in_order = cluster_4x2(rack, top, by_rack);
+    const topology::Topology placed = cluster_4x2(rack, top, scheduled);
     const double s = 1 << 20;
     for (Collective c : {Collective::kScatter, Collective::kGather}) {
         INFO(plan::to_string(c));
@@ -1188,9 +1187,8 @@ TEST_CASE("a root's fan reaches its rack-mates over their switch, wherever "
     // linear carry the same four blocks across the top switch; linear,
     // which crosses it in four messages, ran 0.73-1.00x Open MPI's tuned
     // from 256 KiB where the leaders' plan read 1.08-1.29x.
-    const topology::Topology loaded =
-        cluster({"h1", "h3", "h4", "h2"}, {0, 7449, 7449, 0.6778},
-                {0, 10346, 10346, 15.2873});
+    const topology::Topology loaded = cluster_4x2(
+        {0, 7449, 7449, 0.6778}, {0, 10346, 10346, 15.2873}, scheduled);
     SelectOptions o{Collective::kScatter, 1 << 20, 0};
     o.oversubscribed = true;
     o.ranks_per_core = 4;
