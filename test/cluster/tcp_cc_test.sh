@@ -1,0 +1,47 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# tcp_cc_test.sh: each emulated host runs the TCP congestion control that
+# `cluster up` gives it (cubic unless --tcp-cc says otherwise), whatever
+# the machine's own, which stays as it was (decision 0038). Exits 77
+# where namespaces are not permitted.
+set -u
+here=$(dirname "$(readlink -f "$0")")
+cluster="$here/cluster"
+state=${UCG_CLUSTER_STATE:-/run/ucg-cluster}
+cc=/proc/sys/net/ipv4/tcp_congestion_control
+exec 9>"$state.lock" # one cluster on the machine at a time (on_cluster.sh)
+if ! flock -w 900 9; then
+    echo "tcp_cc_test: the cluster lock is still held after 900 s"
+    exit 1
+fi
+machine=$(cat "$cc")
+rc=0
+# Checks that every host of the cluster runs $1.
+expect_hosts() {
+    for h in $("$cluster" hosts); do
+        got=$("$cluster" exec "$h" cat "$cc")
+        echo "tcp_cc_test: $h runs $got ($2)"
+        if [ "$got" != "$1" ]; then
+            echo "tcp_cc_test: $h: expected $1"
+            rc=1
+        fi
+    done
+}
+"$cluster" up --hosts 2 9>&- >/dev/null || exit $?
+trap '"$cluster" down 9>&-' EXIT
+expect_hosts cubic "the default"
+"$cluster" up --hosts 2 --tcp-cc reno 9>&- >/dev/null || rc=1
+expect_hosts reno "--tcp-cc reno"
+"$cluster" up --hosts 2 --tcp-cc machine 9>&- >/dev/null || rc=1
+expect_hosts "$machine" "--tcp-cc machine"
+if "$cluster" up --hosts 2 --tcp-cc no-such-cc 9>&- 2>/dev/null; then
+    echo "tcp_cc_test: an unknown congestion control was accepted"
+    rc=1
+fi
+if [ "$(cat "$cc")" != "$machine" ]; then
+    echo "tcp_cc_test: the machine's congestion control changed to $(cat "$cc")"
+    rc=1
+fi
+"$cluster" down
+trap - EXIT
+exit $rc
