@@ -37,8 +37,9 @@ ucs_status_t open_ucp(ucg_context *ctx)
     // Collectives' 128-512 B messages inline, messages to a rank of the
     // same machine eager up to 512 KiB, and with no RDMA network every
     // message up to 4 MiB (a fixed RNDV_THRESH, which UCP applies to
-    // fast-completing sends too; ucp_settings.h), unless the user chose. A UCX
-    // without a setting just ignores the key.
+    // fast-completing sends too) in 512 KiB socket segments
+    // (ucp_settings.h), unless the user chose. A UCX without a setting
+    // just ignores the key.
     const auto ask = [config](const char *key, const char *value) {
         const ucs_status_t s = ucp_config_modify(config, key, value);
         if (s != UCS_OK) {
@@ -54,6 +55,11 @@ ucs_status_t open_ucp(ucg_context *ctx)
     }
     if (!user_sets_rndv_thresh(environ) && !ctx->rdma) {
         ask("RNDV_THRESH", kSocketEagerBytes);
+    }
+    if (!user_sets_tcp_seg(environ) && !ctx->rdma &&
+        tls_may_open(environ, "tcp")) {
+        // tcp's own key (UCP hands it to the iface whose table has it).
+        ask("RX_SEG_SIZE", kSocketSegBytes);
     }
     if (!user_sets_bcast_cma(environ) && tls_may_open(environ, "mm_bcast")) {
         // The transport's own name (UCP hands a UCT key to every iface

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // UCG's own UCP context: the shared-memory FIFO element it asks for
-// (decision 0019) and eager sends to ranks of the same machine (decision
-// 0021), both in api/ucp_settings.h, the user's settings winning; a
+// (decision 0019), eager sends to ranks of the same machine (decision
+// 0021) and over sockets (0028), the sockets' receive segment (0038), all
+// in api/ucp_settings.h, the user's settings winning; a
 // group refused where the processes of a host disagree on the element.
 #include "api/internal.h"
 #include "api/ucp_settings.h"
 #include "rank_env.h"
+#include "ucx/ucp_glue.h"
 
 #include <catch2/catch.hpp>
 #include <ucg_test/check.h>
@@ -239,6 +241,66 @@ TEST_CASE("with no RDMA network, a message below 4 MiB goes out eagerly "
     // A rendezvous cannot complete before the receive: no wait is short.
     CHECK_FALSE(ucg::test::root_done_alone(
         std::size_t{4} << 20, std::chrono::milliseconds(300), tune));
+}
+
+TEST_CASE("a socket receive segment in the environment is the user's",
+          "[ucg][context]")
+{
+    using ucg::rt::user_sets_tcp_seg;
+    const char *none[] = {"PATH=/bin", "UCX_TLS=tcp,self", nullptr};
+    CHECK_FALSE(user_sets_tcp_seg(none));
+    const char *seg[] = {"UCX_TCP_RX_SEG_SIZE=64k", nullptr};
+    CHECK(user_sets_tcp_seg(seg));
+    const char *prefixed[] = {"UCG_UCX_TCP_RX_SEG_SIZE=1m", nullptr};
+    CHECK(user_sets_tcp_seg(prefixed));
+    const char *other[] = {"UCX_TCP_TX_SEG_SIZE=64k", "TCP_RX_SEG_SIZE=1",
+                           "UCX_TCP_RX_SEG_SIZE_X=1", nullptr};
+    CHECK_FALSE(user_sets_tcp_seg(other));
+}
+
+namespace {
+
+// The largest zero-copy active message of the first tcp iface UCG's own
+// context opened (its receive segment: UCX adds room for its header); 0
+// where UCP opened no tcp iface.
+size_t tcp_max_zcopy()
+{
+    ucg_context_h ctx = nullptr;
+    REQUIRE(ucg_context_create(nullptr, &ctx) == UCS_OK);
+    uct_iface_h iface = nullptr;
+    uint16_t csum = 0;
+    size_t addr_len = 0;
+    size_t max_zcopy = 0;
+    if (ucg_ucp_find_iface(ctx->worker, "tcp", 0, &iface, &csum, &addr_len,
+                           nullptr) != 0) {
+        uct_iface_attr_t attr{};
+        REQUIRE(uct_iface_query(iface, &attr) == UCS_OK);
+        max_zcopy = attr.cap.am.max_zcopy;
+    }
+    ucg_context_destroy(ctx);
+    return max_zcopy;
+}
+
+} // namespace
+
+TEST_CASE("with no RDMA network, UCG's own UCP context receives socket "
+          "messages in 512 KiB segments, unless the user set the segment",
+          "[ucg][context]")
+{
+    if (ucg::rt::user_sets_tcp_seg(environ) || ucg::rt::rdma_device_found() ||
+        !tls_may_open(environ, "tcp")) {
+        UCG_SKIP("a socket segment set, tcp left out, or an RDMA device "
+                 "(then UCX's own segment stands)");
+    }
+    const size_t ours = tcp_max_zcopy();
+    if (ours == 0) {
+        UCG_SKIP("UCP opened no tcp iface here");
+    }
+    // The segment less UCX's header is its largest message (UCX's own:
+    // 64 KiB).
+    CHECK(ours == (size_t{512} << 10));
+    const ucg::test::ScopedEnv users("UCX_TCP_RX_SEG_SIZE", "128k");
+    CHECK(tcp_max_zcopy() == (size_t{128} << 10));
 }
 
 TEST_CASE("members reach each other over sockets where they span machines "
