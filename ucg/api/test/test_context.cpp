@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 using ucg::rt::host_bcast_reads;
 using ucg::rt::tls_may_open;
@@ -59,22 +60,54 @@ TEST_CASE("a host's bcast receivers read the root's buffer only where the "
     CHECK_FALSE(host_bcast_reads(2, false, true, false));
 }
 
-TEST_CASE("a FIFO element size in the environment is the user's",
+namespace {
+
+using UserSets = bool (*)(const char *const *) noexcept;
+
+// What `sets` says of an environment of the one variable `var`.
+bool sets_alone(UserSets sets, const char *var)
+{
+    const char *env[] = {var, nullptr};
+    return sets(env);
+}
+
+} // namespace
+
+TEST_CASE("a FIFO element size or a socket receive segment in the "
+          "environment is the user's",
           "[ucg][context]")
 {
-    const char *none[] = {"PATH=/bin", "UCX_TLS=sm,self", nullptr};
-    CHECK_FALSE(user_sets_fifo_elem(none));
+    const struct {
+        UserSets sets;
+        std::vector<const char *> users;  // each the user's setting
+        std::vector<const char *> others; // other programs' and settings
+    } cases[] = {
+        {user_sets_fifo_elem,
+         {"UCX_MM_FIFO_ELEM_SIZE=256", "UCX_SYSV_FIFO_ELEM_SIZE=128",
+          "UCG_UCX_POSIX_FIFO_ELEM_SIZE=1k"},
+         {"PATH=/bin", "UCX_TLS=sm,self", "MY_FIFO_ELEM_SIZE=64",
+          "UCX_MM_FIFO_SIZE=64", "UCX_FIFO_ELEM_SIZE_X=1"}},
+        {ucg::rt::user_sets_tcp_seg,
+         {"UCX_TCP_RX_SEG_SIZE=64k", "UCG_UCX_TCP_RX_SEG_SIZE=1m"},
+         {"PATH=/bin", "UCX_TLS=tcp,self", "UCX_TCP_TX_SEG_SIZE=64k",
+          "TCP_RX_SEG_SIZE=1", "UCX_TCP_RX_SEG_SIZE_X=1"}},
+    };
+    for (const auto &c : cases) {
+        for (const char *var : c.users) {
+            INFO(var);
+            CHECK(sets_alone(c.sets, var));
+        }
+        for (const char *var : c.others) {
+            INFO(var);
+            CHECK_FALSE(sets_alone(c.sets, var));
+        }
+    }
+    // Found among other variables; no environment sets nothing.
+    const char *mixed[] = {"HOME=/", "UCX_TLS=sm,self",
+                           "UCX_MM_FIFO_ELEM_SIZE=256", nullptr};
+    CHECK(user_sets_fifo_elem(mixed));
     CHECK_FALSE(user_sets_fifo_elem(nullptr));
-    const char *mm[] = {"HOME=/", "UCX_MM_FIFO_ELEM_SIZE=256", nullptr};
-    CHECK(user_sets_fifo_elem(mm));
-    const char *sysv[] = {"UCX_SYSV_FIFO_ELEM_SIZE=128", nullptr};
-    CHECK(user_sets_fifo_elem(sysv));
-    const char *prefixed[] = {"UCG_UCX_POSIX_FIFO_ELEM_SIZE=1k", nullptr};
-    CHECK(user_sets_fifo_elem(prefixed));
-    // Other programs' variables and other settings are not.
-    const char *other[] = {"MY_FIFO_ELEM_SIZE=64", "UCX_MM_FIFO_SIZE=64",
-                           "UCX_FIFO_ELEM_SIZE_X=1", nullptr};
-    CHECK_FALSE(user_sets_fifo_elem(other));
+    CHECK_FALSE(ucg::rt::user_sets_tcp_seg(nullptr));
 }
 
 TEST_CASE("a rendezvous threshold in the environment is the user's",
@@ -241,21 +274,6 @@ TEST_CASE("with no RDMA network, a message below 4 MiB goes out eagerly "
     // A rendezvous cannot complete before the receive: no wait is short.
     CHECK_FALSE(ucg::test::root_done_alone(
         std::size_t{4} << 20, std::chrono::milliseconds(300), tune));
-}
-
-TEST_CASE("a socket receive segment in the environment is the user's",
-          "[ucg][context]")
-{
-    using ucg::rt::user_sets_tcp_seg;
-    const char *none[] = {"PATH=/bin", "UCX_TLS=tcp,self", nullptr};
-    CHECK_FALSE(user_sets_tcp_seg(none));
-    const char *seg[] = {"UCX_TCP_RX_SEG_SIZE=64k", nullptr};
-    CHECK(user_sets_tcp_seg(seg));
-    const char *prefixed[] = {"UCG_UCX_TCP_RX_SEG_SIZE=1m", nullptr};
-    CHECK(user_sets_tcp_seg(prefixed));
-    const char *other[] = {"UCX_TCP_TX_SEG_SIZE=64k", "TCP_RX_SEG_SIZE=1",
-                           "UCX_TCP_RX_SEG_SIZE_X=1", nullptr};
-    CHECK_FALSE(user_sets_tcp_seg(other));
 }
 
 namespace {
