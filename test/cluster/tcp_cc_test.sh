@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # tcp_cc_test.sh: each emulated host runs the TCP congestion control that
 # `cluster up` gives it (cubic unless --tcp-cc says otherwise), whatever
-# the machine's own, which stays as it was (decision 0038). Exits 77
-# where namespaces are not permitted.
+# the machine's own, which stays as it was, as does the list of those a
+# namespace may choose (decision 0038). Exits 77 where namespaces are not
+# permitted.
 set -u
 here=$(dirname "$(readlink -f "$0")")
 cluster="$here/cluster"
@@ -15,6 +16,8 @@ if ! flock -w 900 9; then
     exit 1
 fi
 machine=$(cat "$cc")
+allowed_file=/proc/sys/net/ipv4/tcp_allowed_congestion_control
+allowed=$(cat "$allowed_file")
 rc=0
 # Checks that every host of the cluster runs $1.
 expect_hosts() {
@@ -44,4 +47,9 @@ if [ "$(cat "$cc")" != "$machine" ]; then
 fi
 "$cluster" down
 trap - EXIT
+if [ "$(cat "$allowed_file")" != "$allowed" ]; then
+    echo "tcp_cc_test: the machine's allowed congestion controls changed" \
+        "from '$allowed' to '$(cat "$allowed_file")'"
+    rc=1
+fi
 exit $rc
