@@ -925,6 +925,22 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
     const double nic_rx = far.beta_ns_per_byte * z;
     t.nic_tx = double(down ? most_out : most_in) * nic_tx;
     t.nic_rx = double(down ? most_in : most_out) * nic_rx;
+    if (in.nic_scale > 1) {
+        // Hosts that share one machine's cores (nic_scale of them a
+        // core): a message between hosts is a core's work at both ends,
+        // and pipelined, every edge of the tree carries a chunk at once.
+        // A stage holds a core for its hosts' ends of the crossing
+        // edges, nic_scale times a host's mean (far's beta counts a
+        // message's two ends on one core already, decision 0018;
+        // decision 0039).
+        int64_t cross = 0;
+        for (int64_t v = 1; v < p; ++v) {
+            cross += crosses(in, v, (v - 1) / 2) ? 1 : 0;
+        }
+        const double core = double(cross * in.nic_scale) /
+                            double(host_count(in)) * far.port_ns(z);
+        t.nic_tx = std::max(t.nic_tx, core);
+    }
     return t;
 }
 
