@@ -500,23 +500,6 @@ ucs_status_t setup_one_to_many(ucg_group *g)
     return st;
 }
 
-// Members sharing each machine (whatever host they pose as) against the
-// CPUs they may run on together, in one pass over the records: mpirun
-// binds each rank to its own core, which is no oversubscription; four
-// unbound ranks on two cores are.
-std::map<std::string, bool> machines_oversubscribed(const ucg_group *g)
-{
-    std::map<std::string, bool> over;
-    for (const auto &[host, l] :
-         ucg::rt::cpu_loads<std::string>(g->hello, [](const ucg::rt::Hello &h) {
-             return std::string(h.real_host,
-                                strnlen(h.real_host, sizeof(h.real_host)));
-         })) {
-        over[host] = l.cpus > 0 && l.ranks > l.cpus;
-    }
-    return over;
-}
-
 } // namespace
 
 std::uint64_t machine_id()
@@ -644,7 +627,7 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
         // with one rank each and one with two on a single core chose
         // chain segments=2 and segments=3 for one scan, and the messages
         // no longer matched).
-        const auto over = machines_oversubscribed(g);
+        const auto over = ucg::rt::hosts_oversubscribed(g->hello);
         const auto &me = g->hello[static_cast<std::size_t>(g->rank)];
         g->oversubscribed = over.at(me.real_host);
         for (const ucg::rt::Hello &h : g->hello) {

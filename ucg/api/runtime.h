@@ -123,7 +123,7 @@ std::uint64_t machine_id();
 
 /// One machine's members and the CPUs they may run on together (the
 /// union of their affinity masks), per `key_of(hello)`: the machines of
-/// machines_oversubscribed (by host name) and of ranks_per_core (by
+/// hosts_oversubscribed (by host name and by machine) and of ranks_per_core (by
 /// Hello::machine), in one pass over the records.
 struct CpuLoad {
     long ranks = 0;
@@ -165,6 +165,38 @@ inline int ranks_per_core(const std::vector<Hello> &hello)
         }
     }
     return static_cast<int>(most);
+}
+
+/// Per host (Hello::real_host, whatever host its ranks pose as): whether
+/// its ranks take turns on their cores. They do where the host's members
+/// outnumber the CPUs they may run on together (mpirun binds each rank to
+/// its own core, which is no oversubscription; four unbound ranks on two
+/// cores are), and where the members of the host's machine
+/// (Hello::machine) outnumber the machine's: hosts emulated on one
+/// machine, each with a core per rank of its own but two hosts a core
+/// (decision 0040).
+inline std::map<std::string, bool>
+hosts_oversubscribed(const std::vector<Hello> &hello)
+{
+    const auto host_of = [](const Hello &h) {
+        return std::string(h.real_host,
+                           strnlen(h.real_host, sizeof(h.real_host)));
+    };
+    const auto over = [](const CpuLoad &l) {
+        return l.cpus > 0 && l.ranks > l.cpus;
+    };
+    std::map<std::string, bool> hosts;
+    for (const auto &[host, l] : cpu_loads<std::string>(hello, host_of)) {
+        hosts[host] = over(l);
+    }
+    const auto machines = cpu_loads<std::uint64_t>(
+        hello, [](const Hello &h) { return h.machine; });
+    for (const Hello &h : hello) {
+        if (over(machines.at(h.machine))) {
+            hosts[host_of(h)] = true;
+        }
+    }
+    return hosts;
 }
 
 /// The ud_mcast entry points (uct_ud_mcast.h), looked up when the plugin

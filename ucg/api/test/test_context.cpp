@@ -340,6 +340,41 @@ TEST_CASE("members reach each other over sockets where they span machines "
         ucg::rt::links_are_sockets({member("h1", false), member("h1", false)}));
 }
 
+TEST_CASE("a host's ranks take turns where its host or its machine has "
+          "more ranks than CPUs",
+          "[ucg][context]")
+{
+    using ucg::rt::Hello;
+    const auto member = [](const char *host, std::uint64_t machine, int cpu) {
+        Hello h{};
+        std::strncpy(h.real_host, host, sizeof(h.real_host) - 1);
+        h.machine = machine;
+        h.cpus[0] = std::uint64_t{1} << cpu;
+        return h;
+    };
+    using Over = std::map<std::string, bool>;
+    // Four emulated hosts of one rank on a machine of 2 CPUs (h1 and h3
+    // on CPU 0): each host has a core per rank, the machine does not.
+    CHECK(ucg::rt::hosts_oversubscribed({member("h1", 7, 0), member("h2", 7, 1),
+                                         member("h3", 7, 0),
+                                         member("h4", 7, 1)}) ==
+          Over{{"h1", true}, {"h2", true}, {"h3", true}, {"h4", true}});
+    // The same four hosts on machines of their own; two on a machine of
+    // two CPUs: nobody takes turns.
+    CHECK(ucg::rt::hosts_oversubscribed({member("h1", 1, 0), member("h2", 2, 1),
+                                         member("h3", 3, 0),
+                                         member("h4", 4, 1)}) ==
+          Over{{"h1", false}, {"h2", false}, {"h3", false}, {"h4", false}});
+    CHECK(ucg::rt::hosts_oversubscribed(
+              {member("h1", 7, 0), member("h2", 7, 1)}) ==
+          Over{{"h1", false}, {"h2", false}});
+    // Two ranks of one host on one CPU, the other host on machines of
+    // its own: only that host.
+    CHECK(ucg::rt::hosts_oversubscribed(
+              {member("h1", 7, 0), member("h1", 7, 0), member("h2", 8, 0)}) ==
+          Over{{"h1", true}, {"h2", false}});
+}
+
 TEST_CASE("ranks per core count the hosts of one machine together",
           "[ucg][context]")
 {
