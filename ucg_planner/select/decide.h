@@ -35,6 +35,10 @@ struct LevelInfo {
     /// in a pipeline they add instead of overlapping (decision 0034).
     /// Hosts with cores of their own overlap them, as one host does.
     bool shares_cores = false;
+    /// Where `shares_cores`: the hosts a core serves (the selector's
+    /// nic_scale). The alltoall's top leaders, who all talk at once, pay
+    /// it on their bytes as a flat direct exchange does (decision 0041).
+    int nic_scale = 1;
 };
 
 /// Each level's figures; the shm channels' costs where `bcast`/`incast`

@@ -995,6 +995,32 @@ TEST_CASE("a pipelined tree between hosts that share cores holds them at "
     }
 }
 
+TEST_CASE("an alltoall's leaders on hosts that share cores pay them as a "
+          "flat direct exchange does",
+          "[select]")
+{
+    // The emulated cluster's 4 hosts x 1 rank on 2 cores (two hosts a
+    // core, decision 0040), the 4x2 pages' world link. The hierarchical
+    // exchange there is the flat one plus its staging copies; priced
+    // without the shared cores it was chosen from 4 KiB and ran 1.0-1.7x
+    // Open MPI at 1-4 MiB where the direct exchange ran 0.76-1.09x
+    // (decision 0041).
+    topology::Topology t = by_node(4, 4);
+    t.set_link_cost(LevelKind::kWorld, {0, 6393, 6393, 0.4236});
+    auto select = [&](const char *rules) {
+        SelectOptions o{Collective::kAlltoall, 1 << 20, 0};
+        o.oversubscribed = true;
+        o.ranks_per_core = 2;
+        auto d = Selector(t, parse_rules(rules, "test").value()).select(o);
+        REQUIRE(d.ok());
+        return *d;
+    };
+    const Decision d = select("");
+    CHECK(d.chosen.algorithm == "linear");
+    const Decision hier = select("alltoall:0-inf:hierarchical");
+    CHECK(hier.chosen.predicted_ns > flat_ns(d, "linear"));
+}
+
 TEST_CASE("oversubscribed, each dependent step waits for the cores: "
           "exchanges take the fewest steps, rooted ones the shm ops",
           "[select]")
