@@ -299,6 +299,16 @@ size_t tcp_max_zcopy()
     return max_zcopy;
 }
 
+// A member's hello: its host, its machine and the one CPU it may run on.
+ucg::rt::Hello member_on(const char *host, std::uint64_t machine, int cpu)
+{
+    ucg::rt::Hello h{};
+    std::strncpy(h.real_host, host, sizeof(h.real_host) - 1);
+    h.machine = machine;
+    h.cpus[0] = std::uint64_t{1} << cpu;
+    return h;
+}
+
 } // namespace
 
 TEST_CASE("with no RDMA network, UCG's own UCP context receives socket "
@@ -344,59 +354,43 @@ TEST_CASE("a host's ranks take turns where its host or its machine has "
           "more ranks than CPUs",
           "[ucg][context]")
 {
-    using ucg::rt::Hello;
-    const auto member = [](const char *host, std::uint64_t machine, int cpu) {
-        Hello h{};
-        std::strncpy(h.real_host, host, sizeof(h.real_host) - 1);
-        h.machine = machine;
-        h.cpus[0] = std::uint64_t{1} << cpu;
-        return h;
-    };
     using Over = std::map<std::string, bool>;
     // Four emulated hosts of one rank on a machine of 2 CPUs (h1 and h3
     // on CPU 0): each host has a core per rank, the machine does not.
-    CHECK(ucg::rt::hosts_oversubscribed({member("h1", 7, 0), member("h2", 7, 1),
-                                         member("h3", 7, 0),
-                                         member("h4", 7, 1)}) ==
+    CHECK(ucg::rt::hosts_oversubscribed(
+              {member_on("h1", 7, 0), member_on("h2", 7, 1),
+               member_on("h3", 7, 0), member_on("h4", 7, 1)}) ==
           Over{{"h1", true}, {"h2", true}, {"h3", true}, {"h4", true}});
     // The same four hosts on machines of their own; two on a machine of
     // two CPUs: nobody takes turns.
-    CHECK(ucg::rt::hosts_oversubscribed({member("h1", 1, 0), member("h2", 2, 1),
-                                         member("h3", 3, 0),
-                                         member("h4", 4, 1)}) ==
+    CHECK(ucg::rt::hosts_oversubscribed(
+              {member_on("h1", 1, 0), member_on("h2", 2, 1),
+               member_on("h3", 3, 0), member_on("h4", 4, 1)}) ==
           Over{{"h1", false}, {"h2", false}, {"h3", false}, {"h4", false}});
     CHECK(ucg::rt::hosts_oversubscribed(
-              {member("h1", 7, 0), member("h2", 7, 1)}) ==
+              {member_on("h1", 7, 0), member_on("h2", 7, 1)}) ==
           Over{{"h1", false}, {"h2", false}});
     // Two ranks of one host on one CPU, the other host on machines of
     // its own: only that host.
     CHECK(ucg::rt::hosts_oversubscribed(
-              {member("h1", 7, 0), member("h1", 7, 0), member("h2", 8, 0)}) ==
-          Over{{"h1", true}, {"h2", false}});
+              {member_on("h1", 7, 0), member_on("h1", 7, 0),
+               member_on("h2", 8, 0)}) == Over{{"h1", true}, {"h2", false}});
 }
 
 TEST_CASE("ranks per core count the hosts of one machine together",
           "[ucg][context]")
 {
-    using ucg::rt::Hello;
-    const auto member = [](const char *host, std::uint64_t machine, int cpu) {
-        Hello h{};
-        std::strncpy(h.real_host, host, sizeof(h.real_host) - 1);
-        h.machine = machine;
-        h.cpus[0] = std::uint64_t{1} << cpu;
-        return h;
-    };
     // Two emulated hosts of 2 ranks on CPU 0 of one machine: 4 a core.
-    CHECK(ucg::rt::ranks_per_core({member("h1", 7, 0), member("h1", 7, 0),
-                                   member("h2", 7, 0), member("h2", 7, 0)}) ==
-          4);
+    CHECK(ucg::rt::ranks_per_core({member_on("h1", 7, 0), member_on("h1", 7, 0),
+                                   member_on("h2", 7, 0),
+                                   member_on("h2", 7, 0)}) == 4);
     // The same on two machines: 2 a core; one rank a CPU: 1.
-    CHECK(ucg::rt::ranks_per_core({member("h1", 7, 0), member("h1", 7, 0),
-                                   member("h2", 8, 0), member("h2", 8, 0)}) ==
-          2);
-    CHECK(ucg::rt::ranks_per_core({member("h1", 7, 0), member("h1", 7, 1),
-                                   member("h1", 7, 2)}) == 1);
+    CHECK(ucg::rt::ranks_per_core({member_on("h1", 7, 0), member_on("h1", 7, 0),
+                                   member_on("h2", 8, 0),
+                                   member_on("h2", 8, 0)}) == 2);
+    CHECK(ucg::rt::ranks_per_core({member_on("h1", 7, 0), member_on("h1", 7, 1),
+                                   member_on("h1", 7, 2)}) == 1);
     // Three ranks on two CPUs: rounded up.
-    CHECK(ucg::rt::ranks_per_core({member("h1", 7, 0), member("h1", 7, 1),
-                                   member("h1", 7, 1)}) == 2);
+    CHECK(ucg::rt::ranks_per_core({member_on("h1", 7, 0), member_on("h1", 7, 1),
+                                   member_on("h1", 7, 1)}) == 2);
 }

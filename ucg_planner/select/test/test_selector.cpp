@@ -102,6 +102,19 @@ topology::Topology cluster_2x2()
     return t;
 }
 
+// The decision for ranks that take turns on cores that run `per_core`
+// ranks of the machine (SelectOptions::ranks_per_core).
+Decision select_sharing(const topology::Topology &t, Collective c,
+                        std::uint64_t bytes, int per_core)
+{
+    SelectOptions o{c, bytes, 0};
+    o.oversubscribed = true;
+    o.ranks_per_core = per_core;
+    auto d = Selector(t, {}).select(o);
+    REQUIRE(d.ok());
+    return *d;
+}
+
 // The predicted ns of the flat alternative `alg` of a decision.
 double flat_ns(const Decision &d, const std::string &alg)
 {
@@ -931,28 +944,20 @@ TEST_CASE("hosts that share a machine's cores share them where every rank "
     // predictions.
     const topology::Topology t =
         cluster_4x2({0, 6798, 6798, 0.5365}, {0, 13275, 13275, 0.7432});
-    auto select = [&](Collective c, std::uint64_t bytes, int per_core) {
-        SelectOptions o{c, bytes, 0};
-        o.oversubscribed = true;
-        o.ranks_per_core = per_core;
-        auto d = Selector(t, {}).select(o);
-        REQUIRE(d.ok());
-        return *d;
-    };
     // Two ranks a core (a host's own): as before.
-    const Decision own = select(Collective::kReduce, 2 << 20, 2);
+    const Decision own = select_sharing(t, Collective::kReduce, 2 << 20, 2);
     CHECK(own.chosen.algorithm == "rabenseifner");
     // Four: every rank of Rabenseifner talks at once, through cores that
     // another host's ranks talk through too; an unpipelined tree's ranks
     // take turns.
-    const Decision shared = select(Collective::kReduce, 2 << 20, 4);
+    const Decision shared = select_sharing(t, Collective::kReduce, 2 << 20, 4);
     CHECK(flat_ns(shared, "rabenseifner") > 1.3 * flat_ns(own, "rabenseifner"));
     CHECK(flat_ns(shared, "knomial") == flat_ns(own, "knomial"));
     CHECK(shared.chosen.algorithm == "hierarchical");
     // The allreduce's levels reduce up and bcast down on the same cores:
     // a chunk's stages add (the pipeline of 16 chunks took 2.7x its
     // overlapped prediction).
-    const Decision all = select(Collective::kAllreduce, 4 << 20, 4);
+    const Decision all = select_sharing(t, Collective::kAllreduce, 4 << 20, 4);
     REQUIRE(all.chosen.algorithm == "hierarchical");
     SelectOptions alone{Collective::kAllreduce, 4 << 20, 0};
     alone.ranks_per_core = 4;
@@ -975,18 +980,11 @@ TEST_CASE("a pipelined tree between hosts that share cores holds them at "
     // (Max 2.3-11.2 ms against 1.8-7.9, decision 0039).
     const topology::Topology t =
         cluster_4x2({0, 5025, 5025, 0.5020}, {0, 6393, 6393, 0.4236});
-    auto select = [&](Collective c, std::uint64_t bytes, int per_core) {
-        SelectOptions o{c, bytes, 0};
-        o.oversubscribed = true;
-        o.ranks_per_core = per_core;
-        auto d = Selector(t, {}).select(o);
-        REQUIRE(d.ok());
-        return *d;
-    };
     for (std::uint64_t bytes : {1u << 20, 2u << 20, 4u << 20}) {
         INFO(bytes);
-        const Decision own = select(Collective::kReduce, bytes, 2);
-        const Decision shared = select(Collective::kReduce, bytes, 4);
+        const Decision own = select_sharing(t, Collective::kReduce, bytes, 2);
+        const Decision shared =
+            select_sharing(t, Collective::kReduce, bytes, 4);
         // Five of the tree's seven edges leave a host: a chunk holds a
         // shared core for 5 x 2 / 4 hosts' ends, twice a host's ranks.
         CHECK(flat_ns(shared, "binary_tree") >
