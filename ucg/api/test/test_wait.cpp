@@ -8,10 +8,15 @@
 #include <catch2/catch.hpp>
 #include <ucg_test/check.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <sched.h>
 #include <signal.h>
+#include <string>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -264,4 +269,43 @@ TEST_CASE("UCG_WAIT_SLEEP is a count of polls or off and anything else "
         CHECK(ctx->efd >= 0); // our own context asks for UCP's wakeup
         ucg_context_destroy(ctx);
     }
+}
+
+TEST_CASE("members whose own machines differ in oversubscription select "
+          "alike: from whether any machine is",
+          "[ucg][wait][fork]")
+{
+    // As on a cluster where only rank 0's machine has fewer cores than
+    // ranks: each member's own flag differs, the group's does not. The
+    // barrier of 4 ranks on 2 hosts is recursive doubling for ranks with
+    // cores of their own and released from rank 0 for ranks that take
+    // turns: members that read their own flag would run two plans whose
+    // messages never match (a 5-rank scan once did, on the emulated
+    // cluster's uneven hosts).
+    char dir[] = "/tmp/ucg_test_alike_XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    ucg::test::run_ranks(4, 2, [&dir](ucg_group_h g, int rank) {
+        g->oversubscribed = rank == 0;
+        ucg_coll_args_t a{};
+        a.coll = UCG_COLL_BARRIER;
+        ucg_coll_h h = nullptr;
+        UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
+        if (h != nullptr) {
+            std::ofstream(std::string(dir) + "/" + std::to_string(rank))
+                << h->plan_name;
+            ucg_collective_free(h);
+        }
+    });
+    std::vector<std::string> names;
+    for (int r = 0; r < 4; ++r) {
+        const std::string path = std::string(dir) + "/" + std::to_string(r);
+        std::ifstream in(path);
+        names.emplace_back(std::istreambuf_iterator<char>(in),
+                           std::istreambuf_iterator<char>());
+        std::remove(path.c_str());
+    }
+    rmdir(dir);
+    INFO(names[0] << " | " << names[1]);
+    CHECK(!names[0].empty());
+    CHECK(std::count(names.begin(), names.end(), names[0]) == 4);
 }
