@@ -17,7 +17,16 @@ if ! flock -w 900 9; then
 fi
 machine=$(cat "$cc")
 allowed_file=/proc/sys/net/ipv4/tcp_allowed_congestion_control
+machine_allowed=$(cat "$allowed_file")
+# `down` puts back a list that `up` had to add cubic to: start from a list
+# without it (unless it is the machine's own), whatever an earlier run
+# left, and give the machine its own list back at the end.
+if [ "$machine" != cubic ]; then
+    echo "$machine_allowed" | tr ' ' '\n' | grep -vx cubic | tr '\n' ' ' \
+        > "$allowed_file"
+fi
 allowed=$(cat "$allowed_file")
+trap 'echo "$machine_allowed" > "$allowed_file"' EXIT
 rc=0
 # Checks that every host of the cluster runs $1.
 expect_hosts() {
@@ -31,7 +40,7 @@ expect_hosts() {
     done
 }
 "$cluster" up --hosts 2 9>&- >/dev/null || exit $?
-trap '"$cluster" down 9>&-' EXIT
+trap '"$cluster" down 9>&-; echo "$machine_allowed" > "$allowed_file"' EXIT
 expect_hosts cubic "the default"
 "$cluster" up --hosts 2 --tcp-cc reno 9>&- >/dev/null || rc=1
 expect_hosts reno "--tcp-cc reno"
@@ -52,4 +61,5 @@ if [ "$(cat "$allowed_file")" != "$allowed" ]; then
         "from '$allowed' to '$(cat "$allowed_file")'"
     rc=1
 fi
+echo "$machine_allowed" > "$allowed_file"
 exit $rc
