@@ -380,13 +380,6 @@ double exchange_extra_ns(Collective c, const std::vector<LevelInfo> &infos,
     }
     const double ab_top = t.ab.alpha_ns;
     const double beta = t.ab.beta_ns_per_byte;
-    // The alltoall's leaders all exchange whole blocks at once: where
-    // their hosts share cores, the bytes cost those cores nic_scale times,
-    // as the flat direct exchange's do (decision 0041). (The allgather's
-    // leaders, so priced, gave up their plan at 2-4 KiB on the 4x2
-    // cluster, where it ran 0.49-0.66x Open MPI against 0.59-0.68x.)
-    cost::AlphaBeta top_ab = t.ab;
-    top_ab.beta_ns_per_byte *= t.nic_scale;
     switch (c) {
     case Collective::kAllgather: {
         const double steps =
@@ -400,16 +393,24 @@ double exchange_extra_ns(Collective c, const std::vector<LevelInfo> &infos,
         // The leaders' ring, (n-1)(alpha + g m (beta + gamma)), runs
         // beside the reduction below it: decide_hierarchical overlaps it.
         return edges;
-    case Collective::kAlltoall:
+    case Collective::kAlltoall: {
         // Every rank also stages its P blocks through scratch, in and out
         // (hier_exchange.cpp), which a flat exchange does not.
         // The leaders' direct exchange of g^2 m each way: one message,
         // then one more per port or CPU turn (as a flat direct exchange).
+        // They all exchange whole blocks at once: where their hosts share
+        // cores, the bytes cost those cores nic_scale times, as the flat
+        // direct exchange's do (decision 0041). (The allgather's leaders,
+        // so priced, gave up their plan at 2-4 KiB on the 4x2 cluster,
+        // where it ran 0.49-0.66x Open MPI against 0.59-0.68x.)
+        cost::AlphaBeta top_ab = t.ab;
+        top_ab.beta_ns_per_byte *= t.nic_scale;
         return 2 * edges +
                (n > 1 ? top_ab.message_ns(g * g * m) +
                             (n - 2) * top_ab.stage_ns(g * g * m, 1, 0)
                       : 0) +
                2 * p * m * t.copy_ns_per_byte;
+    }
     default:
         return 0;
     }
