@@ -56,64 +56,6 @@ Result<topology::LevelKind> link_level(const Env &env, const Options &opt)
 
 } // namespace
 
-LinkFit fit_link(const std::vector<LinkPoint> &points)
-{
-    LinkFit f;
-    if (points.empty()) {
-        return f;
-    }
-    std::vector<LinkPoint> large;
-    for (const LinkPoint &p : points) {
-        if (p.bytes >= 65536) {
-            large.push_back(p);
-        }
-    }
-    const std::vector<LinkPoint> &use = large.size() >= 2 ? large : points;
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (const LinkPoint &p : use) {
-        sx += p.bytes;
-        sy += p.us;
-        sxx += p.bytes * p.bytes;
-        sxy += p.bytes * p.us;
-    }
-    const double n = static_cast<double>(use.size());
-    const double den = n * sxx - sx * sx;
-    const double slope_us = den > 0 ? (n * sxy - sx * sy) / den : 0;
-    f.ns_per_byte = std::max(0.0, slope_us * 1000);
-    const LinkPoint &small =
-        *std::min_element(points.begin(), points.end(),
-                          [](const LinkPoint &a, const LinkPoint &b) {
-                              return a.bytes < b.bytes;
-                          });
-    f.alpha_us = std::max(0.0, small.us - small.bytes * f.ns_per_byte / 1000);
-    f.overhead_us = std::clamp(small.sender_us, 0.0, f.alpha_us / 2);
-    return f;
-}
-
-std::string merge_links(const std::string &current, const std::string &entry)
-{
-    auto now = topology::parse_links(current);
-    auto add = topology::parse_link(entry);
-    if (!now || !add) {
-        return "";
-    }
-    std::vector<topology::LinkOverride> links = std::move(now).value();
-    links.erase(std::remove_if(links.begin(), links.end(),
-                               [&add](const topology::LinkOverride &l) {
-                                   return l.kind == add->kind;
-                               }),
-                links.end());
-    links.push_back(*add);
-    std::sort(links.begin(), links.end(),
-              [](const topology::LinkOverride &a,
-                 const topology::LinkOverride &b) { return a.kind < b.kind; });
-    std::string out;
-    for (const topology::LinkOverride &l : links) {
-        out += (out.empty() ? "" : ";") + l.text;
-    }
-    return out;
-}
-
 int calibrate_links(const Env &env, const Options &opt, ucg_context_h ctx,
                     ucg_group_h group)
 {
@@ -125,32 +67,50 @@ int calibrate_links(const Env &env, const Options &opt, ucg_context_h ctx,
         }
         return 1;
     }
-    std::vector<LinkPoint> points;
     if (env.rank == 0) {
         std::printf("# ucg_perftest --calibrate-links: ranks 0 and 1 over "
-                    "UCG point-to-point, %s level\n"
-                    "# Size       Time(us)   Fitted(us)  Sender(us)\n",
-                    topology::level_name(*level));
+                    "UCG point-to-point, %s level, %d passes\n"
+                    "# Size       Time(us)    Worst(us)   Fitted(us)  "
+                    "Sender(us)\n",
+                    topology::level_name(*level), kCalibrationPasses);
     }
-    for (std::size_t b = opt.min_bytes; b <= opt.max_bytes; b *= 2) {
-        Stats s;
-        const ucs_status_t st =
-            bench_ucg(env, opt, ctx, group, UCG_COLL_BCAST, b, &s);
-        if (st != UCS_OK) {
-            std::fprintf(stderr,
-                         "ucg_perftest: rank %d: bcast, %zu bytes: %s\n",
-                         env.rank, b, ucs_status_string(st));
-            return 1;
+    std::vector<std::vector<LinkPoint>> passes(kCalibrationPasses);
+    for (std::vector<LinkPoint> &pass : passes) {
+        for (std::size_t b = opt.min_bytes; b <= opt.max_bytes; b *= 2) {
+            Stats s;
+            const ucs_status_t st =
+                bench_ucg(env, opt, ctx, group, UCG_COLL_BCAST, b, &s);
+            if (st != UCS_OK) {
+                std::fprintf(stderr,
+                             "ucg_perftest: rank %d: bcast, %zu bytes: %s\n",
+                             env.rank, b, ucs_status_string(st));
+                return 1;
+            }
+            pass.push_back({static_cast<double>(b), s.max_us, s.min_us});
         }
-        points.push_back({static_cast<double>(b), s.max_us, s.min_us});
     }
     if (env.rank != 0) {
         return 0;
     }
+    const std::vector<PassedPoint> best = best_of_passes(passes);
+    std::vector<LinkPoint> points;
+    for (const PassedPoint &p : best) {
+        points.push_back(p.best);
+    }
     const LinkFit f = fit_link(points);
-    for (const LinkPoint &p : points) {
-        std::printf("%-12.0f %10.2f %12.2f %10.2f\n", p.bytes, p.us,
-                    f.alpha_us + p.bytes * f.ns_per_byte / 1000, p.sender_us);
+    for (const PassedPoint &p : best) {
+        std::printf("%-12.0f %10.2f %12.2f %12.2f %10.2f\n", p.best.bytes,
+                    p.best.us, p.worst_us,
+                    f.alpha_us + p.best.bytes * f.ns_per_byte / 1000,
+                    p.best.sender_us);
+    }
+    // A pass several times slower than the best: the machine, not the
+    // link (decision 0042); the best passes are fitted.
+    if (const double spread = pass_spread(best, 65536); spread >= 1.5) {
+        std::printf("# a pass took up to %.1fx the best one's time: the "
+                    "machine ran slow for a while; each size's best pass "
+                    "is fitted\n",
+                    spread);
     }
     // LogGP: alpha = L + 2o, o the sender's time; the gap between two
     // sends is at least o (the CPU sends them), else the level's default.

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "bench.h"
+#include "link_fit.h"
 
 #include <ucg/ucg.h>
 
@@ -14,30 +15,6 @@
 #include <vector>
 
 namespace ucg::perftest {
-
-/// One measured size: the receiving rank's mean time.
-struct LinkPoint {
-    double bytes = 0;
-    double us = 0;
-    double sender_us = 0; ///< the root's mean time (its send's overhead)
-};
-
-/// alpha (us) and beta (ns per byte) of points: beta is the least-squares
-/// slope of the points from 64 KiB (all points where fewer than two are
-/// that large), alpha the smallest point's time less its bytes' share.
-/// overhead_us: the smallest point's sender time (what one send costs its
-/// CPU), at most alpha / 2.
-struct LinkFit {
-    double alpha_us = 0;
-    double ns_per_byte = 0;
-    double overhead_us = 0;
-};
-LinkFit fit_link(const std::vector<LinkPoint> &points);
-
-/// UCG_LINKS with `level`'s entry set to `entry` ("LEVEL=L,o,g,G"): the
-/// other levels of `current` (UCG_LINKS as set, may be empty) stay.
-/// Empty when `current` does not parse.
-std::string merge_links(const std::string &current, const std::string &entry);
 
 /// Runs on both ranks of a 2-rank run (the caller checks: a rank that
 /// returned early could leave while the other still connects to it) over
