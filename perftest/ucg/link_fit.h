@@ -33,8 +33,8 @@ LinkFit fit_link(const std::vector<LinkPoint> &points);
 /// its best pass, and how far the worst one strayed from it.
 inline constexpr int kCalibrationPasses = 5;
 struct PassedPoint {
-    LinkPoint best;       ///< the pass of least time, its sender time with it
-    double worst_us = 0;  ///< the pass of most time
+    LinkPoint best;      ///< the pass of least time, its sender time with it
+    double worst_us = 0; ///< the pass of most time
 };
 /// `passes`: each a sweep over the same sizes in the same order (the
 /// sizes of the shortest pass are kept).
