@@ -1071,9 +1071,23 @@ double two_tree(const CostInput &in, Variant v)
                 }
             }
         }
-        const double step =
+        double step =
             std::max({in.link.stage_ns(z, 1, 0), in.local.stage_ns(z, 1, 0),
                       *std::max_element(load.begin(), load.end())});
+        if (in.nic_scale > 1) {
+            // Hosts that share one machine's cores: a chunk's crossing
+            // edges (half of both trees') hold a core at both ends, as a
+            // pipelined binary tree's do (heap_tree, decision 0039).
+            int64_t cross = 0;
+            for (int t = 0; t < 2; ++t) {
+                for (int i = 0; i < tt.n; ++i) {
+                    cross += crosses(in, tt.parent[t][size_t(i)] + 1, i + 1);
+                }
+            }
+            step =
+                std::max(step, double(cross * in.nic_scale) / 2 /
+                                   double(host_count(in)) * in.link.port_ns(z));
+        }
         return fill + double(chunks - 1) * step;
     }
     // Per chunk a host's NIC carries the trees' edges into and out of its
