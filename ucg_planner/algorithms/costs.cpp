@@ -828,6 +828,19 @@ struct HeapTree {
     }
 };
 
+// Hosts that share one machine's cores (CostInput::nic_scale of them a
+// core): a message between hosts is a core's work at both ends, and in a
+// pipeline every edge between hosts carries a chunk at once. A stage
+// whose chunks cross `cross` such edges holds a core for its hosts' ends
+// of them, nic_scale times a host's mean (the link's beta counts a
+// message's two ends on one core already, decision 0018; decision 0039).
+double shared_cores_stage(const CostInput &in, double cross,
+                          const cost::AlphaBeta &link, double z)
+{
+    return cross * double(in.nic_scale) / double(host_count(in)) *
+           link.port_ns(z);
+}
+
 HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
 {
     const int64_t p = in.nranks;
@@ -926,20 +939,13 @@ HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
     t.nic_tx = double(down ? most_out : most_in) * nic_tx;
     t.nic_rx = double(down ? most_in : most_out) * nic_rx;
     if (in.nic_scale > 1) {
-        // Hosts that share one machine's cores (nic_scale of them a
-        // core): a message between hosts is a core's work at both ends,
-        // and pipelined, every edge of the tree carries a chunk at once.
-        // A stage holds a core for its hosts' ends of the crossing
-        // edges, nic_scale times a host's mean (far's beta counts a
-        // message's two ends on one core already, decision 0018;
-        // decision 0039).
+        // Pipelined, every edge of the tree carries a chunk at once.
         int64_t cross = 0;
         for (int64_t v = 1; v < p; ++v) {
             cross += crosses(in, v, (v - 1) / 2) ? 1 : 0;
         }
-        const double core = double(cross * in.nic_scale) /
-                            double(host_count(in)) * far.port_ns(z);
-        t.nic_tx = std::max(t.nic_tx, core);
+        t.nic_tx =
+            std::max(t.nic_tx, shared_cores_stage(in, double(cross), far, z));
     }
     return t;
 }
@@ -1075,18 +1081,16 @@ double two_tree(const CostInput &in, Variant v)
             std::max({in.link.stage_ns(z, 1, 0), in.local.stage_ns(z, 1, 0),
                       *std::max_element(load.begin(), load.end())});
         if (in.nic_scale > 1) {
-            // Hosts that share one machine's cores: a chunk's crossing
-            // edges (half of both trees') hold a core at both ends, as a
-            // pipelined binary tree's do (heap_tree, decision 0039).
+            // A chunk goes down one tree: half of both trees' crossing
+            // edges (heap_tree's binary tree, decision 0039).
             int64_t cross = 0;
             for (int t = 0; t < 2; ++t) {
                 for (int i = 0; i < tt.n; ++i) {
                     cross += crosses(in, tt.parent[t][size_t(i)] + 1, i + 1);
                 }
             }
-            step =
-                std::max(step, double(cross * in.nic_scale) / 2 /
-                                   double(host_count(in)) * in.link.port_ns(z));
+            step = std::max(
+                step, shared_cores_stage(in, double(cross) / 2, in.link, z));
         }
         return fill + double(chunks - 1) * step;
     }
