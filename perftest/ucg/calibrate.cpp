@@ -106,7 +106,7 @@ int calibrate_links(const Env &env, const Options &opt, ucg_context_h ctx,
     }
     // A pass several times slower than the best: the machine, not the
     // link (decision 0042); the best passes are fitted.
-    if (const double spread = pass_spread(best, 65536); spread >= 1.5) {
+    if (const double spread = pass_spread(best, kFitFromBytes); spread >= 1.5) {
         std::printf("# a pass took up to %.1fx the best one's time: the "
                     "machine ran slow for a while; each size's best pass "
                     "is fitted\n",

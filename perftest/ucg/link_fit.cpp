@@ -16,7 +16,7 @@ LinkFit fit_link(const std::vector<LinkPoint> &points)
     }
     std::vector<LinkPoint> large;
     for (const LinkPoint &p : points) {
-        if (p.bytes >= 65536) {
+        if (p.bytes >= kFitFromBytes) {
             large.push_back(p);
         }
     }

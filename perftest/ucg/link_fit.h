@@ -16,9 +16,12 @@ struct LinkPoint {
     double sender_us = 0; ///< the root's mean time (its send's overhead)
 };
 
+/// The sizes whose slope is beta: from 64 KiB.
+inline constexpr double kFitFromBytes = 65536;
+
 /// alpha (us) and beta (ns per byte) of points: beta is the least-squares
-/// slope of the points from 64 KiB (all points where fewer than two are
-/// that large), alpha the smallest point's time less its bytes' share.
+/// slope of the points from kFitFromBytes (all points where fewer than two
+/// are that large), alpha the smallest point's time less its bytes' share.
 /// overhead_us: the smallest point's sender time (what one send costs its
 /// CPU), at most alpha / 2.
 struct LinkFit {
