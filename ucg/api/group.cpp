@@ -566,6 +566,32 @@ ucs_status_t check_shm_fifos(const std::vector<ucg::rt::Hello> &hello)
     return UCS_OK;
 }
 
+// The members' own steps after the address exchange (endpoints, topology,
+// one-to-many groups, plan files), agreed: a group is made on every member
+// or on none, and no member returns before every other holds its
+// endpoints. A member that returned at once could run its collectives and
+// exit (a reduce's leaf waits for no one) before a member that lost its
+// core after the exchange made its endpoints, and UCP's shared-memory
+// endpoint to a process gone fails ("Endpoint timeout", seen in CI).
+ucs_status_t agree_created(const Oob &oob, ucs_status_t mine)
+{
+    std::vector<std::int32_t> all;
+    const ucs_status_t st = oob.allgather(std::int32_t{mine}, &all);
+    if (st != UCS_OK) {
+        return st;
+    }
+    for (std::size_t r = 0; r < all.size() && mine == UCS_OK; ++r) {
+        if (all[r] != UCS_OK) {
+            const auto theirs = static_cast<ucs_status_t>(all[r]);
+            log_error("ucg_group_create: rank %zu could not make its part of "
+                      "the group: %s",
+                      r, ucs_status_string(theirs));
+            return theirs;
+        }
+    }
+    return mine;
+}
+
 ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
 {
     const Oob oob{p->oob_allgather, p->oob_arg, g->size};
@@ -614,9 +640,10 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
         st = exchange_addresses(g, oob, addr, len);
     }
     ucp_worker_release_address(g->ctx->worker, addr);
-    if (st == UCS_OK) {
-        st = connect(g);
+    if (st != UCS_OK) {
+        return st; // alike on every member: failed on shared data
     }
+    st = connect(g);
     if (st == UCS_OK) {
         st = build_topology(g, p);
     }
@@ -644,7 +671,7 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
                                  ? p->plan_files
                                  : std::getenv("UCG_PLAN_FILES"));
     }
-    return st;
+    return agree_created(oob, st);
 }
 
 // Whether a member of `m` other than this rank may still need our
