@@ -155,7 +155,11 @@ typedef struct ucg_group_params {
 /**
  * Creates a group: a collective call of every member (it runs the
  * out-of-band allgather). Exchanges the members' UCP worker addresses
- * (which carry the one-to-many transports' addresses) and localities.
+ * (which carry the one-to-many transports' addresses) and localities. The
+ * group is made on every member or on none: a member that fails its own
+ * part (its endpoints, its plan files) fails the others' creation too,
+ * with its status and one line naming it; and no member returns before
+ * every member holds its endpoints.
  * @return UCS_OK; UCS_ERR_INVALID_PARAM (missing field, rank >= size, the
  *         members disagree on the size, a plan file fails its checks);
  * UCS_ERR_UNREACHABLE (a member's address cannot be used); UCS_ERR_NO_MEMORY;
