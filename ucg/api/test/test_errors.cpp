@@ -6,8 +6,6 @@
 #include "coll_ref.h"
 #include "rank_env.h"
 
-#include "local_launch.h"
-
 #include <catch2/catch.hpp>
 #include <ucg_test/check.h>
 #include <ucg_test/fork_ranks.h>
@@ -20,7 +18,6 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
-#include <memory>
 #include <new>
 #include <set>
 #include <string>
@@ -385,29 +382,6 @@ TEST_CASE("a peer that leaves between collectives is no warning but the next "
     });
 }
 
-namespace {
-
-// The out-of-band allgather of a member the scheduler leaves behind: each
-// exchange returns to it 300 ms after the others.
-struct LateOob {
-    launch::BoardOob board;
-    bool late;
-};
-
-ucs_status_t late_allgather(void *arg, const void *sendbuf, void *recvbuf,
-                            std::size_t length)
-{
-    auto *oob = static_cast<LateOob *>(arg);
-    const ucs_status_t st =
-        launch::board_allgather(&oob->board, sendbuf, recvbuf, length);
-    if (oob->late) {
-        ::usleep(300 * 1000);
-    }
-    return st;
-}
-
-} // namespace
-
 TEST_CASE("a member that leaves the exchange late still reaches members "
           "that made the group and left",
           "[ucg][fork]")
@@ -417,28 +391,7 @@ TEST_CASE("a member that leaves the exchange late still reaches members "
     // (a reduce's leaf), runs its collectives and exits: UCP's shared
     // memory endpoint to a process gone fails ("Endpoint timeout"), and
     // so did the late member's group (seen in CI).
-    constexpr int kSize = 3;
-    std::unique_ptr<launch::Board> board(launch::Board::create(kSize, 4096));
-    REQUIRE(board != nullptr);
-    const ucg_test::ForkOptions opts(kSize, std::chrono::seconds(60));
-    const auto result = ucg_test::run_fork_ranks(opts, [&](int rank) {
-        ucg_context_h ctx;
-        UCG_CHECK(ucg_context_create(nullptr, &ctx) == UCS_OK);
-        LateOob oob{{board.get(), rank}, rank == 1};
-        ucg_group_params_t p{};
-        p.field_mask = UCG_GROUP_PARAM_FIELD_SIZE | UCG_GROUP_PARAM_FIELD_RANK |
-                       UCG_GROUP_PARAM_FIELD_OOB;
-        p.size = kSize;
-        p.rank = static_cast<unsigned>(rank);
-        p.oob_allgather = late_allgather;
-        p.oob_arg = &oob;
-        ucg_group_h g = nullptr;
-        UCG_CHECK(ucg_group_create(ctx, &p, &g) == UCS_OK);
-        ucg_group_destroy(g);
-        ucg_context_destroy(ctx);
-    });
-    INFO(result.summary());
-    REQUIRE(result.ok);
+    REQUIRE(expect_group_create(3, UCS_OK, nullptr, 1));
 }
 
 TEST_CASE("a member that cannot make its part of a group fails the group on "
