@@ -732,6 +732,19 @@ double knomial_in(const CostInput &in, Variant v)
 
 namespace {
 
+// Hosts that share one machine's cores (CostInput::nic_scale of them a
+// core): a message between hosts is a core's work at both ends, and in a
+// pipeline every edge between hosts carries a chunk at once. A stage
+// whose chunks cross `cross` such edges holds a core for its hosts' ends
+// of them, nic_scale times a host's mean (the link's beta counts a
+// message's two ends on one core already, decision 0018; decision 0039).
+double shared_cores_stage(const CostInput &in, double cross,
+                          const cost::AlphaBeta &link, double z)
+{
+    return cross * double(in.nic_scale) / double(host_count(in)) *
+           link.port_ns(z);
+}
+
 // A chain where hosts do not hold consecutive ranks (scattered): hop i
 // (of P-1, in the order the segments travel) goes from rank i to i+1, or
 // from P-1-i to P-2-i going `up` to the root. Its link: the host's or the
@@ -754,17 +767,25 @@ double chain_placed(const CostInput &in, int segments, double z, double cpu,
     std::vector<int64_t> first(load.size(), p), last(load.size(), -1);
     std::vector<double> at(size_t(p), 0); // when segment 1 reaches hop i
     double pace = 0;
+    int64_t crossing = 0;
     for (int64_t i = 0; i + 1 < p; ++i) {
         const cost::AlphaBeta &l = pair_link(in, sender(i), receiver(i));
         at[size_t(i + 1)] = at[size_t(i)] + l.message_ns(z) + cpu;
         pace = std::max(pace, l.stage_ns(z, 1, cpu));
         if (crosses(in, sender(i), receiver(i))) {
+            ++crossing;
             const size_t h = size_t(host_of(in, sender(i)));
             last_issue[h] = l.port_ns(z);
             load[h] += last_issue[h];
             first[h] = std::min(first[h], i);
             last[h] = i;
         }
+    }
+    // Hosts that share cores: every hop that leaves a host carries a
+    // segment at once (decision 0044, as the binary tree's edges, 0039).
+    if (in.nic_scale > 1) {
+        pace = std::max(pace,
+                        shared_cores_stage(in, double(crossing), in.link, z));
     }
     const double fill = at[size_t(p - 1)];
     double t = fill + double(segments - 1) * pace;
@@ -787,8 +808,15 @@ double chain_way(const CostInput &in, Variant v, bool up)
     if (scattered(in) && in.nranks > 1) {
         return chain_placed(in, v.segments, z, cpu, up);
     }
+    double pace = slowest_neighbour(in).stage_ns(z, 1, cpu);
+    if (in.nic_scale > 1) {
+        // Hosts of consecutive ranks: hosts-1 hops leave one, all at once
+        // (decision 0044).
+        const double crossing = double(host_count(in)) - 1;
+        pace = std::max(pace, shared_cores_stage(in, crossing, in.link, z));
+    }
     return cost::pipelined_ns(peers(in), 1, 1, z, cpu, in.neighbour) +
-           double(v.segments - 1) * slowest_neighbour(in).stage_ns(z, 1, cpu);
+           double(v.segments - 1) * pace;
 }
 
 } // namespace
@@ -827,19 +855,6 @@ struct HeapTree {
                 cpu + o.cpu,   nic_tx + o.nic_tx,   nic_rx + o.nic_rx};
     }
 };
-
-// Hosts that share one machine's cores (CostInput::nic_scale of them a
-// core): a message between hosts is a core's work at both ends, and in a
-// pipeline every edge between hosts carries a chunk at once. A stage
-// whose chunks cross `cross` such edges holds a core for its hosts' ends
-// of them, nic_scale times a host's mean (the link's beta counts a
-// message's two ends on one core already, decision 0018; decision 0039).
-double shared_cores_stage(const CostInput &in, double cross,
-                          const cost::AlphaBeta &link, double z)
-{
-    return cross * double(in.nic_scale) / double(host_count(in)) *
-           link.port_ns(z);
-}
 
 HeapTree heap_tree(const CostInput &in, double z, double cpu, bool down)
 {

@@ -154,6 +154,17 @@ Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
         // simulator.h), so the two stages overlap, unless the ranks share
         // their cores (oversubscribed): both ports' work is the cores'.
         const bool overlap = (s == Shape::kLinear || shm) && !li.shares_cores;
+        if (li.shares_cores && !li.one_host && s != Shape::kLinear &&
+            s != Shape::kMcast) {
+            // Pipelined, each of the tree's n-1 edges between the
+            // members' hosts carries a chunk at once: a core holds
+            // nic_scale of the n hosts' ends of them (decision 0044, as
+            // the flat trees, 0039).
+            const double n = double(std::max(li.max_group, 1));
+            const double held = (n - 1) * li.nic_scale / n * li.ab.port_ns(b);
+            u.stage_ns = up ? std::max(u.stage_ns, held) : u.stage_ns;
+            d.stage_ns = down ? std::max(d.stage_ns, held) : d.stage_ns;
+        }
         return ShapeCost{u.latency_ns + d.latency_ns,
                          overlap ? std::max(u.stage_ns, d.stage_ns)
                                  : u.stage_ns + d.stage_ns};
