@@ -128,7 +128,7 @@ struct Pick {
 
 Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
                 bool top_rk, const Rule *forced, const std::string &why,
-                bool bcast = false)
+                bool bcast = false, bool every_rank = false)
 {
     // Up the tree every message a combining rank receives is then reduced
     // by that rank (gamma per byte, shape_cost).
@@ -201,15 +201,28 @@ Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
             cost::knomial_rounds(cost::largest_power(n, 2), 2) +
             (cost::largest_power(n, 2) < n ? 1 : 0);
         const double combine = b * li.reduce_ns_per_byte;
+        // Where this level holds every rank (one per host), the plan is
+        // the flat recursive doubling: where those hosts share cores,
+        // its bytes cost them nic_scale times, as the flat one's do
+        // (decision 0044). Priced without them its segments looked like
+        // a pipeline the cores cannot run: on the 4x1 cluster, chosen at
+        // 1-4 MiB (4 MiB: 3.0 ms predicted, 8.4 ms measured), it ran
+        // 1.26-1.59x Open MPI's time where Rabenseifner runs 0.97-1.09x.
+        // (Leaders above a host's level keep the link's price: so priced,
+        // the 4x2 cluster's plan gave way to Rabenseifner from 512 KiB,
+        // which ran 0.76-1.04x Open MPI where it had run 0.56-0.86x.)
+        cost::AlphaBeta ab = li.ab;
+        if (li.shares_cores && every_rank) {
+            ab.beta_ns_per_byte *= li.nic_scale;
+        }
         const double t =
-            cost::recursive_k_allreduce_ns(n, 2, b, li.ab) + combines * combine;
+            cost::recursive_k_allreduce_ns(n, 2, b, ab) + combines * combine;
         // The next segment's rounds follow one message's port time (or
         // its overheads and combine) behind.
         const double stage =
-            li.ab.gap_ns < 0
-                ? t
-                : combines * std::max(li.ab.port_ns(b),
-                                      2 * li.ab.overhead_ns + combine);
+            ab.gap_ns < 0 ? t
+                          : combines * std::max(ab.port_ns(b),
+                                                2 * ab.overhead_ns + combine);
         cands.push_back(
             {{Shape::kKnomial, 2}, "recursive_doubling", {t, stage}});
     }
@@ -526,7 +539,8 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
                                       infos[l].max_group, &why);
             bool top = l + 1 == infos.size();
             picks.push_back(pick_level(infos[l], b, nc, up, down, top && rk_top,
-                                       r, why, c == Collective::kBcast));
+                                       r, why, c == Collective::kBcast,
+                                       infos.size() == 1));
             if (exchange && top) {
                 continue; // the top leaders exchange (exchange_extra_ns)
             }

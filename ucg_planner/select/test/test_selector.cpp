@@ -1015,6 +1015,53 @@ TEST_CASE("the two-tree bcast between hosts that share cores holds them at "
     }
 }
 
+TEST_CASE("a recursive doubling among leaders whose hosts share cores pays "
+          "those cores as the flat one does",
+          "[select]")
+{
+    // The emulated cluster's 4 hosts x 1 rank on 2 cores (two hosts a
+    // core), stop 50's world link. Every rank exchanges in every round:
+    // the hierarchical plan's recursive doubling is the flat one, and
+    // pays the shared cores on its bytes as the flat one does (decision
+    // 0044). Priced without them (stop 50) it cost 0.58x the flat one at
+    // 64 KiB, and its segments looked like a pipeline: chosen at 1-4 MiB,
+    // it ran 1.26-1.59x Open MPI's time (medians of 3 runs), where
+    // Rabenseifner runs 0.97-1.09x.
+    topology::Topology t = by_node(4, 4);
+    t.set_link_cost(LevelKind::kWorld, {0, 5279, 5279, 0.1721});
+    const Decision small =
+        select_sharing(t, Collective::kAllreduce, 64 << 10, 2);
+    REQUIRE(small.chosen.algorithm == "hierarchical");
+    REQUIRE(small.levels.back().choice.algorithm == "recursive_doubling");
+    CHECK(small.chosen.predicted_ns ==
+          Approx(flat_ns(small, "recursive_doubling")).epsilon(0.1));
+    const Decision large =
+        select_sharing(t, Collective::kAllreduce, 4 << 20, 2);
+    for (const LevelDecision &l : large.levels) {
+        CHECK(l.choice.algorithm != "recursive_doubling");
+    }
+    CHECK(large.chosen.predicted_ns >= flat_ns(large, "rabenseifner") * 0.7);
+    // Rack leaders above their hosts' levels (the 4x2 cluster) keep the
+    // link's price, four ranks a core as two: so priced too, the
+    // runtime's plan there gave way to Rabenseifner from 512 KiB, which
+    // ran 0.76-1.04x Open MPI where the hierarchical plan ran 0.56-0.86x
+    // (2 runs, 512 KiB-4 MiB). (A level's figure is one chunk's.)
+    const topology::Topology c =
+        cluster_4x2({0, 3843, 3843, 0.1390}, {0, 5279, 5279, 0.1721});
+    const RuleSet hier =
+        parse_rules("allreduce:0-inf:hierarchical:segments=1", "test").value();
+    auto top_ns = [&](const topology::Topology &topo, int per_core) {
+        SelectOptions o{Collective::kAllreduce, 1 << 20, 0};
+        o.oversubscribed = true;
+        o.ranks_per_core = per_core;
+        const Decision d = *Selector(topo, hier).select(o);
+        REQUIRE(d.levels.back().choice.algorithm == "recursive_doubling");
+        return d.levels.back().choice.predicted_ns;
+    };
+    CHECK(top_ns(c, 4) == Approx(top_ns(c, 2)));
+    CHECK(top_ns(t, 2) > 1.5 * top_ns(t, 1));
+}
+
 TEST_CASE("a pipelined chain between hosts that share cores holds them at "
           "both ends of its edges, flat or as a level",
           "[select]")
