@@ -808,15 +808,10 @@ double chain_way(const CostInput &in, Variant v, bool up)
     if (scattered(in) && in.nranks > 1) {
         return chain_placed(in, v.segments, z, cpu, up);
     }
-    double pace = slowest_neighbour(in).stage_ns(z, 1, cpu);
-    if (in.nic_scale > 1) {
-        // Hosts of consecutive ranks: hosts-1 hops leave one, all at once
-        // (decision 0044).
-        const double crossing = double(host_count(in)) - 1;
-        pace = std::max(pace, shared_cores_stage(in, crossing, in.link, z));
-    }
+    // (Hosts that share cores: the neighbour links' beta counts them,
+    // selector.cpp.)
     return cost::pipelined_ns(peers(in), 1, 1, z, cpu, in.neighbour) +
-           double(v.segments - 1) * pace;
+           double(v.segments - 1) * slowest_neighbour(in).stage_ns(z, 1, cpu);
 }
 
 } // namespace
