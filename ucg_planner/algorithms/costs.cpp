@@ -732,17 +732,12 @@ double knomial_in(const CostInput &in, Variant v)
 
 namespace {
 
-// Hosts that share one machine's cores (CostInput::nic_scale of them a
-// core): a message between hosts is a core's work at both ends, and in a
-// pipeline every edge between hosts carries a chunk at once. A stage
-// whose chunks cross `cross` such edges holds a core for its hosts' ends
-// of them, nic_scale times a host's mean (the link's beta counts a
-// message's two ends on one core already, decision 0018; decision 0039).
+// cost::shared_cores_stage_ns over the hosts the ranks fill.
 double shared_cores_stage(const CostInput &in, double cross,
                           const cost::AlphaBeta &link, double z)
 {
-    return cross * double(in.nic_scale) / double(host_count(in)) *
-           link.port_ns(z);
+    return cost::shared_cores_stage_ns(cross, double(host_count(in)),
+                                       double(in.nic_scale), link, z);
 }
 
 // A chain where hosts do not hold consecutive ranks (scattered): hop i

@@ -145,6 +145,12 @@ double pipelined_ns(double hops, int sends, int chunks, double chunk_bytes,
                ab.stage_ns(chunk_bytes, sends, cpu_ns);
 }
 
+double shared_cores_stage_ns(double cross, double hosts, double nic_scale,
+                             const AlphaBeta &link, double chunk_bytes)
+{
+    return cross * nic_scale / hosts * link.port_ns(chunk_bytes);
+}
+
 double binary_pipeline_ns(int64_t nranks, double bytes, double segment_bytes,
                           const AlphaBeta &ab)
 {

@@ -167,6 +167,16 @@ double pipelined_ns(double hops, int sends, int chunks, double chunk_bytes,
                     double cpu_ns, const AlphaBeta &ab);
 
 /// Pipelined binary tree: (s/z + ceil(log2 P) - 2) 2 (alpha + beta z).
+/// Hosts that share one machine's cores, nic_scale of them a core: a
+/// message between hosts is a core's work at both ends, and in a pipeline
+/// every edge between hosts carries a chunk at once. A stage whose chunks
+/// cross `cross` such edges among `hosts` hosts holds a core for its
+/// hosts' ends of them, nic_scale times a host's mean (the link's beta
+/// counts a message's two ends on one core already, decision 0018;
+/// decisions 0039 and 0044).
+double shared_cores_stage_ns(double cross, double hosts, double nic_scale,
+                             const AlphaBeta &link, double chunk_bytes);
+
 double binary_pipeline_ns(int64_t nranks, double bytes, double segment_bytes,
                           const AlphaBeta &ab);
 

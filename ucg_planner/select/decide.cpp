@@ -157,11 +157,11 @@ Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
         if (li.shares_cores && !li.one_host && s != Shape::kLinear &&
             s != Shape::kMcast) {
             // Pipelined, each of the tree's n-1 edges between the
-            // members' hosts carries a chunk at once: a core holds
-            // nic_scale of the n hosts' ends of them (decision 0044, as
+            // members' n hosts carries a chunk at once (decision 0044, as
             // the flat trees, 0039).
             const double n = double(std::max(li.max_group, 1));
-            const double held = (n - 1) * li.nic_scale / n * li.ab.port_ns(b);
+            const double held = cost::shared_cores_stage_ns(
+                n - 1, n, double(li.nic_scale), li.ab, b);
             u.stage_ns = up ? std::max(u.stage_ns, held) : u.stage_ns;
             d.stage_ns = down ? std::max(d.stage_ns, held) : d.stage_ns;
         }
