@@ -9,8 +9,10 @@
 #include "uct_mm_common/log.h"
 
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <sys/mman.h>
+#include <vector>
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 // Linux 5.14 uapi, absent from old libcs
@@ -39,6 +41,30 @@ enum Reason : std::uint32_t {
 void populate(const Segment &seg) noexcept
 {
     madvise(seg.data(), seg.size(), MADV_POPULATE_WRITE);
+}
+
+// Once per process and family, before its first segment: the names of
+// earlier groups that every member was killed away from.
+void sweep_family_once(const std::string &name) noexcept
+{
+    static std::mutex mutex;
+    static std::vector<std::string> *swept = new std::vector<std::string>();
+    std::string family;
+    if (!group_segment_family(name, &family)) {
+        return;
+    }
+    try {
+        const std::lock_guard<std::mutex> lock(mutex);
+        for (const std::string &f : *swept) {
+            if (f == family) {
+                return;
+            }
+        }
+        swept->push_back(family);
+    } catch (...) {
+        return; // no memory to remember it: the next create sweeps
+    }
+    sweep_abandoned_links(family, g_sweep_min_age_ns);
 }
 
 } // namespace
@@ -104,6 +130,7 @@ Status GroupLink::create(const LinkConfig &cfg) noexcept
         }
         base_ = static_cast<std::uint8_t *>(cfg.memory);
     } else {
+        sweep_family_once(cfg.name);
         const Status st = Segment::create(cfg.name, bytes, &seg_);
         if (st != Status::kOk) {
             return st; // logged by Segment

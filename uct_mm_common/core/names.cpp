@@ -87,4 +87,22 @@ std::string group_segment_name(const char *prefix, const Secret &secret,
     return buf;
 }
 
+bool group_segment_family(const std::string &name, std::string *family)
+{
+    constexpr std::size_t kHexDigits = 16;
+    const std::size_t dash = name.rfind('-');
+    if (name.size() < 3 || name[0] != '/' || dash == std::string::npos ||
+        dash < 2 || name.size() - dash - 1 != kHexDigits) {
+        return false;
+    }
+    for (std::size_t i = dash + 1; i < name.size(); ++i) {
+        const char c = name[i];
+        if ((c < '0' || c > '9') && (c < 'a' || c > 'f')) {
+            return false;
+        }
+    }
+    *family = name.substr(1, dash - 1);
+    return true;
+}
+
 } // namespace uct_mm_common

@@ -5,6 +5,7 @@
 #include "uct_mm_common/group_link.h"
 
 #include "uct_mm_common/backoff.h"
+#include "uct_mm_common/names.h"
 
 #include "ucg_test/check.h"
 #include "ucg_test/fork_ranks.h"
@@ -399,4 +400,119 @@ TEST_CASE("link: a member uses the header values it checked, not a later "
     REQUIRE(st == Status::kOk);
     CHECK(g_grew); // the probe ran between the check and the use
     CHECK(joiner.region_bytes() == region);
+}
+
+namespace {
+
+// A group segment name of `family` (as the transports name theirs).
+std::string family_name(const std::string &family, std::uint64_t key)
+{
+    return group_segment_name(family.c_str(), Secret{1, 2}, key);
+}
+
+bool shm_exists(const std::string &name)
+{
+    const int fd = shm_open(name.c_str(), O_RDONLY, 0);
+    if (fd >= 0) {
+        close(fd);
+    }
+    return fd >= 0;
+}
+
+// A child opens `c` (member 0, the others never come) and is killed:
+// nothing runs at its exit, so the name stays.
+void create_and_die(const LinkConfig &c)
+{
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        GroupLink creator;
+        if (open_link_alone(creator, c) != Status::kOk) {
+            _exit(2);
+        }
+        raise(SIGKILL);
+    }
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFSIGNALED(status));
+    REQUIRE(shm_exists(c.name));
+}
+
+} // namespace
+
+TEST_CASE("link: a segment whose members were all killed is swept once old "
+          "enough",
+          "[mm][link][fork]")
+{
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
+    const std::string family = ucg_test::own_shm_prefix() + "sweep1";
+    const std::string dead = family_name(family, 1);
+    create_and_die(config(dead, 0, 2));
+    // Too young: a late member may still come and fail fast on it.
+    CHECK(sweep_abandoned_links(family, kSweepMinAgeNs) == 0);
+    CHECK(shm_exists(dead));
+    // Another family's sweep leaves it alone.
+    CHECK(sweep_abandoned_links(family + "x", 0) == 0);
+    CHECK(shm_exists(dead));
+    CHECK(sweep_abandoned_links(family, 0) == 1);
+    CHECK_FALSE(shm_exists(dead));
+    CHECK(sweeper.leftovers().empty());
+}
+
+TEST_CASE("link: the sweep keeps a segment any live member holds, and what "
+          "is not a group segment of ours",
+          "[mm][link][fork]")
+{
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
+    const std::string family = ucg_test::own_shm_prefix() + "sweep2";
+    // Member 0 alive, member 1 not come yet.
+    const std::string live = family_name(family, 1);
+    GroupLink creator;
+    REQUIRE(open_link_alone(creator, config(live, 0, 3)) == Status::kOk);
+    // Member 0 killed, member 1 attached and alive (member 2 never came).
+    const std::string half = family_name(family, 2);
+    create_and_die(config(half, 0, 3));
+    GroupLink survivor;
+    survivor.prepare(config(half, 1, 3));
+    REQUIRE(survivor.poll_connect(now_ns()) == Status::kOk);
+    REQUIRE(survivor.joined());
+    // Ours and zero-filled (never published) but opened up to 0644.
+    const std::string open_mode = family_name(family, 3);
+    const int fd = shm_open(open_mode.c_str(), O_CREAT | O_EXCL | O_RDWR, 0644);
+    REQUIRE(fd >= 0);
+    REQUIRE(fchmod(fd, 0644) == 0);
+    REQUIRE(ftruncate(fd, 1 << 16) == 0);
+    close(fd);
+    // Never published and 0600: member 0 died before publish().
+    const std::string unpublished = family_name(family, 4);
+    Segment seg;
+    REQUIRE(Segment::create(unpublished, 1 << 16, &seg) == Status::kOk);
+    seg.disown();
+
+    CHECK(sweep_abandoned_links(family, 0) == 1);
+    CHECK(shm_exists(live));
+    CHECK(shm_exists(half));
+    CHECK(shm_exists(open_mode));
+    CHECK_FALSE(shm_exists(unpublished));
+    shm_unlink(open_mode.c_str());
+    shm_unlink(half.c_str());
+}
+
+TEST_CASE("link: the first group a process creates sweeps its family's "
+          "abandoned segments",
+          "[mm][link][fork]")
+{
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
+    const std::string family = ucg_test::own_shm_prefix() + "sweep3";
+    const std::string dead = family_name(family, 1);
+    create_and_die(config(dead, 0, 2));
+    const std::uint64_t saved = g_sweep_min_age_ns;
+    g_sweep_min_age_ns = 0;
+    {
+        GroupLink next;
+        CHECK(open_link_alone(next, config(family_name(family, 2), 0, 2)) ==
+              Status::kOk);
+    }
+    g_sweep_min_age_ns = saved;
+    CHECK_FALSE(shm_exists(dead));
 }

@@ -227,6 +227,25 @@ void keep_for_late_members(const std::string &name,
 /// (UINT64_MAX: all); returns how many it unlinked.
 int unlink_late_names(std::uint64_t now_ns) noexcept;
 
+/// How old a group segment must be before sweep_abandoned_links() may
+/// unlink it: past the attach deadline of every member that could still
+/// come (10 s by default), so a late member of a group whose creator died
+/// still finds the segment and fails fast with its liveness check.
+inline constexpr std::uint64_t kSweepMinAgeNs = 30'000'000'000ULL;
+/// Tests only: the age the once-per-process sweep of create() uses.
+inline std::uint64_t g_sweep_min_age_ns = kSweepMinAgeNs;
+
+/// Unlinks the group segments of `family` (names "/<family>-<16 hex>",
+/// names.h) that nobody can use any more: owned by this user with mode
+/// 0600, changed at least `min_age_ns` ago, and either never published by
+/// member 0 (a zero magic) or with no member line naming a live process
+/// (liveness.h). Such a name is left when every member was killed
+/// (SIGKILL, an OOM kill) before the last one attached, so no one saw the
+/// attach deadline pass. Logs one line per name; returns how many it
+/// unlinked. create() runs it once per process for its own name's family.
+int sweep_abandoned_links(const std::string &family,
+                          std::uint64_t min_age_ns) noexcept;
+
 /// Failure word of the shared header: (reason << 16) | (member + 1).
 std::uint32_t failure_word(Status st, int member) noexcept;
 Status failure_status(std::uint32_t word) noexcept;

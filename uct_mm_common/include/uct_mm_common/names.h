@@ -27,4 +27,8 @@ std::uint64_t keyed_hash(const Secret &key, std::uint64_t value) noexcept;
 std::string group_segment_name(const char *prefix, const Secret &secret,
                                std::uint64_t group_key);
 
+/// The prefix of a name group_segment_name() made ("/<prefix>-<16 hex>"):
+/// true and the prefix in *family, false for any other name.
+bool group_segment_family(const std::string &name, std::string *family);
+
 } // namespace uct_mm_common
