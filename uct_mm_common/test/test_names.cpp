@@ -32,3 +32,20 @@ TEST_CASE("group names differ by key and secret and hide the secret",
                   static_cast<unsigned long long>(a.k0));
     CHECK(n1.find(hex) == std::string::npos);
 }
+
+TEST_CASE("a group name gives back its family, and no other name does",
+          "[mm][names]")
+{
+    std::string family;
+    REQUIRE(group_segment_family(
+        group_segment_name("ucg-mmbg", random_secret(), 7), &family));
+    CHECK(family == "ucg-mmbg");
+    family = "unchanged";
+    CHECK_FALSE(group_segment_family("/ucg-mmbg-0123456789abcde", &family));
+    CHECK_FALSE(group_segment_family("/ucg-mmbg-0123456789abcdeg", &family));
+    CHECK_FALSE(group_segment_family("/ucg-mmbg-0123456789ABCDEF", &family));
+    CHECK_FALSE(group_segment_family("ucg-mmbg-0123456789abcdef", &family));
+    CHECK_FALSE(group_segment_family("/-0123456789abcdef", &family));
+    CHECK_FALSE(group_segment_family("/ucg-mmbg-0123456789abcdef0", &family));
+    CHECK(family == "unchanged");
+}
