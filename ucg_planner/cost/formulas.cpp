@@ -151,6 +151,11 @@ double shared_cores_stage_ns(double cross, double hosts, double nic_scale,
     return cross * nic_scale / hosts * link.port_ns(chunk_bytes);
 }
 
+double shared_cores_relays_ns(double relays, const AlphaBeta &link)
+{
+    return 2 * std::max(relays, 0.0) * link.alpha_ns;
+}
+
 double binary_pipeline_ns(int64_t nranks, double bytes, double segment_bytes,
                           const AlphaBeta &ab)
 {

@@ -177,6 +177,15 @@ double pipelined_ns(double hops, int sends, int chunks, double chunk_bytes,
 double shared_cores_stage_ns(double cross, double hosts, double nic_scale,
                              const AlphaBeta &link, double chunk_bytes);
 
+/// Hosts that share one machine's cores (nic_scale > 1): a tree's rank
+/// that takes a message and passes it on waits for its core twice, to
+/// take it and to pass it on, while the core's other hosts' ranks run
+/// their own steps: two messages' fixed time (alpha) more for each of the
+/// `relays` ranks on the first chunk's longest path, whatever its size
+/// (measured 14-30 us more than priced from 4 KiB to 128 KiB, 4 hosts x
+/// 1 rank on 2 cores, alpha 11.6 us; decision 0046).
+double shared_cores_relays_ns(double relays, const AlphaBeta &link);
+
 double binary_pipeline_ns(int64_t nranks, double bytes, double segment_bytes,
                           const AlphaBeta &ab);
 

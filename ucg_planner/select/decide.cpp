@@ -164,6 +164,18 @@ Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
                 n - 1, n, double(li.nic_scale), li.ab, b);
             u.stage_ns = up ? std::max(u.stage_ns, held) : u.stage_ns;
             d.stage_ns = down ? std::max(d.stage_ns, held) : d.stage_ns;
+            // Down a tree, each relay on the longest path waits for its
+            // core (decision 0046, as the flat trees).
+            if (down) {
+                const double relays =
+                    s == Shape::kKnomial
+                        ? cost::knomial_rounds(li.max_group, k) - 1
+                    : s == Shape::kBinary
+                        ? cost::knomial_rounds(li.max_group + 1, 2) - 2
+                    : s == Shape::kChain ? double(li.max_group - 2)
+                                         : 0.0;
+                d.latency_ns += cost::shared_cores_relays_ns(relays, li.ab);
+            }
         }
         return ShapeCost{u.latency_ns + d.latency_ns,
                          overlap ? std::max(u.stage_ns, d.stage_ns)

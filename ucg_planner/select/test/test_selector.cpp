@@ -1100,6 +1100,47 @@ TEST_CASE("a pipelined chain between hosts that share cores holds them at "
     CHECK(down.chosen.segments < alone.chosen.segments);
 }
 
+TEST_CASE("a bcast tree's relays between hosts that share cores wait for "
+          "their cores: the 4x1 cluster fans out to 64 KiB",
+          "[select]")
+{
+    // The 4x1 cluster (two hosts a core, stop 50's world link). A
+    // k-nomial bcast's relay took 14-30 us more than priced from 4 KiB to
+    // 128 KiB, about two of the link's alphas, whatever the size: its
+    // slowest rank took 43-63 us at 4-32 KiB where the linear fan's took
+    // 30-39, and the tree ran 1.11-1.24x Open MPI where the fan ran
+    // 0.91-1.03x (3 runs; decision 0046).
+    topology::Topology t = by_node(4, 4);
+    t.set_link_cost(LevelKind::kWorld, {0, 5279, 5279, 0.1721});
+    auto top = [](const Decision &d) {
+        return d.levels.empty() ? d.chosen.algorithm
+                                : d.levels.back().choice.algorithm;
+    };
+    for (std::uint64_t b : {4u << 10, 16u << 10, 64u << 10}) {
+        INFO(b << " bytes");
+        const Decision d = select_sharing(t, Collective::kBcast, b, 2);
+        CHECK(top(d) == "linear");
+        // Flat, each tree pays its relays as the level does.
+        for (const Choice &c : d.flat) {
+            if (c.algorithm == "knomial" && c.radix == 2) {
+                CHECK(c.predicted_ns > flat_ns(d, "linear"));
+            }
+        }
+        CHECK(flat_ns(d, "binary_tree") > flat_ns(d, "linear"));
+        CHECK(flat_ns(d, "two_tree") > flat_ns(d, "linear"));
+    }
+    // A fixed wait, not one per byte: from 128 KiB the tree's fewer bytes
+    // at the root win again (it ran 0.52-0.70x there), and at 512 KiB the
+    // chain's two relays keep it behind the tree (chain 1.23-1.40x,
+    // tree 0.73-1.02x, one run each of 2 builds).
+    CHECK(top(select_sharing(t, Collective::kBcast, 128 << 10, 2)) ==
+          "knomial");
+    CHECK(top(select_sharing(t, Collective::kBcast, 512 << 10, 2)) ==
+          "knomial");
+    // Hosts with a core each: no relay waits for one.
+    CHECK(top(select_sharing(t, Collective::kBcast, 4 << 10, 1)) == "knomial");
+}
+
 TEST_CASE("an alltoall's leaders on hosts that share cores pay them as a "
           "flat direct exchange does",
           "[select]")
