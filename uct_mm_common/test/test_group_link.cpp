@@ -438,25 +438,36 @@ void create_and_die(const LinkConfig &c)
     REQUIRE(shm_exists(c.name));
 }
 
+// A family of this process's test names (swept at the end) and a segment
+// of it whose one member that came was killed.
+struct DeadFamily {
+    ucg_test::ShmSweeper sweeper{ucg_test::own_shm_prefix()};
+    std::string family;
+    std::string dead;
+
+    explicit DeadFamily(const std::string &tag)
+        : family(ucg_test::own_shm_prefix() + tag), dead(family_name(family, 1))
+    {
+        create_and_die(config(dead, 0, 2));
+    }
+};
+
 } // namespace
 
 TEST_CASE("link: a segment whose members were all killed is swept once old "
           "enough",
           "[mm][link][fork]")
 {
-    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
-    const std::string family = ucg_test::own_shm_prefix() + "sweep1";
-    const std::string dead = family_name(family, 1);
-    create_and_die(config(dead, 0, 2));
+    DeadFamily f("sweep1");
     // Too young: a late member may still come and fail fast on it.
-    CHECK(sweep_abandoned_links(family, kSweepMinAgeNs) == 0);
-    CHECK(shm_exists(dead));
+    CHECK(sweep_abandoned_links(f.family, kSweepMinAgeNs) == 0);
+    CHECK(shm_exists(f.dead));
     // Another family's sweep leaves it alone.
-    CHECK(sweep_abandoned_links(family + "x", 0) == 0);
-    CHECK(shm_exists(dead));
-    CHECK(sweep_abandoned_links(family, 0) == 1);
-    CHECK_FALSE(shm_exists(dead));
-    CHECK(sweeper.leftovers().empty());
+    CHECK(sweep_abandoned_links(f.family + "x", 0) == 0);
+    CHECK(shm_exists(f.dead));
+    CHECK(sweep_abandoned_links(f.family, 0) == 1);
+    CHECK_FALSE(shm_exists(f.dead));
+    CHECK(f.sweeper.leftovers().empty());
 }
 
 TEST_CASE("link: the sweep keeps a segment any live member holds, and what "
@@ -502,17 +513,14 @@ TEST_CASE("link: the first group a process creates sweeps its family's "
           "abandoned segments",
           "[mm][link][fork]")
 {
-    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
-    const std::string family = ucg_test::own_shm_prefix() + "sweep3";
-    const std::string dead = family_name(family, 1);
-    create_and_die(config(dead, 0, 2));
+    DeadFamily f("sweep3");
     const std::uint64_t saved = g_sweep_min_age_ns;
     g_sweep_min_age_ns = 0;
     {
         GroupLink next;
-        CHECK(open_link_alone(next, config(family_name(family, 2), 0, 2)) ==
+        CHECK(open_link_alone(next, config(family_name(f.family, 2), 0, 2)) ==
               Status::kOk);
     }
     g_sweep_min_age_ns = saved;
-    CHECK_FALSE(shm_exists(dead));
+    CHECK_FALSE(shm_exists(f.dead));
 }
