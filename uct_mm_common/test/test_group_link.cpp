@@ -16,6 +16,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <fcntl.h>
+#include <functional>
 #include <pwd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -87,6 +88,26 @@ void leave_before_member_1(const LinkConfig &c)
 {
     GroupLink creator;
     REQUIRE(open_link_alone(creator, c) == Status::kOk);
+}
+
+// A child process opens `c` as member 0 (the others never come) and
+// ends in `end`, which gets the open link; returns its wait status.
+int creator_child(const LinkConfig &c,
+                  const std::function<void(GroupLink &)> &end)
+{
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        GroupLink creator;
+        if (open_link_alone(creator, c) != Status::kOk) {
+            _exit(2);
+        }
+        end(creator);
+        _exit(4); // `end` must not return
+    }
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    return status;
 }
 
 } // namespace
@@ -317,22 +338,13 @@ TEST_CASE("link: a process that exits unlinks the names it left for late "
     const std::string name = ucg_test::unique_shm_name("late-exit");
     LinkConfig c = config(name, 0, 2);
     c.attach_timeout_ms = 60000; // long after the process is gone
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        {
-            GroupLink creator;
-            if (open_link_alone(creator, c) != Status::kOk) {
-                _exit(2);
-            }
-        }
+    const int status = creator_child(c, [&](GroupLink &creator) {
+        creator.leave();
         if (ucg_test::list_shm(name.substr(1)).size() != 1) {
             _exit(3); // the name must stay for member 1 while we live
         }
         std::exit(0); // exit handlers run
-    }
-    int status = 0;
-    REQUIRE(waitpid(pid, &status, 0) == pid);
+    });
     REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
     CHECK(sweeper.leftovers().empty());
@@ -423,17 +435,7 @@ bool shm_exists(const std::string &name)
 // nothing runs at its exit, so the name stays.
 void create_and_die(const LinkConfig &c)
 {
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        GroupLink creator;
-        if (open_link_alone(creator, c) != Status::kOk) {
-            _exit(2);
-        }
-        raise(SIGKILL);
-    }
-    int status = 0;
-    REQUIRE(waitpid(pid, &status, 0) == pid);
+    const int status = creator_child(c, [](GroupLink &) { raise(SIGKILL); });
     REQUIRE(WIFSIGNALED(status));
     REQUIRE(shm_exists(c.name));
 }
