@@ -19,18 +19,17 @@
 namespace uct_mm_common {
 namespace {
 
-std::uint64_t realtime_ns() noexcept
-{
-    timespec ts{};
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return std::uint64_t(ts.tv_sec) * 1'000'000'000ULL +
-           std::uint64_t(ts.tv_nsec);
-}
-
 std::uint64_t ns_of(const timespec &ts) noexcept
 {
     return std::uint64_t(ts.tv_sec) * 1'000'000'000ULL +
            std::uint64_t(ts.tv_nsec);
+}
+
+std::uint64_t realtime_ns() noexcept
+{
+    timespec ts{};
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ns_of(ts);
 }
 
 // Whether the segment open as `fd` (already checked: ours, 0600, old
@@ -104,15 +103,10 @@ int sweep_abandoned_links(const std::string &family,
         }
         // Unlink only the segment judged: a new group may have taken the
         // name since (its inode differs).
-        const int again = shm_open(name.c_str(), O_RDONLY, 0);
-        struct stat now_st {};
-        const bool same = again >= 0 && fstat(again, &now_st) == 0 &&
-                          now_st.st_dev == st.st_dev &&
-                          now_st.st_ino == st.st_ino;
-        if (again >= 0) {
-            close(again);
-        }
-        if (same && unlink_segment(name)) {
+        dev_t dev;
+        ino_t ino;
+        if (segment_inode(name, &dev, &ino) && dev == st.st_dev &&
+            ino == st.st_ino && unlink_segment(name)) {
             ++unlinked;
             log(LogLevel::kWarn,
                 "unlinked %s: a group segment no live process holds (its "

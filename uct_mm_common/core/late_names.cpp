@@ -7,10 +7,7 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <fcntl.h>
 #include <mutex>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -36,21 +33,6 @@ Registry &registry()
     return *r;
 }
 
-// The inode `name` names now; false when it names nothing.
-bool identify(const std::string &name, dev_t *dev, ino_t *ino) noexcept
-{
-    const int fd = shm_open(name.c_str(), O_RDONLY, 0);
-    if (fd < 0) {
-        return false;
-    }
-    struct stat st {};
-    const bool ok = fstat(fd, &st) == 0;
-    close(fd);
-    *dev = st.st_dev;
-    *ino = st.st_ino;
-    return ok;
-}
-
 void unlink_all_at_exit()
 {
     unlink_late_names(UINT64_MAX);
@@ -62,7 +44,7 @@ void keep_for_late_members(const std::string &name,
                            std::uint64_t deadline_ns) noexcept
 {
     LateName late{name, 0, 0, deadline_ns};
-    if (!identify(name, &late.dev, &late.ino)) {
+    if (!segment_inode(name, &late.dev, &late.ino)) {
         return; // gone already (the last member to join unlinked it)
     }
     static std::once_flag at_exit;
@@ -99,7 +81,7 @@ int unlink_late_names(std::uint64_t now_ns) noexcept
         dev_t dev;
         ino_t ino;
         // A name that now names another segment belongs to a new group.
-        if (identify(late.name, &dev, &ino) && dev == late.dev &&
+        if (segment_inode(late.name, &dev, &ino) && dev == late.dev &&
             ino == late.ino && unlink_segment(late.name)) {
             ++unlinked;
         }

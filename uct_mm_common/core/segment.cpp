@@ -31,6 +31,20 @@ bool unlink_segment(const std::string &name) noexcept
     return shm_unlink(name.c_str()) == 0;
 }
 
+bool segment_inode(const std::string &name, dev_t *dev, ino_t *ino) noexcept
+{
+    const int fd = shm_open(name.c_str(), O_RDONLY, 0);
+    if (fd < 0) {
+        return false;
+    }
+    struct stat st {};
+    const bool ok = fstat(fd, &st) == 0;
+    close(fd);
+    *dev = st.st_dev;
+    *ino = st.st_ino;
+    return ok;
+}
+
 Segment::~Segment()
 {
     reset();

@@ -26,6 +26,9 @@ std::string unique_segment_name(const std::string &prefix);
 /// Unlinks a named segment; true when this call removed it.
 bool unlink_segment(const std::string &name) noexcept;
 
+/// The inode the name `name` names now; false when it names nothing.
+bool segment_inode(const std::string &name, dev_t *dev, ino_t *ino) noexcept;
+
 /// One mapping of a shared-memory segment (move-only).
 class Segment {
   public:
