@@ -719,14 +719,14 @@ double knomial_walk(const CostInput &in, int radix, bool up, bool subtrees,
 
 double knomial(const CostInput &in, Variant v)
 {
-    const double relays = cost::knomial_rounds(in.nranks, v.radix) - 1;
+    const double waits =
+        relays_wait(in, cost::knomial_relays(in.nranks, v.radix));
     if (walked(in)) {
-        return knomial_walk(in, v.radix, false, false, 0) +
-               relays_wait(in, relays);
+        return knomial_walk(in, v.radix, false, false, 0) + waits;
     }
     return cost::knomial_bcast_ns(in.nranks, v.radix, in.block_bytes,
                                   links(in, false)) +
-           relays_wait(in, relays);
+           waits;
 }
 
 double knomial_in(const CostInput &in, Variant v)
@@ -824,7 +824,7 @@ double chain_way(const CostInput &in, Variant v, bool up)
 double chain(const CostInput &in, Variant v)
 {
     return chain_way(in, v, false) +
-           relays_wait(in, double(std::max<int64_t>(in.nranks - 2, 0)));
+           relays_wait(in, cost::chain_relays(in.nranks));
 }
 
 double chain_in(const CostInput &in, Variant v)
@@ -976,10 +976,9 @@ double pipelined(const HeapTree &t, int chunks)
 double binary_tree(const CostInput &in, Variant v)
 {
     const double z = in.block_bytes / v.segments;
-    const double relays = cost::knomial_rounds(in.nranks + 1, 2) - 2;
     return in.nranks <= 1 ? 0
                           : pipelined(heap_tree(in, z, 0, true), v.segments) +
-                                relays_wait(in, relays);
+                                relays_wait(in, cost::binary_relays(in.nranks));
 }
 
 double binary_tree_reduce(const CostInput &in, Variant v)
@@ -1078,11 +1077,11 @@ double two_tree(const CostInput &in, Variant v)
             : 2 * ((depth - near - mid) * in.link.message_ns(z) +
                    mid * in.mid.message_ns(z) + near * in.local.message_ns(z));
     // Below the root, a chunk's path passes 2 depth - 1 relays.
-    const double relays = 2.0 * std::max(depth, 1) - 1;
-    fill += relays_wait(in, relays);
+    const double waits = relays_wait(in, 2.0 * std::max(depth, 1) - 1);
+    fill += waits;
     if (placed(in) && in.nranks <= kWalkRanks) {
         const TwoTrees tt = make_two_trees(int(in.nranks - 1));
-        fill = two_tree_fill(in, tt, z) + relays_wait(in, relays);
+        fill = two_tree_fill(in, tt, z) + waits;
         // Then per chunk (one tree's) the busiest host's NIC sends half
         // of both trees' edges that leave it, at each edge's own link,
         // beside each rank's one send a step (counted wherever the

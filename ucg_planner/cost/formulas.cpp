@@ -156,6 +156,21 @@ double shared_cores_relays_ns(double relays, const AlphaBeta &link)
     return 2 * std::max(relays, 0.0) * link.alpha_ns;
 }
 
+int knomial_relays(int64_t nranks, int radix)
+{
+    return std::max(knomial_rounds(nranks, radix) - 1, 0);
+}
+
+int binary_relays(int64_t nranks)
+{
+    return std::max(knomial_rounds(nranks + 1, 2) - 2, 0);
+}
+
+int chain_relays(int64_t nranks)
+{
+    return int(std::max<int64_t>(nranks - 2, 0));
+}
+
 double binary_pipeline_ns(int64_t nranks, double bytes, double segment_bytes,
                           const AlphaBeta &ab)
 {

@@ -186,6 +186,14 @@ double shared_cores_stage_ns(double cross, double hosts, double nic_scale,
 /// 1 rank on 2 cores, alpha 11.6 us; decision 0046).
 double shared_cores_relays_ns(double relays, const AlphaBeta &link);
 
+/// The ranks on a bcast tree's longest path over `nranks` ranks that take
+/// a message and pass it on (neither the root nor the last leaf): a
+/// k-nomial tree's rounds less one, a heap-ordered binary tree's depth
+/// less one, a chain's nranks - 2. Zero for 2 ranks or fewer.
+int knomial_relays(int64_t nranks, int radix);
+int binary_relays(int64_t nranks);
+int chain_relays(int64_t nranks);
+
 double binary_pipeline_ns(int64_t nranks, double bytes, double segment_bytes,
                           const AlphaBeta &ab);
 

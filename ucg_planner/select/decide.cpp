@@ -167,13 +167,11 @@ Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
             // Down a tree, each relay on the longest path waits for its
             // core (decision 0046, as the flat trees).
             if (down) {
-                const double relays =
-                    s == Shape::kKnomial
-                        ? cost::knomial_rounds(li.max_group, k) - 1
-                    : s == Shape::kBinary
-                        ? cost::knomial_rounds(li.max_group + 1, 2) - 2
-                    : s == Shape::kChain ? double(li.max_group - 2)
-                                         : 0.0;
+                const int relays =
+                    s == Shape::kKnomial ? cost::knomial_relays(li.max_group, k)
+                    : s == Shape::kBinary ? cost::binary_relays(li.max_group)
+                    : s == Shape::kChain  ? cost::chain_relays(li.max_group)
+                                          : 0;
                 d.latency_ns += cost::shared_cores_relays_ns(relays, li.ab);
             }
         }
