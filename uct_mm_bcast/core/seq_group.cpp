@@ -216,7 +216,13 @@ bool SeqGroup::push(Op &op) noexcept
                            op.msg.length};
             std::memcpy(payload, &d, sizeof(d));
         } else if (len != 0) {
-            ucg_copy(payload, src + op.done * geo_.seg_bytes, len);
+            const std::uint8_t *from = src + op.done * geo_.seg_bytes;
+            if (op.msg.length >= cfg_.stream_min) {
+                ucg_copy_to_peer(payload, from, len); // decision 0047
+                ++streamed_;
+            } else {
+                ucg_copy(payload, from, len);
+            }
         }
         h->length = static_cast<std::uint32_t>(len);
         h->root = static_cast<std::uint16_t>(cfg_.member);

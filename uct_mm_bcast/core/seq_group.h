@@ -24,6 +24,10 @@ struct SeqGroupConfig {
     SeqGeometry geo;          ///< member 0's is used by every member
     std::size_t cma_min = ~std::size_t{0}; ///< member 0's is used by all
     std::size_t cma_max = ~std::size_t{0}; ///< CMA below it (member 0's)
+    /// As the root, messages from this size are written into the ring with
+    /// non-temporal stores (ucg_copy_to_peer, decision 0047); this
+    /// member's own, the receivers read alike either way.
+    std::size_t stream_min = ~std::size_t{0};
     std::uint32_t max_outstanding = 16;
     std::uint32_t timeout_ms = 2000;
     std::uint32_t attach_timeout_ms = 10000;
@@ -55,6 +59,9 @@ class SeqGroup final : public uct_mm_common::GroupCore {
     {
         return limits_of(cfg_);
     }
+    /// Fragments this member, as root, has written with non-temporal
+    /// stores (stream_min).
+    std::uint64_t streamed_frags() const noexcept { return streamed_; }
 
   private:
     struct Op {
@@ -108,6 +115,7 @@ class SeqGroup final : public uct_mm_common::GroupCore {
     std::uint64_t cached_min_ = 0; ///< root: a lower bound of the cursors
     std::uint32_t moved_ = 0;      ///< fragments moved since last counted
     std::int32_t pid_ = 0;
+    std::uint64_t streamed_ = 0; ///< streamed_frags()
 };
 
 } // namespace uct_mm_bcast

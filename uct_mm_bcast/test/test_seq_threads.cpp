@@ -100,3 +100,46 @@ TEST_CASE("bcast group threads: sizes, roots, lengths in windows of posts",
         }
     });
 }
+
+TEST_CASE("bcast group threads: the root streams messages from stream_min, "
+          "and every receiver gets every byte",
+          "[mm][bcast][threads]")
+{
+    const unsigned n = GENERATE(2u, 3u);
+    ucg_test::SharedMapping mem(segment_bytes(n));
+    const std::size_t stream_min = 3 * kSeg;
+    // Below, at and above the threshold; lengths the non-temporal copy
+    // cuts unaligned (the payload sits after a fragment header).
+    const std::vector<std::size_t> lengths = {stream_min - 1, stream_min,
+                                              7 * kSeg + 13, 20 * kSeg + 1};
+    ucg_test::run_thread_ranks(static_cast<int>(n), [&](int rank) {
+        SeqGroupConfig c = config(mem.data(), mem.size(), rank, n);
+        c.cma_min = ~std::size_t{0};
+        c.stream_min = stream_min;
+        SeqGroup *raw = nullptr;
+        UCG_CHECK(SeqGroup::create(c, &raw) == Status::kOk);
+        std::unique_ptr<SeqGroup> g(raw);
+        std::uint64_t streamed = 0;
+        std::uint32_t msg = 0;
+        for (unsigned root = 0; root < n; ++root) {
+            for (const std::size_t len : lengths) {
+                const bool send = static_cast<unsigned>(rank) == root;
+                std::vector<std::uint8_t> buf =
+                    send ? make_bytes(root, msg, len)
+                         : std::vector<std::uint8_t>(len);
+                Pending pend;
+                uct_mm_common::test::post(
+                    *g, send, bcast(root, buf.data(), len, msg), &pend);
+                UCG_CHECK(uct_mm_common::test::wait(*g, &pend) == Status::kOk);
+                UCG_CHECK_EQ(uct_mm_common::test::first_mismatch(
+                                 buf.data(), root, msg, len),
+                             len);
+                if (send && len >= stream_min) {
+                    streamed += (len + kSeg - 1) / kSeg;
+                }
+                ++msg;
+            }
+        }
+        UCG_CHECK_EQ(g->streamed_frags(), streamed);
+    });
+}

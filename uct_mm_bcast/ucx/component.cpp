@@ -71,6 +71,12 @@ ucs_config_field_t g_iface_config_table[] = {
      "from CMA_THRESH up to this size): a large read by one receiver can "
      "take longer than the ring's copies overlapped. Member 0's is used.",
      ucs_offsetof(IfaceConfig, cma_max), UCS_CONFIG_TYPE_MEMUNITS},
+    {"STREAM_THRESH", "16k",
+     "Group messages from this size are written into the ring with "
+     "non-temporal stores: the receivers read them from memory instead of "
+     "from the root's cache, which is slow where their cores are far "
+     "apart (decision 0047). This member's own; inf: plain copies.",
+     ucs_offsetof(IfaceConfig, stream_thresh), UCS_CONFIG_TYPE_MEMUNITS},
     {nullptr}};
 
 uct_tl_t g_tl = {"mm_bcast",

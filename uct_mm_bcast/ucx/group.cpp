@@ -25,6 +25,7 @@ SeqGroupConfig group_config(const Iface *iface)
     c.geo.seg_bytes = g.seg_size;
     c.cma_min = g.cma_thresh;
     c.cma_max = g.cma_max;
+    c.stream_min = g.stream_thresh;
     c.max_outstanding = g.max_outstanding;
     c.timeout_ms = g.timeout_ms;
     c.attach_timeout_ms = g.attach_timeout_ms;

@@ -193,6 +193,7 @@ ucs_status_t configure(Iface *iface, const IfaceConfig *cfg)
     g.seg_size = static_cast<unsigned>(cfg->group_seg_size);
     g.cma_thresh = cfg->cma_thresh;
     g.cma_max = cfg->cma_max;
+    g.stream_thresh = cfg->stream_thresh;
     g.max_outstanding = cfg->max_outstanding;
     g.timeout_ms = static_cast<unsigned>(cfg->timeout * 1e3);
     g.attach_timeout_ms = static_cast<unsigned>(cfg->attach_timeout * 1e3);

@@ -54,6 +54,7 @@ struct IfaceConfig {
     size_t group_seg_size;    ///< payload bytes of a group ring position
     size_t cma_thresh;        ///< group messages from this size go by CMA
     size_t cma_max;           ///< ... and below this one
+    size_t stream_thresh;     ///< group messages streamed from this size
     unsigned max_outstanding; ///< group posts per member not complete
 };
 
@@ -76,6 +77,7 @@ struct GroupSettings {
     unsigned seg_size = 0;
     size_t cma_thresh = 0;
     size_t cma_max = 0;
+    size_t stream_thresh = 0;
     unsigned max_outstanding = 0;
     unsigned timeout_ms = 0;
     unsigned attach_timeout_ms = 0;

@@ -12,6 +12,11 @@
  * after the other sit exactly so (16 bytes of malloc header apart). Such
  * copies run in a plain 64-byte SSE2 loop instead, 36-43 GB/s there
  * (`ucg_reduce_perftest`, perftest/reduce/RESULTS.md).
+ *
+ * ucg_copy_to_peer writes with non-temporal stores: the lines go to memory
+ * and leave the writer's cache, so a reader on another core does not fetch
+ * each one from the writer's, which costs 5-10x more where the two cores
+ * are far apart (decision 0047; mm_bcast's root streams large messages).
  */
 #ifndef UCG_COPY_H_
 #define UCG_COPY_H_
@@ -53,6 +58,39 @@ static inline void ucg_copy(void *dst, const void *src, size_t n)
         __asm__ volatile("" : : : "memory");
     }
     memcpy(d + i, s + i, n - i);
+#else
+    memcpy(dst, src, n);
+#endif
+}
+
+/**
+ * memcpy(dst, src, n) into shared memory that another process reads next:
+ * non-temporal stores from dst's first 64-byte boundary, and a store fence
+ * at the end, so a release store after the call publishes every byte.
+ */
+static inline void ucg_copy_to_peer(void *dst, const void *src, size_t n)
+{
+#if defined(__SSE2__)
+    char *d = (char *)dst;
+    const char *s = (const char *)src;
+    size_t i = (size_t)(-(uintptr_t)d % 64);
+    if (n < 128) {
+        memcpy(dst, src, n);
+        return;
+    }
+    memcpy(d, s, i);
+    for (; i + 64 <= n; i += 64) {
+        const __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
+        const __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
+        const __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
+        const __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 48));
+        _mm_stream_si128((__m128i *)(d + i), a);
+        _mm_stream_si128((__m128i *)(d + i + 16), b);
+        _mm_stream_si128((__m128i *)(d + i + 32), c);
+        _mm_stream_si128((__m128i *)(d + i + 48), e);
+    }
+    memcpy(d + i, s + i, n - i);
+    _mm_sfence();
 #else
     memcpy(dst, src, n);
 #endif
