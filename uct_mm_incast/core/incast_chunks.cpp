@@ -81,12 +81,23 @@ bool IncastGroup::put(Op &op) noexcept
     return true;
 }
 
+void IncastGroup::copy_in(const Op &op, std::uint8_t *dst,
+                          const std::uint8_t *src, std::size_t len) noexcept
+{
+    if (op.msg.length >= cfg_.stream_min) {
+        ucg_copy_to_peer(dst, src, len); // decision 0047
+        ++streamed_;
+    } else {
+        ucg_copy(dst, src, len);
+    }
+}
+
 bool IncastGroup::put_slot(const Op &op, std::uint64_t pos,
                            const std::uint8_t *src, std::size_t len) noexcept
 {
     SlotTrailer *t = trailer(pos, cfg_.member);
     if (len != 0) {
-        ucg_copy(reinterpret_cast<std::uint8_t *>(t) - len, src, len);
+        copy_in(op, reinterpret_cast<std::uint8_t *>(t) - len, src, len);
     }
     t->length = static_cast<std::uint32_t>(len);
     t->check = op.check;
@@ -128,7 +139,7 @@ bool IncastGroup::put_locked(const Op &op, std::uint64_t pos,
         c->length = static_cast<std::uint32_t>(len);
         c->check = op.check;
         if (len != 0) {
-            ucg_copy(buf, src, len);
+            copy_in(op, buf, src, len);
         }
     } else if (c->length != len || c->check != op.check) {
         ucs_lock_release(lock);
@@ -158,7 +169,7 @@ bool IncastGroup::put_atomic(const Op &op, std::uint64_t pos,
         c->length = static_cast<std::uint32_t>(len);
         c->check = op.check;
         if (len != 0) {
-            ucg_copy(buf, src, len);
+            copy_in(op, buf, src, len);
         }
         c->first.store(gen + 2, std::memory_order_release);
         c->pending.fetch_add(1, std::memory_order_release);

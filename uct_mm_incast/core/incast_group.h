@@ -36,6 +36,10 @@ struct IncastGroupConfig {
     /// 64, 0: none) in groups of 2 to direct_max_group members (member 0's).
     std::uint32_t direct_bytes = 0;
     std::uint32_t direct_max_group = 0;
+    /// As a sender, messages from this size are written into the ring
+    /// with non-temporal stores (ucg_copy_to_peer, decision 0047); this
+    /// member's own, the root reads alike either way.
+    std::size_t stream_min = ~std::size_t{0};
     std::uint32_t max_outstanding = 16;
     std::uint32_t timeout_ms = 2000;
     std::uint32_t attach_timeout_ms = 10000;
@@ -78,6 +82,9 @@ class IncastGroup final : public uct_mm_common::GroupCore {
     DirectArea *direct() noexcept;
     /// Whether this member has joined (knows member 0's configuration).
     bool joined() const noexcept { return link_.joined(); }
+    /// Chunks this member, as a sender, has written with non-temporal
+    /// stores (stream_min).
+    std::uint64_t streamed_chunks() const noexcept { return streamed_; }
 
   private:
     struct Op {
@@ -116,6 +123,9 @@ class IncastGroup final : public uct_mm_common::GroupCore {
     SlotTrailer *trailer(std::uint64_t pos, std::uint32_t m) const noexcept;
     bool put(Op &op) noexcept;
     void count_use(const Op &op, std::uint64_t pos) noexcept;
+    /// A sender's chunk into the ring: streamed from stream_min.
+    void copy_in(const Op &op, std::uint8_t *dst, const std::uint8_t *src,
+                 std::size_t len) noexcept;
     bool put_slot(const Op &op, std::uint64_t pos, const std::uint8_t *src,
                   std::size_t len) noexcept;
     bool put_locked(const Op &op, std::uint64_t pos, const std::uint8_t *src,
@@ -152,6 +162,7 @@ class IncastGroup final : public uct_mm_common::GroupCore {
     std::uint64_t cursor_ = 0;
     std::uint64_t cached_min_ = 0;
     std::uint32_t moved_ = 0;
+    std::uint64_t streamed_ = 0; ///< streamed_chunks()
 };
 
 } // namespace uct_mm_incast

@@ -92,6 +92,7 @@ typedef struct uct_mm_incast_group_settings {
     unsigned auto_gather_batched_max_group;
     size_t direct_size;        /* direct slot payload bytes (0: none) */
     unsigned direct_max_group; /* ... in groups of up to these members */
+    size_t stream_thresh;      /* chunks of messages from this size streamed */
 } uct_mm_incast_group_settings_t;
 
 /** Fills *s from an mm_incast iface; returns 0 when `iface` (a

@@ -25,6 +25,7 @@ IncastGroupConfig group_config(const uct_mm_incast_group_settings_t &s)
     IncastGroupConfig c;
     c.elements = s.ring_size;
     c.seg_bytes = static_cast<std::uint32_t>(s.seg_size);
+    c.stream_min = s.stream_thresh;
     c.mode = static_cast<uct_mm_incast_mode_t>(s.mode);
     c.thresholds.atomic_max_bytes = s.auto_atomic_max;
     c.thresholds.locked_min_bytes = s.auto_locked_min;

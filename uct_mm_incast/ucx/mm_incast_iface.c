@@ -79,6 +79,15 @@ ucs_config_field_t uct_mm_incast_iface_config_table[] = {
      ucs_offsetof(uct_mm_incast_iface_config_t, group_ring_size),
      UCS_CONFIG_TYPE_UINT},
 
+    {"STREAM_THRESH", "inf",
+     "Group messages from this size are written into the ring with\n"
+     "non-temporal stores: the root reads them from memory instead of\n"
+     "from the senders' caches. Wins where the members' cores are far\n"
+     "apart (another L3 or socket), loses where they share an L3\n"
+     "(decision 0047). This member's own",
+     ucs_offsetof(uct_mm_incast_iface_config_t, stream_thresh),
+     UCS_CONFIG_TYPE_MEMUNITS},
+
     {"GROUP_SEG_SIZE", "8k",
      "Chunk bytes of one member in a group ring element (a multiple of\n"
      "64): longer messages take consecutive elements. Member 0's is used",
@@ -400,6 +409,7 @@ static UCS_CLASS_INIT_FUNC(uct_mm_incast_iface_t, uct_md_h md,
     self->group.max_outstanding = config->max_outstanding;
     self->group.ring_size = config->group_ring_size;
     self->group.seg_size = config->group_seg_size;
+    self->group.stream_thresh = config->stream_thresh;
     self->group.timeout = config->timeout;
     self->group.attach_timeout = config->attach_timeout;
     self->group.auto_atomic_max = config->auto_atomic_max;

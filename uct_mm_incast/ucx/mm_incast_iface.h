@@ -40,6 +40,7 @@ typedef struct uct_mm_incast_iface_config {
     unsigned auto_gather_batched_max_group; /* AUTO gather: BATCHED up to */
     size_t direct_size;        /* direct slot payload bytes (0: none) */
     unsigned direct_max_group; /* direct messages in groups up to */
+    size_t stream_thresh;      /* chunks streamed from this message size */
 } uct_mm_incast_iface_config_t;
 
 /** What a peer needs to map this iface's receive FIFO, and the secret that
