@@ -26,7 +26,7 @@ grep -q "error handling: peer failure, ep_check" <<<"$devices" \
 config=$(LD_PRELOAD=$lib ucx_info -c)
 for var in FIFO_SIZE=64 SEG_SIZE=8256 MAX_SHORT=256 MAX_GROUP_SIZE=64 \
            MAX_OUTSTANDING=16 GROUP_RING_SIZE=64 \
-           MIN_ZCOPY=32M MAX_ZCOPY=64M; do
+           MIN_ZCOPY=32M MAX_ZCOPY=64M STREAM_THRESH=16K; do
     grep -q "^UCX_MM_BCAST_$var$" <<<"$config" || fail "UCX_MM_BCAST_$var"
 done
 LD_PRELOAD=$lib UCX_MM_BCAST_SEG_SIZE=4160 ucx_info -d -t mm_bcast \

@@ -113,15 +113,17 @@ TEST_CASE("uct bcast group: every size and root, lengths around a fragment",
     CHECK(!sb.left_behind(7));
 }
 
-TEST_CASE("uct bcast group: 4 MiB from every root, ring and CMA",
+TEST_CASE("uct bcast group: 4 MiB from every root, ring (streamed or not) "
+          "and CMA",
           "[mm][bcast][ucx][fork]")
 {
     const unsigned n = GENERATE(2u, 3u);
     const char *cma = GENERATE("inf", "64k");
+    const char *stream = GENERATE("inf", "16k");
     SharedBoard sb(kPrefix);
     auto result =
         ucg_test::run_fork_ranks(group_fork_options(n), [&](int rank) {
-            UctRank r(Config{{"CMA_THRESH", cma}});
+            UctRank r(Config{{"CMA_THRESH", cma}, {"STREAM_THRESH", stream}});
             uct_group_h g = make_group(uct_mm_bcast_group_create, r.iface,
                                        sb.board, rank, n, 9);
             sweep(r, g, rank, n, {std::size_t{4} << 20, 100000});

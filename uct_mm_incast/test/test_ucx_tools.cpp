@@ -102,14 +102,16 @@ TEST_CASE("ucx_info -c shows UCX_MM_INCAST_* settings", "[mm_incast][ucx]")
                              "UCX_MM_INCAST_AUTO_PAIR_LOCKED_MIN=inf\n",
                              "UCX_MM_INCAST_AUTO_GATHER_BATCHED_MAX_GROUP=4\n",
                              "UCX_MM_INCAST_DIRECT_SIZE=4K\n",
-                             "UCX_MM_INCAST_DIRECT_MAX_GROUP=16\n"}) {
+                             "UCX_MM_INCAST_DIRECT_MAX_GROUP=16\n",
+                             "UCX_MM_INCAST_STREAM_THRESH=inf\n"}) {
         INFO(line);
         CHECK(out.find(line) != std::string::npos);
     }
     // The same suffixes as mm_bcast's for the same things.
-    for (const char *name : {"FIFO_SIZE", "SEG_SIZE", "MAX_GROUP_SIZE",
-                             "TIMEOUT", "ATTACH_TIMEOUT", "MAX_OUTSTANDING",
-                             "GROUP_RING_SIZE", "GROUP_SEG_SIZE"}) {
+    for (const char *name :
+         {"FIFO_SIZE", "SEG_SIZE", "MAX_GROUP_SIZE", "TIMEOUT",
+          "ATTACH_TIMEOUT", "MAX_OUTSTANDING", "GROUP_RING_SIZE",
+          "GROUP_SEG_SIZE", "STREAM_THRESH"}) {
         INFO(name);
         CHECK(out.find(std::string("UCX_MM_INCAST_") + name + "=") !=
               std::string::npos);
