@@ -101,12 +101,9 @@ int sweep_abandoned_links(const std::string &family,
         if (!candidate) {
             continue;
         }
-        // Unlink only the segment judged: a new group may have taken the
-        // name since (its inode differs).
-        dev_t dev;
-        ino_t ino;
-        if (segment_inode(name, &dev, &ino) && dev == st.st_dev &&
-            ino == st.st_ino && unlink_segment(name)) {
+        // Unlink only the segment judged (a new group may have taken the
+        // name since).
+        if (unlink_segment_of(name, st.st_dev, st.st_ino)) {
             ++unlinked;
             log(LogLevel::kWarn,
                 "unlinked %s: a group segment no live process holds (its "

@@ -78,11 +78,8 @@ int unlink_late_names(std::uint64_t now_ns) noexcept
             ++i;
             continue;
         }
-        dev_t dev;
-        ino_t ino;
         // A name that now names another segment belongs to a new group.
-        if (segment_inode(late.name, &dev, &ino) && dev == late.dev &&
-            ino == late.ino && unlink_segment(late.name)) {
+        if (unlink_segment_of(late.name, late.dev, late.ino)) {
             ++unlinked;
         }
         r.names[i] = std::move(r.names.back());

@@ -45,6 +45,14 @@ bool segment_inode(const std::string &name, dev_t *dev, ino_t *ino) noexcept
     return ok;
 }
 
+bool unlink_segment_of(const std::string &name, dev_t dev, ino_t ino) noexcept
+{
+    dev_t now_dev;
+    ino_t now_ino;
+    return segment_inode(name, &now_dev, &now_ino) && now_dev == dev &&
+           now_ino == ino && unlink_segment(name);
+}
+
 Segment::~Segment()
 {
     reset();

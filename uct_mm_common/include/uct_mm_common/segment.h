@@ -29,6 +29,10 @@ bool unlink_segment(const std::string &name) noexcept;
 /// The inode the name `name` names now; false when it names nothing.
 bool segment_inode(const std::string &name, dev_t *dev, ino_t *ino) noexcept;
 
+/// Unlinks `name` only while it names the inode (dev, ino): a new group
+/// may have taken the name since. True when this call removed it.
+bool unlink_segment_of(const std::string &name, dev_t dev, ino_t ino) noexcept;
+
 /// One mapping of a shared-memory segment (move-only).
 class Segment {
   public:
