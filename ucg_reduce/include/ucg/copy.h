@@ -32,32 +32,46 @@
 extern "C" {
 #endif
 
+#if defined(__SSE2__)
+/* Bytes [i, n) of src to dst in 64-byte steps of SSE2 loads and stores,
+ * non-temporal where `stream`, then the tail with memcpy. */
+static inline void ucg_copy_lines_(char *d, const char *s, size_t i, size_t n,
+                                   int stream)
+{
+    for (; i + 64 <= n; i += 64) {
+        const __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
+        const __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
+        const __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
+        const __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 48));
+        if (stream) {
+            _mm_stream_si128((__m128i *)(d + i), a);
+            _mm_stream_si128((__m128i *)(d + i + 16), b);
+            _mm_stream_si128((__m128i *)(d + i + 32), c);
+            _mm_stream_si128((__m128i *)(d + i + 48), e);
+        } else {
+            _mm_storeu_si128((__m128i *)(d + i), a);
+            _mm_storeu_si128((__m128i *)(d + i + 16), b);
+            _mm_storeu_si128((__m128i *)(d + i + 32), c);
+            _mm_storeu_si128((__m128i *)(d + i + 48), e);
+        }
+        /* Keeps the compiler from turning the loop back into memcpy. */
+        __asm__ volatile("" : : : "memory");
+    }
+    memcpy(d + i, s + i, n - i);
+}
+#endif
+
 /** memcpy(dst, src, n): the regions must not overlap. */
 static inline void ucg_copy(void *dst, const void *src, size_t n)
 {
 #if defined(__SSE2__)
     const size_t page = 4096, near_bytes = 256, small = 512;
     const size_t delta = (size_t)((uintptr_t)dst - (uintptr_t)src) % page;
-    char *d = (char *)dst;
-    const char *s = (const char *)src;
-    size_t i = 0;
     if (n < small || delta == 0 || delta >= near_bytes) {
         memcpy(dst, src, n);
         return;
     }
-    for (; i + 64 <= n; i += 64) {
-        const __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
-        const __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
-        const __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
-        const __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 48));
-        _mm_storeu_si128((__m128i *)(d + i), a);
-        _mm_storeu_si128((__m128i *)(d + i + 16), b);
-        _mm_storeu_si128((__m128i *)(d + i + 32), c);
-        _mm_storeu_si128((__m128i *)(d + i + 48), e);
-        /* Keeps the compiler from turning the loop back into memcpy. */
-        __asm__ volatile("" : : : "memory");
-    }
-    memcpy(d + i, s + i, n - i);
+    ucg_copy_lines_((char *)dst, (const char *)src, 0, n, 0);
 #else
     memcpy(dst, src, n);
 #endif
@@ -71,25 +85,13 @@ static inline void ucg_copy(void *dst, const void *src, size_t n)
 static inline void ucg_copy_to_peer(void *dst, const void *src, size_t n)
 {
 #if defined(__SSE2__)
-    char *d = (char *)dst;
-    const char *s = (const char *)src;
-    size_t i = (size_t)(-(uintptr_t)d % 64);
+    const size_t head = (size_t)(-(uintptr_t)dst % 64);
     if (n < 128) {
         memcpy(dst, src, n);
         return;
     }
-    memcpy(d, s, i);
-    for (; i + 64 <= n; i += 64) {
-        const __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
-        const __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
-        const __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
-        const __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 48));
-        _mm_stream_si128((__m128i *)(d + i), a);
-        _mm_stream_si128((__m128i *)(d + i + 16), b);
-        _mm_stream_si128((__m128i *)(d + i + 32), c);
-        _mm_stream_si128((__m128i *)(d + i + 48), e);
-    }
-    memcpy(d + i, s + i, n - i);
+    memcpy(dst, src, head);
+    ucg_copy_lines_((char *)dst, (const char *)src, head, n, 1);
     _mm_sfence();
 #else
     memcpy(dst, src, n);
