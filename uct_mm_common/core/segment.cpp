@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -98,16 +99,37 @@ void Segment::unlink() noexcept
     }
 }
 
+namespace {
+
+// Maps every page of a fresh mapping writable in this process before the
+// fast path runs: MAP_POPULATE maps the pages (read-only until written on
+// a shared mapping), and one atomic add of zero per page is this process's
+// first write, which a hypervisor tracking guest page tables or dirty
+// pages charges once per page (this VM: 25 us per 8 KiB ring position on
+// a ring's first pass, decision 0048). Adding zero changes no byte, so it
+// is safe on a segment other members already use.
+void prefault_writable(void *addr, std::size_t bytes) noexcept
+{
+    auto *p = static_cast<std::uint8_t *>(addr);
+    const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    for (std::size_t off = 0; off < bytes; off += page) {
+        __atomic_fetch_add(p + off, std::uint8_t{0}, __ATOMIC_RELAXED);
+    }
+}
+
+} // namespace
+
 Status Segment::map_fd(int fd, std::size_t bytes, Segment *seg_p) noexcept
 {
-    void *addr =
-        mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *addr = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_POPULATE, fd, 0);
     if (addr == MAP_FAILED) {
         log(LogLevel::kError, "mmap of %zu bytes failed: %s", bytes,
             std::strerror(errno));
         close(fd);
         return Status::kNoMemory;
     }
+    prefault_writable(addr, bytes);
     seg_p->addr_ = addr;
     seg_p->bytes_ = bytes;
     seg_p->fd_ = fd;
@@ -131,6 +153,16 @@ Status Segment::create(const std::string &name, std::size_t bytes,
         close(fd);
         shm_unlink(name.c_str());
         return Status::kIoError;
+    }
+    // Every page now: a full /dev/shm fails here, not with SIGBUS at the
+    // first touch of a page (map_fd touches them all, decision 0048).
+    const int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+    if (err != 0) {
+        log(LogLevel::kError, "no room for %s's %zu bytes in /dev/shm: %s",
+            name.c_str(), bytes, std::strerror(err));
+        close(fd);
+        shm_unlink(name.c_str());
+        return err == ENOSPC ? Status::kNoMemory : Status::kIoError;
     }
     Segment seg;
     seg.name_ = name;

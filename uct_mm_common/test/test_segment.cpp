@@ -5,10 +5,14 @@
 #include "ucg_test/check.h"
 #include "ucg_test/fork_ranks.h"
 #include "ucg_test/shm_names.h"
+#include "ucg_test/skip.h"
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <cstring>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -108,4 +112,93 @@ TEST_CASE("named segment: the last attacher unlinks it", "[mm][segment][fork]")
     REQUIRE(result.ok);
     CHECK(attached->load() == kMembers);
     CHECK(sweeper.leftovers().empty());
+}
+
+namespace {
+
+// Kilobytes of the mapping at `addr` whose page-table entries are dirty
+// (smaps' Shared_Dirty + Private_Dirty): written by this process.
+long dirty_kb(const void *addr)
+{
+    char start[32];
+    std::snprintf(start, sizeof(start), "%lx-",
+                  reinterpret_cast<unsigned long>(addr));
+    std::FILE *f = std::fopen("/proc/self/smaps", "r");
+    if (f == nullptr) {
+        return -1;
+    }
+    char line[512];
+    bool in = false;
+    long kb = 0;
+    while (std::fgets(line, sizeof(line), f) != nullptr) {
+        unsigned long lo = 0;
+        unsigned long hi = 0;
+        if (std::sscanf(line, "%lx-%lx ", &lo, &hi) == 2) { // a header
+            if (in) {
+                break;
+            }
+            in = std::strncmp(line, start, std::strlen(start)) == 0;
+        }
+        long v = 0;
+        if (in && (std::sscanf(line, "Shared_Dirty: %ld kB", &v) == 1 ||
+                   std::sscanf(line, "Private_Dirty: %ld kB", &v) == 1)) {
+            kb += v;
+        }
+    }
+    std::fclose(f);
+    return kb;
+}
+
+} // namespace
+
+TEST_CASE("segments are mapped writable in every page before first use, "
+          "their bytes unchanged",
+          "[mm][segment]")
+{
+    ucg_test::ShmSweeper sweeper(own_prefix());
+    const std::string name = unique_segment_name(kPrefix);
+    constexpr std::size_t kBytes = 64 * 1024;
+    Segment seg;
+    REQUIRE(Segment::create(name, kBytes, &seg) == Status::kOk);
+    CHECK(dirty_kb(seg.data()) == static_cast<long>(kBytes / 1024));
+    auto *bytes = static_cast<unsigned char *>(seg.data());
+    for (std::size_t off = 0; off < kBytes; off += 4096) {
+        bytes[off] = static_cast<unsigned char>(off / 4096 + 1);
+    }
+    Segment other;
+    REQUIRE(Segment::attach(name, kBytes, &other) == Status::kOk);
+    CHECK(dirty_kb(other.data()) == static_cast<long>(kBytes / 1024));
+    const auto *seen = static_cast<const unsigned char *>(other.data());
+    for (std::size_t off = 0; off < kBytes; off += 4096) {
+        UCG_CHECK_EQ(seen[off], static_cast<unsigned char>(off / 4096 + 1));
+    }
+}
+
+// The pages are taken at creation (map_fd touches every one): a full
+// /dev/shm is a named error there, not SIGBUS. The child mounts a 1 MiB
+// /dev/shm of its own.
+TEST_CASE("segment creation on a full /dev/shm fails with kNoMemory and "
+          "leaves no name",
+          "[mm][segment][fork]")
+{
+    if (geteuid() != 0) {
+        UCG_SKIP("needs root (a mount namespace and a tmpfs of its own)");
+    }
+    ucg_test::ForkOptions opts(1);
+    const auto res = ucg_test::run_fork_ranks(opts, [](int) {
+        UCG_CHECK(unshare(CLONE_NEWNS) == 0);
+        UCG_CHECK(mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) ==
+                  0);
+        UCG_CHECK(mount("ucg-test-shm", "/dev/shm", "tmpfs", 0,
+                        "size=1m,mode=1777") == 0);
+        const std::string name = unique_segment_name(kPrefix);
+        Segment seg;
+        UCG_CHECK(Segment::create(name, 4 << 20, &seg) == Status::kNoMemory);
+        dev_t dev;
+        ino_t ino;
+        UCG_CHECK(!segment_inode(name, &dev, &ino));
+        UCG_CHECK(Segment::create(name, 512 << 10, &seg) == Status::kOk);
+    });
+    INFO(res.summary());
+    CHECK(res.ok);
 }
