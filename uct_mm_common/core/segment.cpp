@@ -101,35 +101,50 @@ void Segment::unlink() noexcept
 
 namespace {
 
-// Maps every page of a fresh mapping writable in this process before the
-// fast path runs: MAP_POPULATE maps the pages (read-only until written on
-// a shared mapping), and one atomic add of zero per page is this process's
-// first write, which a hypervisor tracking guest page tables or dirty
-// pages charges once per page (this VM: 25 us per 8 KiB ring position on
-// a ring's first pass, decision 0048). Adding zero changes no byte, so it
-// is safe on a segment other members already use.
-void prefault_writable(void *addr, std::size_t bytes) noexcept
+// Takes and maps every page of a fresh mapping writable before the fast
+// path runs, so that no call of a collective pays for a page's first use
+// (decision 0048). MADV_POPULATE_WRITE allocates the pages and fills this
+// process's page table, failing (EFAULT) where a first touch would raise
+// SIGBUS: a full /dev/shm is an error here. Then one atomic add of zero
+// per page is this process's first write from user space, which a
+// hypervisor that shadows guest page tables charges once per page and
+// process (this VM: 5 us a page; a ring's first pass ran 25 us a
+// position). Adding zero changes no byte: safe on a segment other
+// members already use.
+Status prefault_writable(void *addr, std::size_t bytes) noexcept
 {
+    if (madvise(addr, bytes, MADV_POPULATE_WRITE) != 0 && errno != EINVAL) {
+        log(LogLevel::kError,
+            "cannot take the %zu bytes of a shared segment (is /dev/shm "
+            "full?): %s",
+            bytes, std::strerror(errno));
+        return Status::kNoMemory; // EINVAL: a kernel before 5.14
+    }
     auto *p = static_cast<std::uint8_t *>(addr);
     const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     for (std::size_t off = 0; off < bytes; off += page) {
         __atomic_fetch_add(p + off, std::uint8_t{0}, __ATOMIC_RELAXED);
     }
+    return Status::kOk;
 }
 
 } // namespace
 
 Status Segment::map_fd(int fd, std::size_t bytes, Segment *seg_p) noexcept
 {
-    void *addr = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
-                      MAP_SHARED | MAP_POPULATE, fd, 0);
+    void *addr =
+        mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (addr == MAP_FAILED) {
         log(LogLevel::kError, "mmap of %zu bytes failed: %s", bytes,
             std::strerror(errno));
         close(fd);
         return Status::kNoMemory;
     }
-    prefault_writable(addr, bytes);
+    if (prefault_writable(addr, bytes) != Status::kOk) {
+        munmap(addr, bytes);
+        close(fd);
+        return Status::kNoMemory;
+    }
     seg_p->addr_ = addr;
     seg_p->bytes_ = bytes;
     seg_p->fd_ = fd;
@@ -153,16 +168,6 @@ Status Segment::create(const std::string &name, std::size_t bytes,
         close(fd);
         shm_unlink(name.c_str());
         return Status::kIoError;
-    }
-    // Every page now: a full /dev/shm fails here, not with SIGBUS at the
-    // first touch of a page (map_fd touches them all, decision 0048).
-    const int err = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
-    if (err != 0) {
-        log(LogLevel::kError, "no room for %s's %zu bytes in /dev/shm: %s",
-            name.c_str(), bytes, std::strerror(err));
-        close(fd);
-        shm_unlink(name.c_str());
-        return err == ENOSPC ? Status::kNoMemory : Status::kIoError;
     }
     Segment seg;
     seg.name_ = name;
