@@ -113,12 +113,13 @@ namespace {
 // members already use.
 Status prefault_writable(void *addr, std::size_t bytes) noexcept
 {
+    // EINVAL: a kernel before 5.14, without MADV_POPULATE_WRITE.
     if (madvise(addr, bytes, MADV_POPULATE_WRITE) != 0 && errno != EINVAL) {
         log(LogLevel::kError,
             "cannot take the %zu bytes of a shared segment (is /dev/shm "
             "full?): %s",
             bytes, std::strerror(errno));
-        return Status::kNoMemory; // EINVAL: a kernel before 5.14
+        return Status::kNoMemory;
     }
     auto *p = static_cast<std::uint8_t *>(addr);
     const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
