@@ -384,7 +384,6 @@ ucs_status_t prepare(ucg_coll *c, const CollShape &s)
     c->inst = std::make_unique<exec::Instance>(
         std::make_shared<const exec::Program>(std::move(prog.value())),
         g->fabric.get(), reducer_for(*c, s), g->id, std::move(chans));
-    c->inst->limit_group_reads(g->ctx->bcast_reads_max);
     c->input_copy.resize(s.copy_bytes);
     c->copy_bytes = s.copy_bytes;
     c->input = s.copy_bytes != 0 ? c->input_copy.data() : s.input;

@@ -61,12 +61,6 @@ ucs_status_t open_ucp(ucg_context *ctx)
         // tcp's own key (UCP hands it to the iface whose table has it).
         ask("RX_SEG_SIZE", kSocketSegBytes);
     }
-    if (!user_sets_bcast_cma(environ) && tls_may_open(environ, "mm_bcast")) {
-        // The transport's own name (UCP hands a UCT key to every iface
-        // whose table has it: only mm_bcast's has this one).
-        ask("CMA_THRESH", kBcastCmaThresh);
-        ctx->bcast_reads_max = kBcastCmaMaxBytes;
-    }
     ucp_params_t p{};
     p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_NAME;
     // WAKEUP: UCP's event fd, which waits sleep on (decision 0029); UCP

@@ -259,10 +259,6 @@ struct ucg_context {
     /// from this size are read from the sender's memory (ucp_fabric.h);
     /// 0 never, kPlanSettingBad where the setting did not parse.
     std::uint64_t cma_thresh = ucg::rt::kCmaThresh;
-    /// Calls whose bcasts on a host group carry this many bytes or more go
-    /// through mm_bcast's ring (kBcastCmaMaxBytes; no limit where the user
-    /// set mm_bcast's CMA range or handed in the UCP context).
-    std::size_t bcast_reads_max = SIZE_MAX;
     std::vector<ucg_group *> groups;
     std::uint32_t next_group_id = 1;
     std::map<std::string, ucp_ep_h> eps; ///< by worker address bytes

@@ -183,8 +183,7 @@ uct_group_msg_t to_uct(const exec::GroupMsg &m)
     u.length = m.length;
     u.buffer = m.buffer;
     u.member_buffers = m.member_buffers;
-    u.flags = (m.accumulate ? UCT_GROUP_MSG_FLAG_ACCUMULATE : 0) |
-              (m.no_cma ? UCT_GROUP_MSG_FLAG_NO_CMA : 0);
+    u.flags = m.accumulate ? UCT_GROUP_MSG_FLAG_ACCUMULATE : 0;
     return u;
 }
 

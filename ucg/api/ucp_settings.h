@@ -81,22 +81,11 @@ inline bool rdma_device_found() noexcept
 /// UCX's FIFO twice; UCG_CMA_THRESH sets another (decision 0027).
 inline constexpr std::uint64_t kCmaThresh = 16384;
 
-/// mm_bcast's receivers read the root's buffer (CMA, one copy) from
-/// kBcastCmaThresh in calls below kBcastCmaMaxBytes, where each member of the
-/// host has a core (the group says otherwise, group.cpp): np=2 here, 64
-/// KiB 3.4 us against 5.3 through the ring, 256 KiB 9.6-10.3 against 17.5,
-/// but 1 MiB 88-95 against 66-80 and 2 MiB 298-309 against 182-189
-/// (decision 0027).
-/// The limit is per call, not per message (the runtime cuts a large bcast
-/// into messages of half the ring: each alone would read by CMA), so the
-/// runtime marks the messages of such calls (UCT_GROUP_MSG_FLAG_NO_CMA)
-/// instead of setting UCX_MM_BCAST_CMA_MAX.
-inline constexpr const char *kBcastCmaThresh = "32k";
-inline constexpr std::size_t kBcastCmaMaxBytes = std::size_t{1} << 20;
-
 /// Whether a host's mm_bcast group lets its receivers read the root's
-/// buffer (CMA): only where the host has one receiver. Readers of one
-/// root contend in the kernel on the root's pages (each read pins them),
+/// buffer (CMA) where the user asks mm_bcast for it
+/// (UCX_MM_BCAST_CMA_THRESH; UCG itself does not since its ring copies
+/// are streamed, decision 0049): only where the host has one receiver. Readers
+/// of one root contend in the kernel on the root's pages (each read pins them),
 /// and the root waits for the slowest: on 16 cores, one rank per core,
 /// np=16 bcast 64 KiB took 104 us by CMA against 15-17 through the ring
 /// (np=8: 48 against 14; np=4: 1.02-1.25x Open MPI against 0.60-0.73),
@@ -136,13 +125,6 @@ inline bool user_sets_ucx(const char *const *envp, const char *suffix) noexcept
 inline bool user_sets_fifo_elem(const char *const *envp) noexcept
 {
     return user_sets_ucx(envp, "FIFO_ELEM_SIZE");
-}
-
-/// mm_bcast's CMA range (UCX_MM_BCAST_CMA_THRESH or _CMA_MAX).
-inline bool user_sets_bcast_cma(const char *const *envp) noexcept
-{
-    return user_sets_ucx(envp, "MM_BCAST_CMA_THRESH") ||
-           user_sets_ucx(envp, "MM_BCAST_CMA_MAX");
 }
 
 /// Whether UCP may open transport `tl`: no UCX_TLS (UCG_UCX_TLS), one that

@@ -105,25 +105,6 @@ Instance::Instance(std::shared_ptr<const Program> prog, Fabric *fabric,
     }
 }
 
-void Instance::limit_group_reads(std::size_t max_bytes)
-{
-    for (std::size_t g = 0; g < group_first_.size(); ++g) {
-        const std::size_t first = group_first_[g];
-        const std::size_t end = g + 1 < group_first_.size()
-                                    ? group_first_[g + 1]
-                                    : group_msgs_.size();
-        std::size_t bytes = 0;
-        for (std::size_t i = first; i < end; ++i) {
-            if (group_msgs_[i].coll == GroupColl::kBcast) {
-                bytes += group_msgs_[i].length;
-            }
-        }
-        for (std::size_t i = first; i < end && bytes >= max_bytes; ++i) {
-            group_msgs_[i].no_cma = group_msgs_[i].coll == GroupColl::kBcast;
-        }
-    }
-}
-
 void *Instance::group_buffer(std::uint32_t op) const
 {
     const LOp &o = prog_->ops[op];

@@ -47,9 +47,6 @@ struct GroupMsg {
     void *buffer = nullptr;
     void *const *member_buffers = nullptr;
     bool accumulate = false;
-    /// kBcast: through the transport's buffers, never by reading the
-    /// root's memory (Instance::limit_group_reads).
-    bool no_cma = false;
 };
 
 /// An instance waiting to post on a channel, and which of its program's
@@ -127,10 +124,6 @@ class Instance {
 
     /// The user's buffers (input may alias output where the plan allows).
     void bind(const void *input, void *output);
-    /// Marks every bcast message of a program group whose bcasts carry
-    /// `max_bytes` or more in all GroupMsg::no_cma (alike on every member:
-    /// they post the same messages).
-    void limit_group_reads(std::size_t max_bytes);
     /// Starts; the instance must not be in flight. `seq` numbers it among
     /// the group's instances (wire tags).
     ucs_status_t start(std::uint32_t seq);

@@ -41,9 +41,10 @@ ssize_t refuse_reads(pid_t, const iovec *, unsigned long, const iovec *,
 
 } // namespace
 
-TEST_CASE("a bcast on one host is read from the root's buffer from 32 KiB "
-          "while each rank has a core, through the ring from 1 MiB a call or "
-          "where ranks share a core",
+TEST_CASE("a bcast on one host goes through the ring at every size; where "
+          "the user asks mm_bcast for CMA it is read from the root's buffer "
+          "while each rank has a core, through the ring where ranks share a "
+          "core",
           "[ucg][cma][fork]")
 {
     if (online_cpus() < 2) {
@@ -51,9 +52,13 @@ TEST_CASE("a bcast on one host is read from the root's buffer from 32 KiB "
     }
     // A ring of 64 x 64 KiB holds a whole 1 MiB call.
     ScopedEnv seg("UCX_MM_BCAST_GROUP_SEG_SIZE", "64k");
+    // UCG asks for no CMA of its own (decision 0049).
+    CHECK(root_done_alone(64 << 10));
+    CHECK(root_done_alone(1 << 20));
+    ScopedEnv cma("UCX_MM_BCAST_CMA_THRESH", "32k");
     CHECK(root_done_alone(16 << 10));
     CHECK_FALSE(root_done_alone(64 << 10));
-    CHECK(root_done_alone(1 << 20));
+    CHECK_FALSE(root_done_alone(1 << 20));
     {
         ScopedEnv off("UCG_CMA_THRESH", "off");
         CHECK(root_done_alone(64 << 10));

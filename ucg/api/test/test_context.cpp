@@ -20,23 +20,14 @@
 
 using ucg::rt::host_bcast_reads;
 using ucg::rt::tls_may_open;
-using ucg::rt::user_sets_bcast_cma;
 using ucg::rt::user_sets_fifo_elem;
 using ucg::rt::user_sets_rndv;
 
-TEST_CASE("mm_bcast's CMA range is the user's where set, and UCG asks for "
-          "it only where UCP may open mm_bcast",
+TEST_CASE("UCP may open a transport unless UCX_TLS leaves it out",
           "[ucg][context]")
 {
     const char *none[] = {"PATH=/bin", nullptr};
-    CHECK_FALSE(user_sets_bcast_cma(none));
     CHECK(tls_may_open(none, "mm_bcast"));
-    const char *thresh[] = {"UCX_MM_BCAST_CMA_THRESH=inf", nullptr};
-    CHECK(user_sets_bcast_cma(thresh));
-    const char *max[] = {"UCG_UCX_MM_BCAST_CMA_MAX=1m", nullptr};
-    CHECK(user_sets_bcast_cma(max));
-    const char *other[] = {"UCX_MM_BCAST_GROUP_SEG_SIZE=64k", nullptr};
-    CHECK_FALSE(user_sets_bcast_cma(other));
     const char *named[] = {"UCX_TLS=sm,mm_bcast,mm_incast", nullptr};
     CHECK(tls_may_open(named, "mm_bcast"));
     const char *tcp[] = {"UCX_TLS=tcp,self", nullptr};
