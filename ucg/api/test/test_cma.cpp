@@ -41,10 +41,10 @@ ssize_t refuse_reads(pid_t, const iovec *, unsigned long, const iovec *,
 
 } // namespace
 
-TEST_CASE("a bcast on one host goes through the ring at every size; where "
-          "the user asks mm_bcast for CMA it is read from the root's buffer "
-          "while each rank has a core, through the ring where ranks share a "
-          "core",
+TEST_CASE("a bcast on one host goes through the ring at every size, but "
+          "where the user asks mm_bcast for CMA it is read from the root's "
+          "buffer while each rank has a core, through the ring where ranks "
+          "share a core",
           "[ucg][cma][fork]")
 {
     if (online_cpus() < 2) {
