@@ -124,8 +124,9 @@ TEST_CASE("a late yield marks the core shared for the next 64 waits and "
 
 namespace {
 
-// A 64-byte bcast from rank 1, which starts it 50 ms late: rank 0 waits.
-void late_bcast(ucg_group_h g, int rank, unsigned char fill)
+// A 64-byte bcast from rank 1, which starts it late_us late: rank 0 waits.
+void late_bcast(ucg_group_h g, int rank, unsigned char fill,
+                useconds_t late_us = 50000)
 {
     std::vector<unsigned char> buf(64, rank == 1 ? fill : 0);
     ucg_coll_args_t a{};
@@ -138,7 +139,7 @@ void late_bcast(ucg_group_h g, int rank, unsigned char fill)
     ucg_coll_h h = nullptr;
     UCG_CHECK(ucg_collective_init(g, &a, &h) == UCS_OK);
     if (rank == 1) {
-        usleep(50000);
+        usleep(late_us);
     }
     UCG_CHECK(ucg_collective_start(h) == UCS_OK);
     UCG_CHECK(ucg_collective_wait(h) == UCS_OK);
@@ -213,8 +214,9 @@ TEST_CASE("a wait whose core another process takes finds the core shared",
           "[ucg][wait][fork]")
 {
     // Two ranks on two CPUs (a core each: not oversubscribed); a process
-    // outside the group spins on rank 0's CPU while rank 0 waits 50 ms
-    // for rank 1's bcast.
+    // outside the group spins on rank 0's CPU while rank 0 waits for rank
+    // 1's bcast, 300 ms late: forking the hog on a loaded machine (ASan,
+    // tests side by side) took up the 50 ms the other tests wait.
     const bool ran = on_first_cpus(2, [](const std::vector<int> &cpus) {
         ucg::test::run_ranks(
             2, 1,
@@ -226,15 +228,26 @@ TEST_CASE("a wait whose core another process takes finds the core shared",
                 UCG_CHECK(sched_setaffinity(0, sizeof(mine), &mine) == 0);
                 pid_t hog = -1;
                 if (rank == 0) {
+                    // The hog says it runs before rank 0 waits.
+                    int ready[2];
+                    UCG_CHECK(pipe(ready) == 0);
                     hog = fork();
                     if (hog == 0) {
+                        const char one = 1;
+                        if (write(ready[1], &one, 1) != 1) {
+                            _exit(1);
+                        }
                         for (;;) {
                             asm volatile("" ::: "memory");
                         }
                     }
                     UCG_CHECK(hog > 0);
+                    char got = 0;
+                    UCG_CHECK(read(ready[0], &got, 1) == 1);
+                    close(ready[0]);
+                    close(ready[1]);
                 }
-                late_bcast(g, rank, 0x5a);
+                late_bcast(g, rank, 0x5a, 300000);
                 if (rank == 0) {
                     kill(hog, SIGKILL);
                     waitpid(hog, nullptr, 0);
