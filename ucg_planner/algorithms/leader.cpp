@@ -9,6 +9,9 @@
 // Cost: per level ceil(log_k n_l) rounds of k-1 messages into each parent;
 // the inter-switch link carries each rank's block once (R-1 leader
 // messages at the top) instead of on every binomial step crossing racks.
+// A rank's own block moves from its input (gather) or into its output
+// (scatter), never through its scratch: a leaf holds no scratch and makes
+// no copy (np=2 scatter of 16 MiB had copied the received block again).
 #include "algorithms/flat.h"
 
 #include <algorithm>
@@ -17,14 +20,23 @@ namespace ucg::algorithms::detail {
 
 namespace {
 
-/// Runs of consecutive block ids as ranges of one chunk each.
-std::vector<Range> block_ranges(Buffer buf, std::vector<int> blocks)
+/// Runs of consecutive block ids as ranges of one chunk each, in
+/// ascending block order: block `own` at `own_range`, the others at their
+/// own index of `buf`.
+std::vector<Range> block_ranges(Buffer buf, std::vector<int> blocks, int own,
+                                const Range &own_range)
 {
     std::sort(blocks.begin(), blocks.end());
     std::vector<Range> out;
     for (size_t i = 0; i < blocks.size();) {
+        if (blocks[i] == own) {
+            out.push_back(own_range);
+            ++i;
+            continue;
+        }
         size_t j = i + 1;
-        while (j < blocks.size() && blocks[j] == blocks[j - 1] + 1) {
+        while (j < blocks.size() && blocks[j] == blocks[j - 1] + 1 &&
+               blocks[j] != own) {
             ++j;
         }
         out.push_back(Range{buf, blocks[i], int(j - i), 0, 1});
@@ -83,18 +95,19 @@ Plan build_leader_gather(const Request &q, std::string_view name)
     }
     PlanBuilder pb(q.collective, nranks, root, 1, q.only_rank);
     // Rank r keeps block b at the root's output (gather) / input (scatter),
-    // elsewhere in scratch block b.
+    // elsewhere in scratch block b; its own block r stays in its input
+    // (gather) / output (scatter) block 0.
     const Buffer root_buf = gather ? Buffer::kOutput : Buffer::kInput;
-    auto buf_of = [&](int r) {
-        return r == root ? root_buf : Buffer::kScratch;
+    const Range own =
+        plan::chunks(gather ? Buffer::kInput : Buffer::kOutput, 0, 0);
+    auto ranges_at = [&](int r, const std::vector<int> &blocks) {
+        return r == root ? block_ranges(root_buf, blocks, -1, own)
+                         : block_ranges(Buffer::kScratch, blocks, r, own);
     };
     // held[r]: blocks r holds once the gather reached it (built forward).
     std::vector<std::vector<int>> held(static_cast<size_t>(nranks));
     for (int r = 0; r < nranks; ++r) {
         held[size_t(r)] = {r};
-        if (r != root && pb.active(r)) {
-            pb.scratch(r, nranks);
-        }
     }
     const std::vector<Step> steps = gather_steps(levels, radix_per_level);
     std::vector<std::vector<int>> moved(steps.size()); // blocks per step
@@ -106,21 +119,26 @@ Plan build_leader_gather(const Request &q, std::string_view name)
         auto &dst = held[size_t(to)];
         dst.insert(dst.end(), moved[i].begin(), moved[i].end());
     }
+    // Scratch for the ranks that hold other ranks' blocks on the way.
+    for (int r = 0; r < nranks; ++r) {
+        if (r != root && held[size_t(r)].size() > 1 && pb.active(r)) {
+            pb.scratch(r, nranks);
+        }
+    }
     auto emit = [&](size_t i) {
         const Step &s = steps[i];
         int child = (*s.group)[size_t(s.child)];
         int parent = (*s.group)[size_t(s.parent)];
         int from = gather ? child : parent, to = gather ? parent : child;
         int tag = 64 * s.level + s.round;
-        pb.xfer(from, to, tag, block_ranges(buf_of(from), moved[i]),
-                block_ranges(buf_of(to), moved[i]));
+        pb.xfer(from, to, tag, ranges_at(from, moved[i]),
+                ranges_at(to, moved[i]));
     };
-    const Range own_in = plan::chunks(Buffer::kInput, 0, 0);
-    const Range own_out = plan::chunks(Buffer::kOutput, 0, 0);
+    // The root's own block, input to output.
+    const Range root_block{Buffer::kInput, gather ? 0 : root, 1, 0, 1};
+    const Range root_out{Buffer::kOutput, gather ? root : 0, 1, 0, 1};
     if (gather) {
-        for (int r = 0; r < nranks; ++r) {
-            pb.copy(r, {own_in}, {Range{buf_of(r), r, 1, 0, 1}});
-        }
+        pb.copy(root, {root_block}, {root_out});
         for (size_t i = 0; i < steps.size(); ++i) {
             emit(i);
         }
@@ -128,9 +146,7 @@ Plan build_leader_gather(const Request &q, std::string_view name)
         for (size_t i = steps.size(); i-- > 0;) {
             emit(i);
         }
-        for (int r = 0; r < nranks; ++r) {
-            pb.copy(r, {Range{buf_of(r), r, 1, 0, 1}}, {own_out});
-        }
+        pb.copy(root, {root_block}, {root_out});
     }
     return pb.take(describe(name, q) +
                    " levels=" + std::to_string(levels.size()));

@@ -268,3 +268,51 @@ TEST_CASE("hierarchical gathers use the shm incast where holdings are even",
         CHECK(count_kind(p.value(), OpKind::kIncastRecv) == 0);
     }
 }
+
+TEST_CASE("a leader gather or scatter moves each rank's own block from its "
+          "input or into its output, copied only at the root",
+          "[plan][algorithms][gather][scatter]")
+{
+    using ucg::plan::Buffer;
+    using ucg::plan::OpKind;
+    for (Collective c : {Collective::kGather, Collective::kScatter}) {
+        for (int nranks : {2, 8}) {
+            INFO(ucg::plan::to_string(c) << " P=" << nranks);
+            Request q;
+            q.collective = c;
+            q.nranks = nranks;
+            q.root = 1;
+            q.levels = make_levels(nranks, {2});
+            q.per_level = {{Shape::kKnomial, 2}};
+            auto p = build("leader", q);
+            REQUIRE(p.ok());
+            REQUIRE(ucg::plan::validate(p.value()).empty());
+            REQUIRE(ucg::plan::check_symbolic(p.value()).empty());
+            const bool gather = c == Collective::kGather;
+            const Buffer own = gather ? Buffer::kInput : Buffer::kOutput;
+            for (int r = 0; r < nranks; ++r) {
+                INFO("rank " << r);
+                const auto &rp = p.value().ranks[static_cast<size_t>(r)];
+                int copies = 0, relays = 0;
+                bool own_moved = false;
+                for (const auto &op : rp.ops) {
+                    copies += op.kind == OpKind::kCopy ? 1 : 0;
+                    const auto &ranges =
+                        op.kind == OpKind::kSend ? op.src : op.dst;
+                    for (const auto &range : ranges) {
+                        own_moved |= range.buf == own;
+                    }
+                    // A relay moves more than its own block.
+                    relays +=
+                        op.kind == (gather ? OpKind::kRecv : OpKind::kSend) ? 1
+                                                                            : 0;
+                }
+                CHECK(copies == (r == q.root ? 1 : 0));
+                if (r != q.root) {
+                    CHECK(own_moved);
+                    CHECK((rp.scratch_blocks == 0) == (relays == 0));
+                }
+            }
+        }
+    }
+}
