@@ -47,9 +47,48 @@ int RankBuilder::last_message(const Op &op, int self)
     return prev;
 }
 
+// A copy of input slots onto the same slots of another buffer: what it
+// writes may be read from the input instead, while nothing overwrote it.
+bool RankBuilder::forwardable(const Op &op) const
+{
+    if (!forward_ || op.kind != OpKind::kCopy || op.src.size() != 1 ||
+        op.dst.size() != 1) {
+        return false;
+    }
+    const Range &s = op.src[0], &d = op.dst[0];
+    return s.buf == Buffer::kInput && d.buf != Buffer::kInput &&
+           s.block == d.block && s.nblocks == d.nblocks && s.chunk == d.chunk &&
+           s.nchunks == d.nchunks;
+}
+
+// Each range whose every slot holds an unchanged copy of the input's same
+// slot reads the input instead (the plan never writes the input).
+void RankBuilder::forward(std::vector<Range> &ranges)
+{
+    for (Range &r : ranges) {
+        bool copied = r.buf != Buffer::kInput && r.nblocks > 0 && r.nchunks > 0;
+        for (int b = r.block; copied && b < r.block + r.nblocks; ++b) {
+            for (int c = r.chunk; copied && c < r.chunk + r.nchunks; ++c) {
+                copied = slot(r.buf, b, c).from_input;
+            }
+        }
+        if (copied) {
+            r.buf = Buffer::kInput;
+        }
+    }
+}
+
 int RankBuilder::add(Op op)
 {
     const int self = static_cast<int>(out_->ops.size());
+    if (forward_) {
+        forward(op.src);
+    }
+    const bool from_input = forwardable(op);
+    // Receives and reductions into dst read it too.
+    const bool dst_read = op.kind == OpKind::kRecvReduce ||
+                          op.kind == OpKind::kReduce ||
+                          op.kind == OpKind::kIncastRecvReduce;
     std::vector<int> deps;
     auto visit = [&](const std::vector<Range> &ranges, bool write) {
         for (const Range &r : ranges) {
@@ -58,6 +97,9 @@ int RankBuilder::add(Op op)
                     SlotState &s = slot(r.buf, b, c);
                     if (s.last_write >= 0) {
                         deps.push_back(s.last_write);
+                        if (!write || dst_read) {
+                            read_[static_cast<std::size_t>(s.last_write)] = 1;
+                        }
                     }
                     if (write) {
                         deps.insert(deps.end(), s.reads.begin(), s.reads.end());
@@ -74,6 +116,7 @@ int RankBuilder::add(Op op)
                     if (write) {
                         s.last_write = self;
                         s.reads.clear();
+                        s.from_input = from_input;
                     } else {
                         s.reads.push_back(self);
                     }
@@ -81,6 +124,7 @@ int RankBuilder::add(Op op)
             }
         }
     };
+    read_.push_back(0);
     visit(op.src, false);
     visit(op.dst, true);
     // Messages with the same key are matched in list order: keep them so.
@@ -108,16 +152,21 @@ PlanBuilder::PlanBuilder(Collective c, int nranks, int root, int nchunks,
     plan_.root = root;
     plan_.nchunks = nchunks;
     plan_.ranks.resize(static_cast<std::size_t>(nranks));
+    // One-block reductions: input, output and scratch blocks are alike.
+    const bool forward = c == Collective::kReduce ||
+                         c == Collective::kAllreduce ||
+                         c == Collective::kScan || c == Collective::kExscan;
     if (only_) { // a one-rank build keeps one builder, not P
         if (*only_ >= 0 && *only_ < nranks) {
             builders_.emplace_back(
-                nchunks, &plan_.ranks[static_cast<std::size_t>(*only_)]);
+                nchunks, &plan_.ranks[static_cast<std::size_t>(*only_)],
+                forward);
         }
         return;
     }
     builders_.reserve(static_cast<std::size_t>(nranks));
     for (auto &p : plan_.ranks) {
-        builders_.emplace_back(nchunks, &p);
+        builders_.emplace_back(nchunks, &p, forward);
     }
 }
 
@@ -280,9 +329,58 @@ void PlanBuilder::depend(int rank, int op, int on)
     }
 }
 
+void RankBuilder::finish()
+{
+    if (!forward_) {
+        return;
+    }
+    std::vector<Op> &ops = out_->ops;
+    std::vector<char> drop(ops.size(), 0);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        drop[i] = forwardable(ops[i]) && read_[i] == 0;
+    }
+    // A copy still the last write of an output slot is the result.
+    for (const SlotState &s : slots_[static_cast<std::size_t>(Buffer::kOutput)]) {
+        if (s.last_write >= 0) {
+            drop[static_cast<std::size_t>(s.last_write)] = 0;
+        }
+    }
+    if (std::find(drop.begin(), drop.end(), 1) == drop.end()) {
+        return;
+    }
+    std::vector<int> index(ops.size(), -1);
+    std::vector<std::vector<int>> inherited(ops.size());
+    std::vector<Op> kept;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        std::vector<int> deps;
+        for (int d : ops[i].deps) {
+            const auto j = static_cast<std::size_t>(d);
+            if (drop[j]) {
+                deps.insert(deps.end(), inherited[j].begin(),
+                            inherited[j].end());
+            } else {
+                deps.push_back(index[j]);
+            }
+        }
+        std::sort(deps.begin(), deps.end());
+        deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+        if (drop[i]) {
+            inherited[i] = std::move(deps);
+            continue;
+        }
+        ops[i].deps = std::move(deps);
+        index[i] = static_cast<int>(kept.size());
+        kept.push_back(std::move(ops[i]));
+    }
+    ops = std::move(kept);
+}
+
 Plan PlanBuilder::take(std::string algorithm)
 {
     plan_.algorithm = std::move(algorithm);
+    for (RankBuilder &b : builders_) {
+        b.finish();
+    }
     builders_.clear();
     if (only_) {
         keep_rank(plan_, *only_);

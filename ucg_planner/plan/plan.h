@@ -326,19 +326,36 @@ std::vector<std::string> check_synchronous(const Plan &plan);
  */
 class RankBuilder {
   public:
-    RankBuilder(int nchunks, RankProgram *out) : nchunks_(nchunks), out_(out) {}
+    /* forward_input: the input, output and scratch blocks of one index
+     * have one size (the one-block reductions), so a slot that holds an
+     * unchanged copy of the input's same slot may be read from the input
+     * instead (see add() and finish()). */
+    RankBuilder(int nchunks, RankProgram *out, bool forward_input = false)
+        : nchunks_(nchunks), out_(out), forward_(forward_input)
+    {
+    }
     int add(Op op); // fills op.deps, returns the op index
     int ensure_scratch(int nblocks);
+    /* With forward_input: drops the copies from the input that nothing
+     * reads any more (every read went to the input) and whose output
+     * slots were overwritten; the ops that depended on a dropped copy
+     * depend on its deps instead. Call once, after the last add(). */
+    void finish();
 
   private:
     struct SlotState {
         int last_write = -1;
         std::vector<int> reads; // since last_write
+        bool from_input = false; // last_write copied the input's slot here
     };
     SlotState &slot(Buffer b, int block, int chunk);
     int last_message(const Op &op, int self);
+    bool forwardable(const Op &op) const;
+    void forward(std::vector<Range> &ranges);
     int nchunks_;
     RankProgram *out_;
+    bool forward_;
+    std::vector<char> read_; // per op: a later op read what it wrote
     std::vector<SlotState> slots_[3];
     // Last message op per (kind, channel, tag, peers), for FIFO order:
     // one-peer ops packed in 64 bits, the others by their full key.
