@@ -184,6 +184,7 @@ uct_group_msg_t to_uct(const exec::GroupMsg &m)
     u.buffer = m.buffer;
     u.member_buffers = m.member_buffers;
     u.flags = m.accumulate ? UCT_GROUP_MSG_FLAG_ACCUMULATE : 0;
+    u.operand = m.operand;
     return u;
 }
 

@@ -149,9 +149,9 @@ GroupMsg Instance::group_msg(std::uint32_t op) const
     case OpKind::kIncastSend:
         m.coll = GroupColl::kReduce;
         break;
-    default: // kIncastRecvReduce
+    default: // kIncastRecvReduce: into dst, or dst = its operand (+) ...
         m.coll = GroupColl::kReduce;
-        m.accumulate = !staged;
+        m.accumulate = !staged && o.nsrc == 0;
         break;
     }
     return m;
@@ -173,7 +173,14 @@ void Instance::bind(const void *input, void *output)
     for (std::size_t g = 0; g < prog_->group_ops.size(); ++g) {
         const std::vector<std::uint32_t> &list = prog_->group_ops[g];
         for (std::size_t k = 0; k < list.size(); ++k) {
-            group_msgs_[group_first_[g] + k].buffer = group_buffer(list[k]);
+            GroupMsg &m = group_msgs_[group_first_[g] + k];
+            const LOp &o = prog_->ops[list[k]];
+            m.buffer = group_buffer(list[k]);
+            // A reduce receive's operand (one segment; staged otherwise).
+            if (o.kind == OpKind::kIncastRecvReduce && o.nsrc != 0 &&
+                (o.flags & kOpStaged) == 0) {
+                m.operand = at(prog_->segs[o.src]);
+            }
         }
     }
 }
@@ -338,6 +345,10 @@ void Instance::apply_received(std::uint32_t op)
     const bool reduce =
         o.kind == OpKind::kRecvReduce || o.kind == OpKind::kIncastRecvReduce;
     const bool src_first = (o.flags & kOpSrcFirst) != 0;
+    if (reduce && o.nsrc != 0) {
+        reduce_operand(op, from);
+        return;
+    }
     std::uint64_t off = 0;
     for (std::uint32_t i = 0; i < o.ndst; ++i) {
         const Segment &d = prog_->segs[o.dst + i];
@@ -347,6 +358,46 @@ void Instance::apply_received(std::uint32_t op)
             ucg_copy(at(d), from + off, d.length);
         }
         off += d.length;
+    }
+}
+
+// dst = src (+) received, segment by segment: the op's own operand is
+// read once, with no copy of it in dst first (plan.h).
+void Instance::reduce_operand(std::uint32_t op, const std::uint8_t *received)
+{
+    const LOp &o = prog_->ops[op];
+    const Segment *d = prog_->segs.data() + o.dst;
+    const Segment *s = prog_->segs.data() + o.src;
+    std::uint32_t di = 0, si = 0;
+    std::uint64_t doff = 0, soff = 0, off = 0;
+    while (di < o.ndst && si < o.nsrc) {
+        const std::uint64_t n =
+            std::min(d[di].length - doff, s[si].length - soff);
+        std::uint8_t *dp = at(d[di]) + doff;
+        const std::uint8_t *sp = at(s[si]) + soff;
+        // Block by block, so each block of dst is still in cache when
+        // the received one is reduced into it (as ucg_reduce_multi).
+        const std::uint64_t unit = reducer_.unit_bytes;
+        const std::uint64_t block =
+            std::max<std::uint64_t>(1, 4096 / unit) * unit;
+        for (std::uint64_t b = 0; b < n; b += block) {
+            const std::uint64_t len = std::min(block, n - b);
+            if (dp + b != sp + b) {
+                std::memmove(dp + b, sp + b, len);
+            }
+            reduce_into(dp + b, received + off + b, len, false);
+        }
+        doff += n;
+        soff += n;
+        off += n;
+        if (doff == d[di].length) {
+            ++di;
+            doff = 0;
+        }
+        if (soff == s[si].length) {
+            ++si;
+            soff = 0;
+        }
     }
 }
 

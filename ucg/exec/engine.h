@@ -47,6 +47,7 @@ struct GroupMsg {
     void *buffer = nullptr;
     void *const *member_buffers = nullptr;
     bool accumulate = false;
+    const void *operand = nullptr; ///< REDUCE receive: the root's own
 };
 
 /// An instance waiting to post on a channel, and which of its program's
@@ -174,6 +175,8 @@ class Instance {
     void pack(std::uint32_t src, std::uint32_t nsrc, std::uint8_t *to) const;
     void zip(std::uint32_t dst, std::uint32_t ndst, std::uint32_t src,
              std::uint32_t nsrc, bool reduce, bool src_first);
+    /// A reduce receive's dst = its operand (src) (+) `received`.
+    void reduce_operand(std::uint32_t op, const std::uint8_t *received);
     void reduce_into(std::uint8_t *dst, const std::uint8_t *src,
                      std::size_t bytes, bool src_first);
     void *group_buffer(std::uint32_t op) const;

@@ -177,6 +177,10 @@ void reduce_group(const GroupMsg &at_root, const std::vector<GroupPost> &p,
     const std::size_t es = ucg_dtype_size(at_root.dtype);
     const std::size_t count = es == 0 ? 0 : at_root.length / es;
     bool first = !at_root.accumulate;
+    if (at_root.operand != nullptr) { // the root's own first
+        std::memmove(dst, at_root.operand, at_root.length);
+        first = false;
+    }
     for (std::size_t m = 0; m < p.size(); ++m) {
         if (m == root) {
             continue;

@@ -206,7 +206,8 @@ Result<void> Lowering::lower_group_op(const plan::Op &op, LOp &lop,
     out_.group_ops[static_cast<std::size_t>(lop.group)].push_back(index);
     if (op.kind != OpKind::kIncastRecv) {
         const std::uint32_t nseg = plan::is_send(op.kind) ? lop.nsrc : lop.ndst;
-        if (nseg > 1) {
+        // A reduce receive's operand goes to the transport as one pointer.
+        if (nseg > 1 || lop.nsrc > 1) {
             stage(lop, lop.bytes);
         }
         return {};

@@ -83,12 +83,26 @@ int RankBuilder::add(Op op)
     const int self = static_cast<int>(out_->ops.size());
     if (forward_) {
         forward(op.src);
+        // A receive that reduces into a copy of the input reduces the input
+        // itself (its operand) into dst instead.
+        if ((op.kind == OpKind::kRecvReduce ||
+             op.kind == OpKind::kIncastRecvReduce) &&
+            op.src.empty() && !op.src_first) {
+            std::vector<Range> operand = op.dst;
+            forward(operand);
+            if (std::all_of(operand.begin(), operand.end(), [](const Range &r) {
+                    return r.buf == Buffer::kInput;
+                })) {
+                op.src = std::move(operand);
+            }
+        }
     }
     const bool from_input = forwardable(op);
-    // Receives and reductions into dst read it too.
-    const bool dst_read = op.kind == OpKind::kRecvReduce ||
-                          op.kind == OpKind::kReduce ||
-                          op.kind == OpKind::kIncastRecvReduce;
+    // Reductions into dst read it too, but for a receive with its operand.
+    const bool dst_read =
+        (op.kind == OpKind::kRecvReduce && op.src.empty()) ||
+        op.kind == OpKind::kReduce ||
+        (op.kind == OpKind::kIncastRecvReduce && op.src.empty());
     std::vector<int> deps;
     auto visit = [&](const std::vector<Range> &ranges, bool write) {
         for (const Range &r : ranges) {
@@ -340,7 +354,8 @@ void RankBuilder::finish()
         drop[i] = forwardable(ops[i]) && read_[i] == 0;
     }
     // A copy still the last write of an output slot is the result.
-    for (const SlotState &s : slots_[static_cast<std::size_t>(Buffer::kOutput)]) {
+    for (const SlotState &s :
+         slots_[static_cast<std::size_t>(Buffer::kOutput)]) {
         if (s.last_write >= 0) {
             drop[static_cast<std::size_t>(s.last_write)] = 0;
         }

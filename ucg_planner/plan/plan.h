@@ -76,16 +76,21 @@ enum class Buffer : std::uint8_t { kInput, kOutput, kScratch };
  *   kind               peers            src     dst      meaning
  *   kSend              {to}             yes     -        send src to `to`
  *   kRecv              {from}           -       yes      dst = message
- *   kRecvReduce        {from}           -       yes      dst = dst (+) message
+ *   kRecvReduce        {from}           opt     yes      dst = dst (+) message
  *   kCopy              {}               yes     yes      dst = src
  *   kReduce            {}               yes     yes      dst = dst (+) src
  *   kBcastSend         {to...}          yes     -        one message to all
  *   kBcastRecv         {from}           -       yes      dst = message
  *   kIncastSend        {to}             yes     -        add src to a reduce
- *   kIncastRecvReduce  {from...}        -       yes      dst = dst (+) m_1
+ *   kIncastRecvReduce  {from...}        opt     yes      dst = dst (+) m_1
  *                                                        (+) ... (+) m_n
  *   kIncastGatherSend  {to}             yes     -        send src to a gather
  *   kIncastRecv        {from...}        -       yes      dst = m_1, ..., m_n
+ * A receive that reduces may name its own operand as src (as many slots
+ * as dst, the same chunks; not with src_first): then src takes dst's
+ * place on the right, dst = src (+) message..., and dst's old value is
+ * not read (the rank's input reduced as it arrives, with no copy of the
+ * input into dst first).
  * kSend/kRecv/kRecvReduce use channel kP2p; kBcastSend/kBcastRecv use
  * kShmBcast or kMcast; the incast kinds use kShmIncast. With `src_first`
  * (kRecvReduce, kReduce only) the operands swap: dst = src (+) dst. The
@@ -345,7 +350,7 @@ class RankBuilder {
   private:
     struct SlotState {
         int last_write = -1;
-        std::vector<int> reads; // since last_write
+        std::vector<int> reads;  // since last_write
         bool from_input = false; // last_write copied the input's slot here
     };
     SlotState &slot(Buffer b, int block, int chunk);

@@ -148,6 +148,9 @@ void run(const Plan &plan, Machine &mach)
                 }
             }
         } else if (is_recv(op.kind)) {
+            if (!op.src.empty()) { // the receive's own operand
+                mach.write(x.rank, op.dst, mach.read(x.rank, op.src), {});
+            }
             for (std::size_t k = 0; k < ids.size(); ++k) {
                 if (ids[k] < 0) {
                     continue; // unmatched: validate() reports it

@@ -119,8 +119,15 @@ std::string check_op(const Plan &plan, int rank, int index, const Op &op)
     }
     const bool has_src = is_send(op.kind) || local;
     const bool has_dst = is_recv(op.kind) || local;
-    if (has_src == op.src.empty() || has_dst == op.dst.empty()) {
+    // A reducing receive's src, its own operand, is optional.
+    const bool operand = (op.kind == OpKind::kRecvReduce ||
+                          op.kind == OpKind::kIncastRecvReduce) &&
+                         !op.src.empty();
+    if ((has_src == op.src.empty() && !operand) || has_dst == op.dst.empty()) {
         return "src/dst do not fit the op";
+    }
+    if (operand && op.src_first) {
+        return "src_first on a receive that names its operand";
     }
     for (std::size_t i = 0; i < op.deps.size(); ++i) {
         const int d = op.deps[i];
@@ -145,8 +152,8 @@ std::string check_op(const Plan &plan, int rank, int index, const Op &op)
         return "dst does not split evenly among the peers";
     }
     const int n = range_slots(op.src);
-    if (local && (n != range_slots(op.dst) ||
-                  !detail::same_chunks(op.src, 0, op.dst, 0, n))) {
+    if ((local || operand) && (n != range_slots(op.dst) ||
+                               !detail::same_chunks(op.src, 0, op.dst, 0, n))) {
         return "src and dst differ in slices";
     }
     return {};
@@ -243,7 +250,10 @@ class SlotChecker {
         for (int i = 0; i < static_cast<int>(prog_.ops.size()); ++i) {
             const Op &op = prog_.ops[static_cast<std::size_t>(i)];
             visit(i, op.src, false, true);
-            visit(i, op.dst, true, is_reducing(op.kind));
+            // A reducing receive that names its operand reads src, not dst.
+            visit(i, op.dst, true,
+                  is_reducing(op.kind) &&
+                      (!is_recv(op.kind) || op.src.empty()));
         }
     }
 

@@ -150,9 +150,15 @@ typedef struct uct_group_msg {
                                       member's bytes go (group_size
                                       entries; the root's is unused) */
     unsigned flags;              /**< enum uct_group_msg_flags */
-    uint32_t tag; /**< the poster's own label of the message, checked to
-                       be the same on every member where the transport
-                       can (a debugging aid; 0 is fine) */
+    uint32_t tag;        /**< the poster's own label of the message, checked to
+                              be the same on every member where the transport
+                              can (a debugging aid; 0 is fine) */
+    const void *operand; /**< REDUCE receive, optional (NULL: none): the
+                              root's own contribution, `length` bytes:
+                              buffer = operand op (contributions), read as
+                              the contributions arrive, so the root needs
+                              no copy of it in buffer first; not with
+                              UCT_GROUP_MSG_FLAG_ACCUMULATE */
 } uct_group_msg_t;
 
 /** Operations of a group; called through the inline functions below. */

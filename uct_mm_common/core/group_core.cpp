@@ -28,6 +28,11 @@ Status check_common(bool send, const Message &msg, std::uint32_t member,
         *why = "length over max_length";
         return Status::kInvalidParam;
     }
+    if (msg.operand != nullptr &&
+        (send || msg.coll != Coll::kReduce || msg.accumulate)) {
+        *why = "an operand on other than a REDUCE receive without ACCUMULATE";
+        return Status::kInvalidParam;
+    }
     if (msg.length != 0 && msg.buffer == nullptr &&
         !(msg.coll == Coll::kGather && !send &&
           msg.member_buffers != nullptr)) {

@@ -107,6 +107,7 @@ Message to_message(const uct_group_msg_t *m)
     msg.member_buffers = m->member_buffers;
     msg.accumulate = (m->flags & UCT_GROUP_MSG_FLAG_ACCUMULATE) != 0;
     msg.no_cma = (m->flags & UCT_GROUP_MSG_FLAG_NO_CMA) != 0;
+    msg.operand = m->operand;
     msg.tag = m->tag;
     return msg;
 }

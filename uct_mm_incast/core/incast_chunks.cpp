@@ -252,6 +252,12 @@ bool IncastGroup::consume_slots(const Op &op, std::uint64_t pos,
     const std::size_t off = (pos - op.first) * geo_.seg_bytes;
     const bool gather = op.msg.coll == Coll::kGather;
     auto *out = static_cast<std::uint8_t *>(op.msg.buffer);
+    // The root's operand, when it names one, first: dst = operand op ...
+    const auto *operand = static_cast<const std::uint8_t *>(op.msg.operand);
+    const std::uint32_t first = operand != nullptr ? 1 : 0;
+    if (operand != nullptr) {
+        srcs_[0] = operand + off;
+    }
     for (std::uint32_t i = 0; i < senders; ++i) {
         const std::uint32_t m = sender_member(i, op.msg.root);
         const SlotTrailer *t = trailer(pos, m);
@@ -264,7 +270,7 @@ bool IncastGroup::consume_slots(const Op &op, std::uint64_t pos,
         }
         const auto *chunk = reinterpret_cast<const std::uint8_t *>(t) - len;
         if (!gather) {
-            srcs_[i] = chunk;
+            srcs_[first + i] = chunk;
         } else if (len != 0) {
             auto *dst =
                 op.msg.member_buffers != nullptr
@@ -274,8 +280,9 @@ bool IncastGroup::consume_slots(const Op &op, std::uint64_t pos,
         }
     }
     if (!gather && len != 0) {
-        reduce_multi(op.msg.op, op.msg.dtype, out + off, srcs_.data(), senders,
-                     len / dtype_bytes(op.msg.dtype), op.msg.accumulate);
+        reduce_multi(op.msg.op, op.msg.dtype, out + off, srcs_.data(),
+                     first + senders, len / dtype_bytes(op.msg.dtype),
+                     op.msg.accumulate);
     }
     return true;
 }
@@ -283,7 +290,16 @@ bool IncastGroup::consume_slots(const Op &op, std::uint64_t pos,
 bool IncastGroup::consume_buffer(const Op &op, std::uint64_t pos,
                                  std::size_t len) noexcept
 {
+    auto *dst = static_cast<std::uint8_t *>(op.msg.buffer) +
+                (pos - op.first) * geo_.seg_bytes;
+    const auto *operand = static_cast<const std::uint8_t *>(op.msg.operand);
+    if (operand != nullptr) {
+        operand += (pos - op.first) * geo_.seg_bytes;
+    }
     if (cfg_.size == 1 || len == 0) {
+        if (operand != nullptr && len != 0) {
+            ucg_copy(dst, operand, len); // nobody sent: the root's own
+        }
         return true; // nobody sent, or nothing to combine
     }
     const ElementCtrl *c = ctrl(pos);
@@ -294,9 +310,11 @@ bool IncastGroup::consume_buffer(const Op &op, std::uint64_t pos,
         return false;
     }
     const std::uint8_t *buf = element(pos) + geo_.rbuf_offset();
-    auto *dst = static_cast<std::uint8_t *>(op.msg.buffer) +
-                (pos - op.first) * geo_.seg_bytes;
-    if (op.msg.accumulate) {
+    if (operand != nullptr) { // the root's own, then the senders' result
+        const void *two[] = {operand, buf};
+        reduce_multi(op.msg.op, op.msg.dtype, dst, two, 2,
+                     len / dtype_bytes(op.msg.dtype), false);
+    } else if (op.msg.accumulate) {
         const void *one = buf; // buffer first, then the senders' result
         reduce_multi(op.msg.op, op.msg.dtype, dst, &one, 1,
                      len / dtype_bytes(op.msg.dtype), true);

@@ -67,7 +67,8 @@ inline std::vector<Spec> op_dtype_script(uint32_t n,
                 s.op = op;
                 s.count = c;
                 s.root = k % n;
-                s.accumulate = (k & 1) != 0;
+                s.accumulate = k % 3 == 1;
+                s.operand = k % 3 == 2;
                 s.tag = k++;
                 script.push_back(s);
             }

@@ -109,6 +109,7 @@ struct Spec {
     ucg_dtype_t dtype = UCG_DTYPE_INT32;
     std::size_t count = 1;       ///< elements (GATHER: bytes) per sender
     bool accumulate = false;     ///< REDUCE receive
+    bool operand = false;        ///< REDUCE receive: the root's own apart
     bool member_buffers = false; ///< GATHER receive
     uint32_t tag = 0;
 };
@@ -130,6 +131,7 @@ inline bool exact(const Spec &s, uct_mm_incast_mode_t mode)
 /// A member's buffers for one message.
 struct Buffers {
     std::vector<uint8_t> data;              ///< send source / receive dest
+    std::vector<uint8_t> own;               ///< REDUCE root's operand
     std::vector<std::vector<uint8_t>> each; ///< GATHER member_buffers
     std::vector<void *> ptrs;
 };
@@ -168,11 +170,19 @@ inline Message prepare(const Spec &s, uint32_t member, uint32_t n, uint64_t k,
         }
         return m;
     }
+    // The root's own contribution: in dst (accumulate) or apart (operand).
+    const bool own_apart = root && s.operand;
+    if (own_apart) {
+        b->own.assign(bytes + 1, 0xee);
+        m.operand = b->own.data();
+    }
+    uint8_t *values = own_apart ? b->own.data() : b->data.data();
     with_dtype(s.dtype, [&](auto t) {
         using T = decltype(t);
-        for (std::size_t i = 0; (!root || s.accumulate) && i < s.count; ++i) {
+        for (std::size_t i = 0;
+             (!root || s.accumulate || s.operand) && i < s.count; ++i) {
             const T v = value<T>(member, k, i);
-            std::memcpy(b->data.data() + i * sizeof(T), &v, sizeof(T));
+            std::memcpy(values + i * sizeof(T), &v, sizeof(T));
         }
         return 0;
     });
@@ -200,14 +210,15 @@ inline void check_root(const Spec &s, uint32_t n, uint64_t k,
         UCG_CHECK_EQ(int{b.data.back()}, 0xee); // nothing past the result
         return;
     }
-    if (n == 1) {
+    if (n == 1 && !s.operand) {
         return; // nobody sent
     }
     with_dtype(s.dtype, [&](auto t) {
         using T = decltype(t);
         for (std::size_t i = 0; i < s.count; ++i) {
-            bool first = !s.accumulate;
-            T ref = s.accumulate ? value<T>(s.root, k, i) : T{};
+            const bool own = s.accumulate || s.operand;
+            bool first = !own;
+            T ref = own ? value<T>(s.root, k, i) : T{};
             for (uint32_t m = 0; m < n; ++m) {
                 if (m != s.root) {
                     ref = first ? value<T>(m, k, i)

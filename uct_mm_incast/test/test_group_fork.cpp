@@ -49,7 +49,8 @@ std::vector<Spec> roots_script(unsigned n, const std::vector<std::size_t> &len)
             Spec s;
             s.root = root;
             s.count = bytes / 4;
-            s.accumulate = (k & 1) != 0;
+            s.accumulate = (k & 2) != 0;
+            s.operand = (k & 6) == 4;
             s.tag = k++;
             script.push_back(s);
             s.coll = Coll::kGather;

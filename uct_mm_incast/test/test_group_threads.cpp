@@ -2,7 +2,8 @@
 // mm_incast groups (core) with thread ranks on one mapping, so that
 // ThreadSanitizer sees every access: every mode configured explicitly, for
 // every operator of every datatype class and gather (with and without
-// member buffers), accumulating and not, roots changing, lengths around
+// member buffers), accumulating, with the root's operand apart and
+// neither, roots changing, lengths around
 // the chunk size; and AUTO for group sizes 1 to 8.
 #include "incast_script.h"
 
@@ -79,7 +80,8 @@ TEST_CASE("incast threads: group sizes 1 to 8, auto mode",
             s.root = root;
             s.count = c;
             s.dtype = UCG_DTYPE_DOUBLE;
-            s.accumulate = (root & 1) != 0;
+            s.accumulate = root % 3 == 1;
+            s.operand = root % 3 == 2;
             script.push_back(s);
             s.coll = Coll::kGather;
             s.count = c * 4;
@@ -185,5 +187,36 @@ TEST_CASE("incast threads: senders stream messages from stream_min, and the "
         run_script(*g, static_cast<uint32_t>(rank), n, script);
         // Every member sends messages of several chunks to the others.
         UCG_CHECK_EQ(g->streamed_chunks() > 0, stream);
+    });
+}
+
+TEST_CASE("incast: an operand only on a REDUCE receive without ACCUMULATE",
+          "[mm][incast][threads]")
+{
+    ucg_test::SharedMapping mem(segment_bytes(2));
+    ucg_test::run_thread_ranks(2, [&](int rank) {
+        auto g = open_group(config(mem.data(), mem.size(), rank, 2,
+                                   UCT_MM_INCAST_MODE_BATCHED));
+        if (rank != 0) {
+            return;
+        }
+        std::int32_t own = 1, dst = 0;
+        Message m;
+        m.coll = Coll::kReduce;
+        m.dtype = UCG_DTYPE_INT32;
+        m.length = sizeof(dst);
+        m.buffer = &dst;
+        m.operand = &own;
+        const char *why = "";
+        CHECK(g->check(false, m, &why) == Status::kOk);
+        m.accumulate = true;
+        CHECK(g->check(false, m, &why) == Status::kInvalidParam);
+        CHECK(std::string(why).find("operand") != std::string::npos);
+        m.accumulate = false;
+        m.root = 1;
+        CHECK(g->check(true, m, &why) == Status::kInvalidParam);
+        m.root = 0;
+        m.coll = Coll::kGather;
+        CHECK(g->check(false, m, &why) == Status::kInvalidParam);
     });
 }

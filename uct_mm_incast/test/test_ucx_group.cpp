@@ -46,6 +46,7 @@ uct_group_msg_t to_uct(const Message &m)
     u.buffer = m.buffer;
     u.member_buffers = m.member_buffers;
     u.flags = m.accumulate ? UCT_GROUP_MSG_FLAG_ACCUMULATE : 0;
+    u.operand = m.operand;
     u.tag = m.tag;
     return u;
 }
@@ -89,7 +90,8 @@ std::vector<Spec> roots_script(uint32_t n)
             Spec s;
             s.root = root;
             s.count = bytes / 4;
-            s.accumulate = (k & 1) != 0;
+            s.accumulate = (k & 2) != 0;
+            s.operand = (k & 6) == 4;
             s.tag = k++;
             script.push_back(s);
             s.coll = Coll::kGather;
@@ -115,7 +117,8 @@ std::vector<Spec> ops_script(uint32_t n)
                 s.op = op;
                 s.count = count;
                 s.root = k % n;
-                s.accumulate = (k & 1) != 0;
+                s.accumulate = k % 3 == 1;
+                s.operand = k % 3 == 2;
                 s.tag = k++;
                 script.push_back(s);
             }

@@ -42,21 +42,55 @@ TEST_CASE("a reduction's send of its copied input reads the input and the "
     CHECK(r0.ops[1].deps.empty());
 }
 
-TEST_CASE("a copy reduced into, read in part or left as the result stays",
+TEST_CASE("a receive that reduces into a copy of the input reduces the "
+          "input itself",
           "[plan][builder]")
 {
-    SECTION("reduced into")
-    {
+    for (bool incast : {false, true}) {
+        INFO("incast " << incast);
         PlanBuilder pb(Collective::kReduce, 2, 0, 1);
         pb.copy(0, {kIn}, {kOut});
         pb.send(0, 1, 0, {kOut});
-        pb.recv(0, 1, 0, {kOut}, true);
+        if (incast) {
+            pb.incast(GroupMsg{0, {1}, 1}, {kIn}, {kOut});
+        } else {
+            pb.recv(0, 1, 1, {kOut}, true);
+        }
+        const Plan p = pb.take("test");
+        const RankProgram &r0 = p.ranks[0];
+        REQUIRE(r0.ops.size() == 2);
+        CHECK(r0.ops[0].src == std::vector<Range>{kIn});
+        CHECK(r0.ops[1].src == std::vector<Range>{kIn});
+        CHECK(r0.ops[1].dst == std::vector<Range>{kOut});
+        CHECK(r0.ops[1].deps.empty());
+    }
+}
+
+TEST_CASE("a copy reduced into, read in part or left as the result stays",
+          "[plan][builder]")
+{
+    SECTION("reduced into locally")
+    {
+        PlanBuilder pb(Collective::kReduce, 2, 0, 1);
+        pb.scratch(0, 1);
+        pb.copy(0, {kIn}, {kOut});
+        pb.recv(0, 1, 0, {kScr});
+        pb.copy(0, {kScr}, {kOut}, true);
+        const Plan p = pb.take("test");
+        REQUIRE(kinds(p.ranks[0]) == std::vector<OpKind>{OpKind::kCopy,
+                                                         OpKind::kRecv,
+                                                         OpKind::kReduce});
+        CHECK(p.ranks[0].ops[2].deps == std::vector<int>{0, 1});
+    }
+    SECTION("received into with the message first")
+    {
+        PlanBuilder pb(Collective::kReduce, 2, 0, 1);
+        pb.copy(0, {kIn}, {kOut});
+        pb.recv(0, 1, 0, {kOut}, true, true);
         const Plan p = pb.take("test");
         REQUIRE(kinds(p.ranks[0]) ==
-                std::vector<OpKind>{OpKind::kCopy, OpKind::kSend,
-                                    OpKind::kRecvReduce});
-        CHECK(p.ranks[0].ops[1].src == std::vector<Range>{kIn});
-        CHECK(p.ranks[0].ops[2].deps == std::vector<int>{0});
+                std::vector<OpKind>{OpKind::kCopy, OpKind::kRecvReduce});
+        CHECK(p.ranks[0].ops[1].src.empty());
     }
     SECTION("the output's last write")
     {
@@ -112,7 +146,8 @@ TEST_CASE("collectives whose blocks differ in size keep their copies",
     }
 }
 
-TEST_CASE("a hierarchical reduce's sender passes its input on uncopied",
+TEST_CASE("a hierarchical reduce's sender passes its input on uncopied and "
+          "its root reduces its input as it receives",
           "[plan][builder][algorithms]")
 {
     using ucg::algorithms::Shape;
@@ -133,6 +168,13 @@ TEST_CASE("a hierarchical reduce's sender passes its input on uncopied",
         for (const Op &op : sender.ops) {
             CHECK(is_send(op.kind));
             CHECK(op.src.at(0).buf == Buffer::kInput);
+        }
+        const RankProgram &root = plan.value().ranks[0];
+        CHECK(root.ops.size() == 4);
+        for (const Op &op : root.ops) {
+            CHECK(is_recv(op.kind));
+            CHECK(op.src.at(0).buf == Buffer::kInput);
+            CHECK(op.dst.at(0).buf == Buffer::kOutput);
         }
     }
 }

@@ -148,6 +148,7 @@ TEST_CASE("symbolic checker reports a missing contribution", "[plan][symbolic]")
     // is the same value; instead make the root receive without reducing.
     const std::size_t i = first(p, 0, OpKind::kRecvReduce);
     p.ranks[0].ops[i].kind = OpKind::kRecv;
+    p.ranks[0].ops[i].src.clear(); // a receive names no operand
     REQUIRE(validate(p).empty());
     CHECK_FALSE(check_symbolic(p).empty());
 }
@@ -242,4 +243,32 @@ TEST_CASE("src_first applies to point-to-point reductions only",
     Plan p = knomial_bcast(2, 0);
     p.ranks[1].ops[0].src_first = true; // a plain recv
     CHECK(mentions(validate(p), "src_first on an op that does not reduce"));
+}
+
+TEST_CASE("a reducing receive may name its operand: the same slices, and "
+          "not with src_first",
+          "[plan][validate]")
+{
+    ucg::algorithms::Request q;
+    q.collective = Collective::kReduce;
+    q.nranks = 2;
+    q.segments = 2;
+    Plan p = ucg::algorithms::build("chain", q).value();
+    REQUIRE(p.nchunks == 2);
+    const std::size_t i = first(p, 0, OpKind::kRecvReduce);
+    Op &op = p.ranks[0].ops[i];
+    REQUIRE(op.src.size() == 1);
+    CHECK(op.src[0].buf == Buffer::kInput);
+    CHECK(validate(p).empty());
+    CHECK(check_symbolic(p).empty());
+    op.src_first = true;
+    CHECK(
+        mentions(validate(p), "src_first on a receive that names its operand"));
+    op.src_first = false;
+    op.src[0].chunk = 1 - op.src[0].chunk;
+    CHECK(mentions(validate(p), "src and dst differ in slices"));
+    op.src[0].chunk = 1 - op.src[0].chunk;
+    // A plain receive names none.
+    op.kind = OpKind::kRecv;
+    CHECK(mentions(validate(p), "src/dst do not fit the op"));
 }

@@ -27,6 +27,9 @@ struct Message {
     void *buffer = nullptr;                ///< source or destination
     void *const *member_buffers = nullptr; ///< GATHER receive, optional
     bool accumulate = false;               ///< REDUCE receive
+    /// REDUCE receive, optional: the root's own operand (length bytes),
+    /// buffer = operand op contributions; not with accumulate.
+    const void *operand = nullptr;
     bool no_cma = false;   ///< BCAST: never by reading the root's memory
     std::uint32_t tag = 0; ///< checked where possible
 };
