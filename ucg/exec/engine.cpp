@@ -47,6 +47,33 @@ static_assert(kGroupField.bits() < kUcgBit &&
               (kSrcField.bits() & kIdField.bits()) == 0 &&
               kIdField.bits() < (std::uint64_t{1} << kSrcField.shift));
 
+// Walks two segment lists in step: fn(dst, src, n, off) for each run of n
+// bytes that lies in one segment of each, off bytes into the walk.
+template <class At, class Fn>
+void walk_segments(const Segment *d, std::uint32_t nd, const Segment *s,
+                   std::uint32_t ns, At at, Fn fn)
+{
+    std::uint32_t di = 0, si = 0;
+    std::uint64_t doff = 0, soff = 0, off = 0;
+    while (di < nd && si < ns) {
+        const std::uint64_t n =
+            std::min(d[di].length - doff, s[si].length - soff);
+        fn(at(d[di]) + doff,
+           static_cast<const std::uint8_t *>(at(s[si])) + soff, n, off);
+        doff += n;
+        soff += n;
+        off += n;
+        if (doff == d[di].length) {
+            ++di;
+            doff = 0;
+        }
+        if (soff == s[si].length) {
+            ++si;
+            soff = 0;
+        }
+    }
+}
+
 } // namespace
 
 std::uint64_t wire_tag(std::uint32_t group_id, std::uint32_t seq, int src,
@@ -366,39 +393,23 @@ void Instance::apply_received(std::uint32_t op)
 void Instance::reduce_operand(std::uint32_t op, const std::uint8_t *received)
 {
     const LOp &o = prog_->ops[op];
-    const Segment *d = prog_->segs.data() + o.dst;
-    const Segment *s = prog_->segs.data() + o.src;
-    std::uint32_t di = 0, si = 0;
-    std::uint64_t doff = 0, soff = 0, off = 0;
-    while (di < o.ndst && si < o.nsrc) {
-        const std::uint64_t n =
-            std::min(d[di].length - doff, s[si].length - soff);
-        std::uint8_t *dp = at(d[di]) + doff;
-        const std::uint8_t *sp = at(s[si]) + soff;
-        // Block by block, so each block of dst is still in cache when
-        // the received one is reduced into it (as ucg_reduce_multi).
-        const std::uint64_t unit = reducer_.unit_bytes;
-        const std::uint64_t block =
-            std::max<std::uint64_t>(1, 4096 / unit) * unit;
-        for (std::uint64_t b = 0; b < n; b += block) {
-            const std::uint64_t len = std::min(block, n - b);
-            if (dp + b != sp + b) {
-                std::memmove(dp + b, sp + b, len);
+    // Block by block, so each block of dst is still in cache when the
+    // received one is reduced into it (as ucg_reduce_multi).
+    const std::uint64_t unit = reducer_.unit_bytes;
+    const std::uint64_t block = std::max<std::uint64_t>(1, 4096 / unit) * unit;
+    walk_segments(
+        prog_->segs.data() + o.dst, o.ndst, prog_->segs.data() + o.src, o.nsrc,
+        [this](const Segment &x) { return at(x); },
+        [&](std::uint8_t *dp, const std::uint8_t *sp, std::uint64_t n,
+            std::uint64_t off) {
+            for (std::uint64_t b = 0; b < n; b += block) {
+                const std::uint64_t len = std::min(block, n - b);
+                if (dp + b != sp + b) {
+                    std::memmove(dp + b, sp + b, len);
+                }
+                reduce_into(dp + b, received + off + b, len, false);
             }
-            reduce_into(dp + b, received + off + b, len, false);
-        }
-        doff += n;
-        soff += n;
-        off += n;
-        if (doff == d[di].length) {
-            ++di;
-            doff = 0;
-        }
-        if (soff == s[si].length) {
-            ++si;
-            soff = 0;
-        }
-    }
+        });
 }
 
 void Instance::finish(std::uint32_t op)
@@ -494,33 +505,19 @@ void Instance::reduce_into(std::uint8_t *dst, const std::uint8_t *src,
 void Instance::zip(std::uint32_t dst, std::uint32_t ndst, std::uint32_t src,
                    std::uint32_t nsrc, bool reduce, bool src_first)
 {
-    const Segment *d = prog_->segs.data() + dst;
-    const Segment *s = prog_->segs.data() + src;
-    std::uint32_t di = 0, si = 0;
-    std::uint64_t doff = 0, soff = 0;
-    while (di < ndst && si < nsrc) {
-        const std::uint64_t n =
-            std::min(d[di].length - doff, s[si].length - soff);
-        std::uint8_t *dp = at(d[di]) + doff;
-        const std::uint8_t *sp = at(s[si]) + soff;
-        if (reduce) {
-            reduce_into(dp, sp, n, src_first);
-        } else if (dp + n <= sp || sp + n <= dp) {
-            ucg_copy(dp, sp, n);
-        } else if (dp != sp) { // in-place aliasing copies onto itself
-            std::memmove(dp, sp, n);
-        }
-        doff += n;
-        soff += n;
-        if (doff == d[di].length) {
-            ++di;
-            doff = 0;
-        }
-        if (soff == s[si].length) {
-            ++si;
-            soff = 0;
-        }
-    }
+    walk_segments(
+        prog_->segs.data() + dst, ndst, prog_->segs.data() + src, nsrc,
+        [this](const Segment &x) { return at(x); },
+        [&](std::uint8_t *dp, const std::uint8_t *sp, std::uint64_t n,
+            std::uint64_t) {
+            if (reduce) {
+                reduce_into(dp, sp, n, src_first);
+            } else if (dp + n <= sp || sp + n <= dp) {
+                ucg_copy(dp, sp, n);
+            } else if (dp != sp) { // in-place aliasing: onto itself
+                std::memmove(dp, sp, n);
+            }
+        });
 }
 
 ucs_status_t Instance::post_group(std::uint32_t g, std::uint32_t k)
