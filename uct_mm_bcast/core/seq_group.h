@@ -42,7 +42,9 @@ class SeqGroup final : public uct_mm_common::GroupCore {
     /// Starts connecting (member 0 creates the segment now; the others
     /// attach during progress). Errors: kInvalidParam, kIoError, kNoMemory.
     static Status create(const SeqGroupConfig &cfg, SeqGroup **group_p);
-    ~SeqGroup() override = default;
+    /// Leaves before the members its link's validator writes are gone
+    /// (a member destroyed before it attached attaches to leave).
+    ~SeqGroup() override { link_.leave(); }
 
     Status check(bool send, const Message &msg,
                  const char **why) const noexcept override;

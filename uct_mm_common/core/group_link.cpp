@@ -455,6 +455,10 @@ Status GroupLink::scan_members(int waiting_on) noexcept
 
 void GroupLink::leave() noexcept
 {
+    if (left_) {
+        return;
+    }
+    left_ = true;
     unlink_late_names(now_ns());
     if (!joined_ && state_ == Status::kOk && cfg_.member != 0 &&
         cfg_.size != 0) {

@@ -293,6 +293,37 @@ TEST_CASE("link: members that never progressed leave no name behind",
     CHECK(sweeper.leftovers().empty());
 }
 
+// A member that never progressed attaches once, as it leaves, and calls
+// the region's validator then only: its owner leaves from its destructor
+// (the validator writes the owner's members), and ~GroupLink's own call
+// finds it gone (it had attached a second time, into a dead owner).
+TEST_CASE("link: leaving is once, the validator called by the first leave "
+          "only",
+          "[mm][link]")
+{
+    ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
+    const std::string name = ucg_test::unique_shm_name("link");
+    GroupLink creator;
+    REQUIRE(creator.create(config(name, 0, 3)) == Status::kOk);
+    creator.publish();
+    int calls = 0;
+    LinkConfig c = config(name, 1, 3);
+    c.validate = [](void *arg, const LinkParams &, std::size_t) {
+        ++*static_cast<int *>(arg);
+        return Status::kOk;
+    };
+    c.validate_arg = &calls;
+    {
+        GroupLink other;
+        other.prepare(c); // no poll_connect at all
+        other.leave();
+        CHECK(calls == 1);
+        other.leave();
+        CHECK(calls == 1);
+    }
+    CHECK(calls == 1);
+}
+
 // Issue 29: a group destroyed before every member attached stays for its
 // late members until the attach deadline; after it, nothing is left.
 TEST_CASE("link: a name left for late members goes after the deadline",

@@ -62,7 +62,9 @@ class IncastGroup final : public uct_mm_common::GroupCore {
     /// Starts connecting (member 0 creates the segment now; the others
     /// attach during progress). Errors: kInvalidParam, kIoError, kNoMemory.
     static Status create(const IncastGroupConfig &cfg, IncastGroup **group_p);
-    ~IncastGroup() override = default;
+    /// Leaves before the members its link's validator writes are gone
+    /// (a member destroyed before it attached attaches to leave).
+    ~IncastGroup() override { link_.leave(); }
 
     Status check(bool send, const Message &msg,
                  const char **why) const noexcept override;

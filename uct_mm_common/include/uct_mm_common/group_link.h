@@ -184,7 +184,11 @@ class GroupLink {
     }
 
     /// Leaves (destroy): cursor = kCursorLeft, state kMemberLeft; unlinks
-    /// the name if not everyone came.
+    /// the name if not everyone came. Once: later calls do nothing. A
+    /// member that never attached attaches here to count itself in, which
+    /// calls the region's validator: its owner calls leave() from its own
+    /// destructor, while the validator's object is whole, and ~GroupLink
+    /// calls it again.
     void leave() noexcept;
 
   private:
@@ -204,6 +208,7 @@ class GroupLink {
     LinkParams params_{}; ///< local copy, checked once
     Status state_ = Status::kOk;
     bool joined_ = false;
+    bool left_ = false; ///< leave() ran
     bool all_attached_ = false;
     bool unlinked_ = false;
     std::uint64_t created_ns_ = 0;     ///< this member's create call
