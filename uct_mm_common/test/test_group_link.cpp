@@ -310,8 +310,7 @@ TEST_CASE("link: leaving is once, the validator called by the first leave "
     ucg_test::ShmSweeper sweeper(ucg_test::own_shm_prefix());
     const std::string name = ucg_test::unique_shm_name("link");
     GroupLink creator;
-    REQUIRE(creator.create(config(name, 0, 3)) == Status::kOk);
-    creator.publish();
+    REQUIRE(open_link_alone(creator, config(name, 0, 3)) == Status::kOk);
     int calls = 0;
     LinkConfig c = config(name, 1, 3);
     c.validate = [](void *arg, const LinkParams &, std::size_t) {
