@@ -59,6 +59,13 @@ struct Edge {
 struct Collect {
     std::vector<Edge> edges;               // bottom up
     std::vector<std::vector<int>> holding; // per rank, after the gather
+    /* A rank that holds only its own block: as a child it sends from its
+     * input (gather) or receives into its output (scatter), with no
+     * scratch and no copy. */
+    bool leaf(int r) const
+    {
+        return holding[static_cast<std::size_t>(r)].size() == 1;
+    }
 };
 /* Edges of every level (below_top: all but the top group), with `root`
  * (-1: none) leading every group holding it. With `incast`, a shm level's
@@ -71,8 +78,8 @@ int gather_chunks(const Request &q, const Collect &c);
 /* Where a parent keeps an edge's blocks, chunks `s`. */
 using ParentAt = std::function<std::vector<Range>(const Edge &, Span)>;
 /* Emits the edges bottom up: a point-to-point edge sends the child's
- * holding (scratch [0, n)) at once, the incast edges of a team one incast
- * gather per chunk. */
+ * holding (scratch [0, n); a leaf's input) at once, the incast edges of a
+ * team one incast gather per chunk. */
 void emit_gather_edges(PlanBuilder &pb, const Collect &c,
                        const ParentAt &parent_at);
 Plan build_hier_gather(const Request &q, std::string_view name);

@@ -199,7 +199,7 @@ Plan build_hier_allgather(const Request &q, std::string_view name)
         if (leader[ix(r)]) {
             pb.copy(r, {plan::chunks(Buffer::kInput, 0, 0, nc)},
                     {plan::chunks(Buffer::kOutput, r, 0, nc)});
-        } else {
+        } else if (!t.collect.leaf(r)) { // (a leaf sends from its input)
             pb.scratch(r, static_cast<int>(t.collect.holding[ix(r)].size()));
             pb.copy(r, {plan::chunks(Buffer::kInput, 0, 0, nc)},
                     {plan::chunks(Buffer::kScratch, 0, 0, nc)});

@@ -7,7 +7,8 @@
 // (linear or k-nomial; shm and mcast levels fall back to k-nomial). A
 // non-root rank keeps the blocks it collected in scratch in arrival order
 // (its own first) and forwards them as one message; the root receives
-// straight into its output. Scatter runs the same edges top down.
+// straight into its output, and a leaf (a rank that collects nothing) sends
+// from its input. Scatter runs the same edges top down.
 // Vocabulary: holding (the blocks a rank collected, in scratch order), edge
 // (child -> parent at one level).
 // Cost (m bytes per block): per level ceil(log_k n_l) rounds; a leader at
@@ -105,7 +106,11 @@ void emit_gather_edges(PlanBuilder &pb, const Collect &c,
                        const ParentAt &parent_at)
 {
     const int nc = pb.nchunks();
-    const auto held = [](const Edge &e, Span s) {
+    const auto held = [&c](const Edge &e, Span s) {
+        if (c.leaf(e.child)) {
+            return std::vector<Range>{
+                plan::chunks(Buffer::kInput, 0, s.chunk, s.n)};
+        }
         return std::vector<Range>{
             plan::chunks(Buffer::kScratch, 0, s.chunk, s.n,
                          static_cast<int>(e.blocks.size()))};
@@ -161,16 +166,20 @@ std::vector<Range> parent_side(const Request &q, const Edge &e, Buffer root,
                          static_cast<int>(e.blocks.size()))};
 }
 
-Range child_side(const Edge &e, int nc)
+Range child_side(const Collect &c, const Edge &e, int nc)
 {
+    if (c.leaf(e.child)) {
+        return plan::chunks(Buffer::kOutput, 0, 0, nc);
+    }
     return plan::chunks(Buffer::kScratch, 0, 0, nc,
                         static_cast<int>(e.blocks.size()));
 }
 
+// Scratch for the ranks that relay (not the root, not a leaf).
 void size_scratch(PlanBuilder &pb, const Request &q, const Collect &c)
 {
     for (int r = 0; r < q.nranks; ++r) {
-        if (r != q.root) {
+        if (r != q.root && !c.leaf(r)) {
             pb.scratch(r, static_cast<int>(
                               c.holding[static_cast<std::size_t>(r)].size()));
         }
@@ -186,6 +195,9 @@ Plan build_hier_gather(const Request &q, std::string_view name)
     PlanBuilder pb(Collective::kGather, q.nranks, q.root, nc, q.only_rank);
     size_scratch(pb, q, c);
     for (int r = 0; r < q.nranks; ++r) {
+        if (r != q.root && c.leaf(r)) {
+            continue; // sends from its input
+        }
         const Buffer b = r == q.root ? Buffer::kOutput : Buffer::kScratch;
         pb.copy(r, {plan::chunks(Buffer::kInput, 0, 0, nc)},
                 {plan::chunks(b, r == q.root ? r : 0, 0, nc)});
@@ -205,9 +217,12 @@ Plan build_hier_scatter(const Request &q, std::string_view name)
     for (auto it = c.edges.rbegin(); it != c.edges.rend(); ++it) {
         pb.xfer(it->parent, it->child, it->tag,
                 parent_side(q, *it, Buffer::kInput, Span{0, nc}),
-                {child_side(*it, nc)});
+                {child_side(c, *it, nc)});
     }
     for (int r = 0; r < q.nranks; ++r) {
+        if (r != q.root && c.leaf(r)) {
+            continue; // received into its output
+        }
         const Buffer b = r == q.root ? Buffer::kInput : Buffer::kScratch;
         pb.copy(r, {plan::chunks(b, r == q.root ? r : 0, 0, nc)},
                 {plan::chunks(Buffer::kOutput, 0, 0, nc)});

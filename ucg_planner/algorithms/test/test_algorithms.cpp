@@ -269,6 +269,66 @@ TEST_CASE("hierarchical gathers use the shm incast where holdings are even",
     }
 }
 
+TEST_CASE("a hierarchical gather, scatter or allgather leaf sends from its "
+          "input or receives into its output, with no scratch and no copy",
+          "[plan][algorithms][gather][scatter][allgather]")
+{
+    using ucg::plan::Buffer;
+    using ucg::plan::OpKind;
+    for (Collective c :
+         {Collective::kGather, Collective::kScatter, Collective::kAllgather}) {
+        // Two ranks on shm (the np=2 incast gather), and twelve on two
+        // levels whose inner leaders relay.
+        for (int nranks : {2, 12}) {
+            INFO(ucg::plan::to_string(c) << " P=" << nranks);
+            Request q;
+            q.collective = c;
+            q.nranks = nranks;
+            q.root = c == Collective::kAllgather ? 0 : 1;
+            q.levels = nranks == 2 ? make_levels(2, {2})
+                                   : make_levels(nranks, {3, 2});
+            q.per_level = {{Shape::kShm, 2}};
+            q.top = "ring";
+            auto p = build("hierarchical", q);
+            REQUIRE(p.ok());
+            REQUIRE(ucg::plan::validate(p.value()).empty());
+            REQUIRE(ucg::plan::check_symbolic(p.value()).empty());
+            const bool scatter = c == Collective::kScatter;
+            // The leaves: P=2, the rank beside the root (allgather: none,
+            // both ranks lead the top); P=12, every rank but the first of
+            // each group of three (the root leads its group).
+            std::vector<int> leaves;
+            if (nranks == 2) {
+                if (c != Collective::kAllgather) {
+                    leaves = {0};
+                }
+            } else {
+                const int lead0 = c == Collective::kAllgather ? 0 : q.root;
+                for (int r = 0; r < nranks; ++r) {
+                    if (r != (r < 3 ? lead0 : r - r % 3)) {
+                        leaves.push_back(r);
+                    }
+                }
+            }
+            for (int r : leaves) {
+                INFO("rank " << r);
+                const auto &rp = p.value().ranks[static_cast<size_t>(r)];
+                REQUIRE_FALSE(rp.ops.empty());
+                // Its first op moves its own block up (or takes it down).
+                const auto &first = rp.ops[0];
+                const auto &own = scatter ? first.dst : first.src;
+                REQUIRE(own.size() == 1);
+                CHECK(own[0].buf ==
+                      (scatter ? Buffer::kOutput : Buffer::kInput));
+                CHECK(rp.scratch_blocks == 0);
+                for (const auto &op : rp.ops) {
+                    CHECK(op.kind != OpKind::kCopy);
+                }
+            }
+        }
+    }
+}
+
 TEST_CASE("a leader gather or scatter moves each rank's own block from its "
           "input or into its output, copied only at the root",
           "[plan][algorithms][gather][scatter]")
