@@ -38,4 +38,11 @@ function(ucg_add_test)
         "  set_tests_properties(\${${T_NAME}_TESTS} PROPERTIES LABELS \"${T_LABELS}\")\n"
         "endif()\n")
     set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${_labels_file})
+    # The TSan stage builds only these (ucg_thread_tests), not the tree.
+    if("threads" IN_LIST T_LABELS)
+        if(NOT TARGET ucg_thread_tests)
+            add_custom_target(ucg_thread_tests)
+        endif()
+        add_dependencies(ucg_thread_tests ${T_NAME})
+    endif()
 endfunction()
