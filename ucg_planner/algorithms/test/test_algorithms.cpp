@@ -285,8 +285,8 @@ TEST_CASE("a hierarchical gather, scatter or allgather leaf sends from its "
             q.collective = c;
             q.nranks = nranks;
             q.root = c == Collective::kAllgather ? 0 : 1;
-            q.levels = nranks == 2 ? make_levels(2, {2})
-                                   : make_levels(nranks, {3, 2});
+            q.levels =
+                nranks == 2 ? make_levels(2, {2}) : make_levels(nranks, {3, 2});
             q.per_level = {{Shape::kShm, 2}};
             q.top = "ring";
             auto p = build("hierarchical", q);
