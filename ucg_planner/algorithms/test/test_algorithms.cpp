@@ -225,6 +225,25 @@ int count_kind(const ucg::plan::Plan &p, ucg::plan::OpKind k)
     return n;
 }
 
+// The hierarchical plan of `c` over groups of `sizes` with shm at every
+// level and a ring on top, checked by the validator and symbolically.
+ucg::plan::Plan checked_shm_hierarchical(Request &q, Collective c, int nranks,
+                                         int root,
+                                         const std::vector<int> &sizes)
+{
+    q.collective = c;
+    q.nranks = nranks;
+    q.root = root;
+    q.levels = make_levels(nranks, sizes);
+    q.per_level = {{Shape::kShm, 2}};
+    q.top = "ring";
+    auto p = build("hierarchical", q);
+    REQUIRE(p.ok());
+    REQUIRE(ucg::plan::validate(p.value()).empty());
+    REQUIRE(ucg::plan::check_symbolic(p.value()).empty());
+    return p.value();
+}
+
 } // namespace
 
 TEST_CASE("hierarchical gathers use the shm incast where holdings are even",
@@ -234,29 +253,20 @@ TEST_CASE("hierarchical gathers use the shm incast where holdings are even",
     for (Collective c : {Collective::kGather, Collective::kAllgather}) {
         INFO(ucg::plan::to_string(c));
         Request q;
-        q.collective = c;
-        q.nranks = 12;
-        q.root = c == Collective::kGather ? 4 : 0;
         q.segments = 2;
-        q.levels = make_levels(12, {3, 2});
-        q.per_level = {{Shape::kShm, 2}};
-        q.top = "ring";
-        auto p = build("hierarchical", q);
-        REQUIRE(p.ok());
-        REQUIRE(ucg::plan::validate(p.value()).empty());
-        REQUIRE(ucg::plan::check_symbolic(p.value()).empty());
+        const ucg::plan::Plan plan = checked_shm_hierarchical(
+            q, c, 12, c == Collective::kGather ? 4 : 0, {3, 2});
         // Per chunk: four groups of three, two pairs of leaders holding
         // three blocks each and, for gather, the top pair holding six;
         // allgather's top pair runs its ring point to point.
         const bool gather = c == Collective::kGather;
-        CHECK(count_kind(p.value(), OpKind::kIncastRecv) ==
-              2 * (gather ? 7 : 6));
-        CHECK(count_kind(p.value(), OpKind::kSend) == (gather ? 0 : 4));
+        CHECK(count_kind(plan, OpKind::kIncastRecv) == 2 * (gather ? 7 : 6));
+        CHECK(count_kind(plan, OpKind::kSend) == (gather ? 0 : 4));
         // Uneven holdings above the first level: the leaders' tree.
         q.nranks = 7;
         q.root = 0;
         q.levels = make_levels(7, {3});
-        p = build("hierarchical", q);
+        auto p = build("hierarchical", q);
         REQUIRE(p.ok());
         CHECK(ucg::plan::validate(p.value()).empty());
         CHECK(ucg::plan::check_symbolic(p.value()).empty());
@@ -282,17 +292,9 @@ TEST_CASE("a hierarchical gather, scatter or allgather leaf sends from its "
         for (int nranks : {2, 12}) {
             INFO(ucg::plan::to_string(c) << " P=" << nranks);
             Request q;
-            q.collective = c;
-            q.nranks = nranks;
-            q.root = c == Collective::kAllgather ? 0 : 1;
-            q.levels =
-                nranks == 2 ? make_levels(2, {2}) : make_levels(nranks, {3, 2});
-            q.per_level = {{Shape::kShm, 2}};
-            q.top = "ring";
-            auto p = build("hierarchical", q);
-            REQUIRE(p.ok());
-            REQUIRE(ucg::plan::validate(p.value()).empty());
-            REQUIRE(ucg::plan::check_symbolic(p.value()).empty());
+            const ucg::plan::Plan plan = checked_shm_hierarchical(
+                q, c, nranks, c == Collective::kAllgather ? 0 : 1,
+                nranks == 2 ? std::vector<int>{2} : std::vector<int>{3, 2});
             const bool scatter = c == Collective::kScatter;
             // The leaves: P=2, the rank beside the root (allgather: none,
             // both ranks lead the top); P=12, every rank but the first of
@@ -312,7 +314,7 @@ TEST_CASE("a hierarchical gather, scatter or allgather leaf sends from its "
             }
             for (int r : leaves) {
                 INFO("rank " << r);
-                const auto &rp = p.value().ranks[static_cast<size_t>(r)];
+                const auto &rp = plan.ranks[static_cast<size_t>(r)];
                 REQUIRE_FALSE(rp.ops.empty());
                 // Its first op moves its own block up (or takes it down).
                 const auto &first = rp.ops[0];
