@@ -3,8 +3,9 @@
 // same run as its tables: what one cache line costs to pass from rank 0 to
 // rank 1 (half the round trip of a flag ping-pong on two shared lines;
 // between hosts, UCP's own one-way latency between them),
-// the floor of every small row, and what one memcpy moves per second on
-// rank 0, the floor of every large one.
+// the floor of every small row, what one memcpy moves per second on
+// rank 0, the floor of every large one, and what one reading of the rows'
+// clock costs (about one reading lies inside every row's time).
 #pragma once
 
 #include "bench.h"
@@ -20,6 +21,9 @@ struct Floor {
     /// < 0: not measured.
     double ucp_us = -1;
     double memcpy_gbs = 0; ///< rank 0, 16 MiB copies, best of 5
+    /// Rank 0: one reading of the steady clock that times the rows, ns
+    /// (median of 7 batches of 1000 readings).
+    double clock_ns = 0;
 };
 
 /// Collective: every rank calls it (out-of-band allgathers; ranks past 1
