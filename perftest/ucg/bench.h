@@ -6,6 +6,7 @@
 
 #include <ucg/ucg.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -19,6 +20,13 @@ inline double now_s()
 {
     using namespace std::chrono;
     return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+/// The median of `v` (the upper one of an even count); `v` not empty.
+inline double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
 }
 
 /// How the ranks of one run reach each other outside UCG.

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace ucg::perftest {
@@ -71,8 +72,7 @@ double ping(Flags *f)
             one_way.push_back((now_s() - t0) * 1e6 / n / 2);
         }
     }
-    std::sort(one_way.begin(), one_way.end());
-    return one_way[one_way.size() / 2];
+    return median(std::move(one_way));
 }
 
 void pong(Flags *f)
@@ -105,20 +105,17 @@ double memcpy_gbs()
 double clock_ns()
 {
     std::vector<double> per_read;
-    double sum = 0; // every reading used
     for (int b = -1; b < kBatches; ++b) {
         const int n = b < 0 ? kWarmup : kPerBatch;
         const double t0 = now_s();
         for (int k = 0; k < n; ++k) {
-            sum += now_s();
+            (void)now_s(); // a library call: never optimized away
         }
-        const double t1 = now_s();
-        if (b >= 0 && sum > 0) {
-            per_read.push_back((t1 - t0) * 1e9 / n);
+        if (b >= 0) {
+            per_read.push_back((now_s() - t0) * 1e9 / n);
         }
     }
-    std::sort(per_read.begin(), per_read.end());
-    return per_read.empty() ? 0 : per_read[per_read.size() / 2];
+    return median(std::move(per_read));
 }
 
 struct Hello {

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sched.h>
+#include <utility>
 #include <vector>
 
 namespace ucg::perftest {
@@ -143,8 +144,7 @@ double ping_pong(Ucp *u, bool first)
             one_way.push_back((now_s() - t0) * 1e6 / n / 2);
         }
     }
-    std::sort(one_way.begin(), one_way.end());
-    return one_way[one_way.size() / 2];
+    return median(std::move(one_way));
 }
 
 } // namespace
