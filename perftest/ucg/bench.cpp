@@ -4,6 +4,7 @@
 #include "bench.h"
 
 #include "data.h"
+#include "timed_loop.h"
 
 #include <algorithm>
 #include <chrono>
@@ -58,6 +59,14 @@ ucg_coll_args_t make_args(Case &c, ucg_coll_type_t coll, const Options &opt)
     return a;
 }
 
+ucs_status_t run_one(ucg_coll_h coll)
+{
+    const ucs_status_t st = ucg_collective_start(coll);
+    return st != UCS_OK ? st : ucg_collective_wait(coll);
+}
+
+} // namespace
+
 int iterations(const Options &opt, std::size_t bytes, bool warm)
 {
     const bool large = bytes > 8192; // OSU's LARGE_MESSAGE_SIZE
@@ -66,14 +75,6 @@ int iterations(const Options &opt, std::size_t bytes, bool warm)
     }
     return opt.iters >= 0 ? opt.iters : (large ? 100 : 1000);
 }
-
-ucs_status_t run_one(ucg_coll_h coll)
-{
-    const ucs_status_t st = ucg_collective_start(coll);
-    return st != UCS_OK ? st : ucg_collective_wait(coll);
-}
-
-} // namespace
 
 std::string posed_host(const Env &env, const Options &opt)
 {
@@ -105,36 +106,28 @@ ucs_status_t bench_ucg(const Env &env, const Options &opt, ucg_context_h,
     const double init_us = now_us() - t_init;
     const int warm = iterations(opt, bytes, true);
     const int iters = iterations(opt, bytes, false);
-    double total = 0, first = 0;
     long errors = 0;
-    for (int i = 0; i < warm + iters && st == UCS_OK; ++i) {
-        if (opt.validate) {
-            c.fill(i, opt.dtype);
+    LoopSteps steps;
+    if (opt.validate) {
+        steps.prepare = [&](int i) { c.fill(i, opt.dtype); };
+        steps.check = [&](int i) { errors += c.check(i, opt.dtype); };
+    }
+    steps.call = [&] {
+        if (!opt.oneoff) {
+            return run_one(h);
         }
-        const double t0 = now_us();
-        if (opt.oneoff) {
-            st = ucg_collective_init(group, &args, &h);
-        }
-        if (st == UCS_OK) {
-            st = run_one(h);
-        }
-        if (opt.oneoff && h != nullptr) {
+        ucs_status_t s = ucg_collective_init(group, &args, &h);
+        if (s == UCS_OK) {
+            s = run_one(h);
             ucg_collective_free(h);
             h = nullptr;
         }
-        const double dt = now_us() - t0;
-        if (i == 0) {
-            first = dt;
-        }
-        if (i >= warm) {
-            total += dt;
-        }
-        if (opt.validate && st == UCS_OK) {
-            errors += c.check(i, opt.dtype);
-        }
-        if (st == UCS_OK) {
-            st = run_one(barrier); // outside the timer, as OSU's
-        }
+        return s;
+    };
+    steps.sync = [&] { return run_one(barrier); };
+    LoopTimes times;
+    if (st == UCS_OK) {
+        st = timed_loop(coll, warm, iters, steps, &times);
     }
     if (st == UCS_OK && !opt.oneoff) {
         out->plan = ucg_collective_plan_name(h);
@@ -147,13 +140,13 @@ ucs_status_t bench_ucg(const Env &env, const Options &opt, ucg_context_h,
     if (st != UCS_OK) {
         return st;
     }
-    const double avg = iters > 0 ? total / iters : 0;
+    const double avg = iters > 0 ? times.total_us / iters : 0;
     const OverRanks r = over_ranks(env, avg);
     out->avg_us = r.mean;
     out->min_us = r.min;
     out->max_us = r.max;
     out->iters = iters;
-    out->first_us = over_ranks(env, first).max;
+    out->first_us = over_ranks(env, times.first_us).max;
     out->init_us = over_ranks(env, init_us).max;
     out->errors = sum_over_ranks(env, errors);
     out->ran = true;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // ucg_perftest's measurement: one collective at one size, timed as OSU 7
-// times it (per iteration, a barrier between iterations outside the
-// timer), on UCG and optionally on the MPI library of the same processes.
+// times it (timed_loop.h), on UCG and optionally on the MPI library of the
+// same processes.
 #pragma once
 
 #include <ucg/ucg.h>
@@ -80,6 +80,10 @@ ucs_status_t bench_ucg(const Env &env, const Options &opt, ucg_context_h ctx,
 /// The same with the MPI library (only when env.mpi).
 ucs_status_t bench_mpi(const Env &env, const Options &opt, ucg_coll_type_t coll,
                        std::size_t bytes, Stats *out);
+
+/// OSU's iteration counts: `warm` untimed ones, else timed ones
+/// (opt.warmup / opt.iters where set).
+int iterations(const Options &opt, std::size_t bytes, bool warm);
 
 /// Whether this perftest build has MPI.
 bool have_mpi();

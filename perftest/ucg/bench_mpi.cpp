@@ -4,6 +4,7 @@
 #include "bench.h"
 
 #include "data.h"
+#include "timed_loop.h"
 
 #ifdef UCG_PERFTEST_MPI
 #include <mpi.h>
@@ -103,27 +104,27 @@ ucs_status_t bench_mpi(const Env &env, const Options &opt, ucg_coll_type_t coll,
     Case c(env.rank, env.size, coll, bytes, elem_bytes(opt, coll));
     IntCounts v(c);
     const MPI_Datatype t = mpi_type(opt, coll);
-    const bool large = bytes > 8192;
-    const int warm = opt.warmup >= 0 ? opt.warmup : (large ? 10 : 200);
-    const int iters = opt.iters >= 0 ? opt.iters : (large ? 100 : 1000);
-    double total = 0, first = 0;
+    const int warm = iterations(opt, bytes, true);
+    const int iters = iterations(opt, bytes, false);
     long errors = 0;
-    for (int i = 0; i < warm + iters; ++i) {
-        if (opt.validate) {
-            c.fill(i, opt.dtype);
-        }
-        const double t0 = MPI_Wtime();
-        if (call(c, v, t) != MPI_SUCCESS) {
-            return UCS_ERR_IO_ERROR;
-        }
-        const double dt = (MPI_Wtime() - t0) * 1e6;
-        first = i == 0 ? dt : first;
-        total += i >= warm ? dt : 0;
-        if (opt.validate) {
-            errors += c.check(i, opt.dtype);
-        }
-        MPI_Barrier(MPI_COMM_WORLD);
+    LoopSteps steps;
+    if (opt.validate) {
+        steps.prepare = [&](int i) { c.fill(i, opt.dtype); };
+        steps.check = [&](int i) { errors += c.check(i, opt.dtype); };
     }
+    steps.call = [&] {
+        return call(c, v, t) == MPI_SUCCESS ? UCS_OK : UCS_ERR_IO_ERROR;
+    };
+    steps.sync = [] {
+        return MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS ? UCS_OK
+                                                          : UCS_ERR_IO_ERROR;
+    };
+    LoopTimes times;
+    const ucs_status_t st = timed_loop(coll, warm, iters, steps, &times);
+    if (st != UCS_OK) {
+        return st;
+    }
+    const double total = times.total_us, first = times.first_us;
     const double avg = iters > 0 ? total / iters : 0;
     double lo, hi, sum;
     MPI_Allreduce(&avg, &lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);

@@ -34,8 +34,9 @@ Report::Report(const Options &opt, const Env &env, double group_create_us,
                 opt.oneoff ? "init+start+wait+free per call"
                            : "persistent: init once, start+wait per call");
     std::printf("# timing: OSU 7 (each iteration timed alone, a barrier "
-                "outside the timer; min/max/avg over ranks of each rank's "
-                "mean)\n");
+                "between iterations outside the timer, barriers back to back "
+                "as osu_barrier times them; min/max/avg over ranks of each "
+                "rank's mean)\n");
     std::printf("# group creation: %.1f us (slowest rank); First(us): the "
                 "first call, init included (slowest rank)\n",
                 group_create_us);
