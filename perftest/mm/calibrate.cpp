@@ -50,12 +50,17 @@ int run_calibrate(Options opts, bool incast, bool bcast)
     Collector got;
     opts.collect = &got;
     opts.quiet = true;
-    opts.seg_sizes = {4096, 16384, 32768}; // besides the default 8k
+    // Fragment sizes besides each transport's default: mm_incast's auto
+    // (8-64 KiB by group size), mm_bcast's 8 KiB.
+    const std::vector<std::size_t> incast_segs{4096, 8192, 16384, 32768};
+    const std::vector<std::size_t> bcast_segs{4096, 16384, 32768};
     int rc = 0;
     if (incast) {
+        opts.seg_sizes = incast_segs;
         rc |= bench_incast(opts);
     }
     if (bcast) {
+        opts.seg_sizes = bcast_segs;
         rc |= bench_bcast(opts);
     }
     if (rc != 0) {
@@ -98,8 +103,8 @@ int run_calibrate(Options opts, bool incast, bool bcast)
     for (const IncastPoint &p : got.incast) {
         incast_seg.push_back({p.bytes, p.auto_us, p.seg_us});
     }
-    const std::size_t seg = fit_seg(bcast_seg, opts.seg_sizes);
-    const std::size_t incast_seg_bytes = fit_seg(incast_seg, opts.seg_sizes);
+    const std::size_t seg = fit_seg(bcast_seg, bcast_segs);
+    const std::size_t incast_seg_bytes = fit_seg(incast_seg, incast_segs, 0);
     for (const BcastPoint &p : got.bcast) {
         const bool use_cma = p.cma_us > 0 && p.bytes >= cma;
         std::printf("# bcast    %2d %8zu  ring        %-11s %-11s %8.3f %8.3f "
@@ -115,15 +120,15 @@ int run_calibrate(Options opts, bool incast, bool bcast)
                     "%.3f",
                     p.n, p.bytes, p.ring_us);
         for (std::size_t i = 0; i < p.seg_us.size(); ++i) {
-            std::printf(", %zu %.3f", opts.seg_sizes[i], p.seg_us[i]);
+            std::printf(", %zu %.3f", bcast_segs[i], p.seg_us[i]);
         }
         std::printf("\n");
     }
     for (const IncastPoint &p : got.incast) {
-        std::printf("# %-8s %2d %8zu  auto by GROUP_SEG_SIZE (us): 8192 %.3f",
+        std::printf("# %-8s %2d %8zu  auto by GROUP_SEG_SIZE (us): auto %.3f",
                     kCollNames[p.coll], p.n, p.bytes, p.auto_us);
         for (std::size_t i = 0; i < p.seg_us.size(); ++i) {
-            std::printf(", %zu %.3f", opts.seg_sizes[i], p.seg_us[i]);
+            std::printf(", %zu %.3f", incast_segs[i], p.seg_us[i]);
         }
         std::printf("\n");
     }
@@ -144,8 +149,10 @@ int run_calibrate(Options opts, bool incast, bool bcast)
                     size_str(fit.pair_locked_min_bytes).c_str());
         std::printf("export UCX_MM_INCAST_AUTO_GATHER_BATCHED_MAX_GROUP=%u\n",
                     fit.gather_batched_max_group);
-        std::printf("export UCX_MM_INCAST_GROUP_SEG_SIZE=%zu\n",
-                    incast_seg_bytes);
+        std::printf("export UCX_MM_INCAST_GROUP_SEG_SIZE=%s\n",
+                    incast_seg_bytes == 0
+                        ? "auto"
+                        : std::to_string(incast_seg_bytes).c_str());
     }
     if (bcast) {
         std::printf("export UCX_MM_BCAST_CMA_THRESH=%s\n",

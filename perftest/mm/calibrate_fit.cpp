@@ -205,7 +205,7 @@ std::size_t fit_bcast(const std::vector<BcastPoint> &pts)
 }
 
 std::size_t fit_seg(const std::vector<SegPoint> &pts,
-                    const std::vector<std::size_t> &cands)
+                    const std::vector<std::size_t> &cands, std::size_t kept)
 {
     const auto us = [](const SegPoint &p, std::size_t c) {
         return c == 0 ? p.default_us
@@ -241,7 +241,7 @@ std::size_t fit_seg(const std::vector<SegPoint> &pts,
             cur = trial;
         }
     }
-    return pick == 0 ? kDefaultSegBytes : cands[pick - 1];
+    return pick == 0 ? kept : cands[pick - 1];
 }
 
 } // namespace ucg_mm_bench

@@ -33,7 +33,8 @@ AutoThresholds fit_incast(const std::vector<IncastPoint> &pts);
 /// size from which CMA beats the ring; SIZE_MAX where it never does.
 std::size_t fit_bcast(const std::vector<BcastPoint> &pts);
 
-/// Both transports' GROUP_SEG_SIZE default.
+/// mm_bcast's GROUP_SEG_SIZE default, and the smallest chunk of
+/// mm_incast's (auto: 8-64 KiB by group size, decision 0051).
 inline constexpr std::size_t kDefaultSegBytes = 8192;
 
 /// One point's path at the default fragment size and at each candidate.
@@ -46,8 +47,10 @@ struct SegPoint {
 /// UCX_MM_{BCAST,INCAST}_GROUP_SEG_SIZE: one fragment size for every
 /// message size, the candidate whose path is nearest the fastest
 /// candidate at each point, if it saves 5% per point where the fragment
-/// size matters (over the smaller of it and the default).
+/// size matters (over the smaller of it and kDefaultSegBytes); else
+/// `kept` (the default's value: mm_incast's auto is 0).
 std::size_t fit_seg(const std::vector<SegPoint> &pts,
-                    const std::vector<std::size_t> &cands);
+                    const std::vector<std::size_t> &cands,
+                    std::size_t kept = kDefaultSegBytes);
 
 } // namespace ucg_mm_bench

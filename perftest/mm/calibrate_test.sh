@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # calibrate_test.sh TOOL [ARG...]: `TOOL --calibrate ARG...` exits 0, every
-# line it prints is a `#` comment or `export UCX_MM_<NAME>=<bytes|inf|n>`,
+# line it prints is a `#` comment or `export UCX_MM_<NAME>=<bytes|inf|auto|n>`,
 # all ten settings are there once, and a shell takes the lines as they are.
 out=$("$@") || { echo "calibrate_test: exit status $?"; exit 1; }
 printf '%s\n' "$out"
-bad=$(printf '%s\n' "$out" | grep -Ev '^(#|export UCX_MM_[A-Z_]+=(inf|[0-9]+)$)')
+bad=$(printf '%s\n' "$out" | grep -Ev '^(#|export UCX_MM_[A-Z_]+=(inf|auto|[0-9]+)$)')
 if [ -n "$bad" ]; then
     echo "calibrate_test: unparseable lines: $bad"
     exit 1

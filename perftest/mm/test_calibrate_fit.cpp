@@ -80,6 +80,8 @@ TEST_CASE("GROUP_SEG_SIZE keeps its default within the noise", "[calibrate]")
         return s != 4096 ? 10.0 : b == 4096 ? 1.0 : b == 32768 ? 100.0 : 10.0;
     });
     CHECK(fit_seg(pts, kCands) == kDefaultSegBytes);
+    // mm_incast's default is auto (0): kept as such.
+    CHECK(fit_seg(pts, kCands, 0) == 0);
 }
 
 TEST_CASE("CMA_THRESH and MIN_ZCOPY: the size from which CMA wins, else none",

@@ -63,7 +63,7 @@ bool IncastGroup::put(Op &op) noexcept
             return false;
         }
         const std::size_t len = chunk_length(op, op.done);
-        const std::uint8_t *chunk = src + op.done * geo_.seg_bytes;
+        const std::uint8_t *chunk = src + op.done * op.chunk;
         bool ok;
         if (is_slot_mode(op.mode)) {
             ok = put_slot(op, pos, chunk, len);
@@ -249,7 +249,7 @@ bool IncastGroup::consume_slots(const Op &op, std::uint64_t pos,
                                 std::size_t len) noexcept
 {
     const std::uint32_t senders = cfg_.size - 1;
-    const std::size_t off = (pos - op.first) * geo_.seg_bytes;
+    const std::size_t off = (pos - op.first) * op.chunk;
     const bool gather = op.msg.coll == Coll::kGather;
     auto *out = static_cast<std::uint8_t *>(op.msg.buffer);
     // The root's operand, when it names one, first: dst = operand op ...
@@ -291,10 +291,10 @@ bool IncastGroup::consume_buffer(const Op &op, std::uint64_t pos,
                                  std::size_t len) noexcept
 {
     auto *dst = static_cast<std::uint8_t *>(op.msg.buffer) +
-                (pos - op.first) * geo_.seg_bytes;
+                (pos - op.first) * op.chunk;
     const auto *operand = static_cast<const std::uint8_t *>(op.msg.operand);
     if (operand != nullptr) {
-        operand += (pos - op.first) * geo_.seg_bytes;
+        operand += (pos - op.first) * op.chunk;
     }
     if (cfg_.size == 1 || len == 0) {
         if (operand != nullptr && len != 0) {

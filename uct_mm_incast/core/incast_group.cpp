@@ -86,11 +86,43 @@ std::uint32_t direct_bytes_of(const IncastGroupConfig &cfg) noexcept
 
 } // namespace
 
+std::uint32_t auto_seg_bytes(std::uint32_t members,
+                             std::uint32_t locked_min_group) noexcept
+{
+    if (members >= locked_min_group) {
+        return kAutoSegMin;
+    }
+    IncastGeometry geo;
+    geo.members = members;
+    for (geo.seg_bytes = kAutoSegMax; geo.seg_bytes > kAutoSegMin;
+         geo.seg_bytes /= 2) {
+        if (geo.element_bytes() * kAutoRingPositions <= kAutoRingBytes) {
+            break;
+        }
+    }
+    return geo.seg_bytes;
+}
+
+std::size_t message_chunk(uct_mm_common::Coll coll, std::size_t length,
+                          std::uint32_t seg_bytes) noexcept
+{
+    if (coll != uct_mm_common::Coll::kGather) {
+        return seg_bytes;
+    }
+    const std::size_t quarter =
+        align_up((length + 3) / 4, uct_mm_common::kCacheLine);
+    const std::size_t floor = std::min<std::size_t>(kAutoSegMin, seg_bytes);
+    return std::min<std::size_t>(seg_bytes, std::max(floor, quarter));
+}
+
 IncastGeometry geometry_of(const IncastGroupConfig &cfg) noexcept
 {
     IncastGeometry geo;
     geo.members = cfg.size;
-    geo.seg_bytes = cfg.seg_bytes;
+    geo.seg_bytes =
+        cfg.seg_bytes != 0
+            ? cfg.seg_bytes
+            : auto_seg_bytes(cfg.size, cfg.thresholds.locked_min_group);
     geo.elements = cfg.elements;
     if (geo.elements == 0) {
         const std::size_t fit = kAutoRingBytes / geo.element_bytes();
@@ -260,7 +292,8 @@ IncastGroup::limits_of(const IncastGroupConfig &cfg) noexcept
     l.max_outstanding = cfg.max_outstanding;
     l.max_length = cfg.max_length;
     // Half the ring, as mm_bcast: one message fills while the root drains.
-    l.seg_length = std::size_t{cfg.seg_bytes} * geometry_of(cfg).elements / 2;
+    const IncastGeometry geo = geometry_of(cfg);
+    l.seg_length = std::size_t{geo.seg_bytes} * geo.elements / 2;
     return l;
 }
 
@@ -302,7 +335,8 @@ void IncastGroup::start(Op &op) noexcept
 {
     const std::size_t len = op.msg.length;
     op.mode = message_mode(op.msg, cfg_.size, mode_, thresholds_);
-    op.nelem = len == 0 ? 1 : (len - 1) / geo_.seg_bytes + 1;
+    op.chunk = message_chunk(op.msg.coll, len, geo_.seg_bytes);
+    op.nelem = len == 0 ? 1 : (len - 1) / op.chunk + 1;
     op.first = next_pos_;
     next_pos_ += op.nelem;
     op.check = message_check(op.msg, next_msg_++);
@@ -315,8 +349,8 @@ void IncastGroup::start(Op &op) noexcept
 std::size_t IncastGroup::chunk_length(const Op &op,
                                       std::uint64_t c) const noexcept
 {
-    const std::size_t left = op.msg.length - c * geo_.seg_bytes;
-    return left < geo_.seg_bytes ? left : geo_.seg_bytes;
+    const std::size_t left = op.msg.length - c * op.chunk;
+    return left < op.chunk ? left : op.chunk;
 }
 
 // A sender may write position pos once every other member is done with

@@ -27,7 +27,8 @@ struct IncastGroupConfig {
     std::uint32_t member = 0; ///< this member's index
     std::uint32_t size = 1;   ///< members
     /// Member 0's constants, used by every member: ring elements (0: as
-    /// many as fit kAutoRingBytes, 8..256), chunk bytes, configured mode.
+    /// many as fit kAutoRingBytes, 8..256), chunk bytes (0:
+    /// auto_seg_bytes), configured mode.
     std::uint32_t elements = 0;
     std::uint32_t seg_bytes = 8192;
     uct_mm_incast_mode_t mode = UCT_MM_INCAST_MODE_AUTO;
@@ -54,7 +55,36 @@ struct IncastGroupConfig {
 /// 0.9-1.5x p2p; spread over 4 MiB: 0.3-0.9x, perftest/mm/RESULTS.md).
 inline constexpr std::size_t kAutoRingBytes = std::size_t{4} << 20;
 
-/// The geometry of a configuration (elements resolved).
+/// Chunk bytes where the configuration leaves them to the transport
+/// (seg_bytes 0, GROUP_SEG_SIZE=auto): in a group smaller than
+/// `locked_min_group` (whose reductions run in slots, not LOCKED), the
+/// largest power of two from kAutoSegMin to kAutoSegMax whose elements
+/// fit kAutoRingPositions times in kAutoRingBytes; else kAutoSegMin.
+/// Each position costs a handoff of cache lines between sender and root,
+/// so fewer, larger chunks move a large message faster (np=2 reduce 4 MiB
+/// 236 us in 64 KiB chunks against 399 in 8 KiB); the ring still holds a
+/// message per post in flight (the default MAX_OUTSTANDING). LOCKED
+/// senders queue for each element's lock, and fewer elements measured no
+/// better (decision 0051).
+inline constexpr std::uint32_t kAutoSegMin = 8192;
+inline constexpr std::uint32_t kAutoSegMax = 65536;
+inline constexpr std::uint32_t kAutoRingPositions = 16;
+std::uint32_t auto_seg_bytes(std::uint32_t members,
+                             std::uint32_t locked_min_group) noexcept;
+
+/// The bytes of each chunk (but the last) of a message of `length` in a
+/// ring of `seg_bytes` chunks, alike on every member. A reduction takes
+/// whole chunks: its callers pipeline segments of their own, and every
+/// position costs a handoff (np=2 reduce 512 KiB-4 MiB 0.58-0.77x Open
+/// MPI in 64 KiB chunks against 0.91-1.03 in 8 KiB ones). A gather takes
+/// at most a quarter of its message, not below kAutoSegMin: its root
+/// copies chunks out while the senders copy the next in, where a gather
+/// is one post (np=2 gather 16-64 KiB 2.0-8.6 us in one 64 KiB chunk,
+/// 1.5-5.6 in 8 KiB ones).
+std::size_t message_chunk(uct_mm_common::Coll coll, std::size_t length,
+                          std::uint32_t seg_bytes) noexcept;
+
+/// The geometry of a configuration (elements and chunk bytes resolved).
 IncastGeometry geometry_of(const IncastGroupConfig &cfg) noexcept;
 
 class IncastGroup final : public uct_mm_common::GroupCore {
@@ -97,6 +127,7 @@ class IncastGroup final : public uct_mm_common::GroupCore {
         uct_mm_incast_mode_t mode = UCT_MM_INCAST_MODE_AUTO;
         std::uint64_t first = 0; ///< position of chunk 0
         std::uint64_t nelem = 0; ///< positions (chunks)
+        std::size_t chunk = 0;   ///< bytes of every chunk but the last
         std::uint64_t done = 0;  ///< chunks written / consumed
         std::uint32_t check = 0; ///< what slots and lines must carry
         std::uint32_t seen = 0;  ///< root, CENTRALIZED: senders seen at done

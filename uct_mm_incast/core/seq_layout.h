@@ -19,8 +19,9 @@
 //
 // Every member posts the group's messages in one order, so it knows where
 // each sits: message k of length L takes nelem(L) = max(1, ceil(L /
-// seg_bytes)) consecutive positions, position p uses element p % elements,
-// and chunk c of every sender's bytes goes to the c-th position. A sender
+// chunk(L))) consecutive positions (chunk: message_chunk, at most
+// seg_bytes), position p uses element p % elements, and chunk c of every
+// sender's bytes goes to the c-th position. A sender
 // may write position p once every other member's cursor is past p -
 // elements (flow control, as mm_bcast: the root of p - elements has
 // consumed it); the root consumes position p (copies or reduces every

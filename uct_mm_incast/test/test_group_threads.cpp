@@ -95,6 +95,108 @@ TEST_CASE("incast threads: group sizes 1 to 8, auto mode",
     });
 }
 
+TEST_CASE("incast geometry: auto chunk bytes are the largest from 8 to 64 "
+          "KiB whose ring holds 16 positions in 4 MiB, 8 KiB where "
+          "reductions lock",
+          "[mm][incast]")
+{
+    using uct_mm_incast::auto_seg_bytes;
+    // The default thresholds lock reductions from 4 members.
+    CHECK(auto_seg_bytes(2, 4) == 65536);
+    CHECK(auto_seg_bytes(3, 4) == 32768);
+    CHECK(auto_seg_bytes(4, 4) == 8192);
+    CHECK(auto_seg_bytes(8, 4) == 8192);
+    // Thresholds that lock later leave larger groups larger chunks.
+    CHECK(auto_seg_bytes(4, 256) == 32768);
+    CHECK(auto_seg_bytes(8, 256) == 16384);
+    CHECK(auto_seg_bytes(16, 256) == 8192);
+    CHECK(auto_seg_bytes(200, 256) == 8192); // the smallest, past the budget
+    for (unsigned n = 2; n <= 16; ++n) {
+        IncastGroupConfig c;
+        c.size = n;
+        c.elements = 0;
+        c.seg_bytes = 0; // GROUP_SEG_SIZE=auto
+        c.thresholds.locked_min_group = 256;
+        const auto geo = uct_mm_incast::geometry_of(c);
+        INFO(n << " members");
+        CHECK(geo.seg_bytes == auto_seg_bytes(n, 256));
+        CHECK(geo.elements >= uct_mm_incast::kAutoRingPositions);
+        CHECK(geo.region_bytes() <= uct_mm_incast::kAutoRingBytes);
+        // Twice the chunk would not leave the ring its positions.
+        IncastGroupConfig twice = c;
+        twice.seg_bytes = 2 * geo.seg_bytes;
+        CHECK((geo.seg_bytes == uct_mm_incast::kAutoSegMax ||
+               uct_mm_incast::geometry_of(twice).elements <
+                   uct_mm_incast::kAutoRingPositions));
+        c.thresholds.locked_min_group = n;
+        CHECK(uct_mm_incast::geometry_of(c).seg_bytes == 8192);
+    }
+}
+
+TEST_CASE("incast chunks: a reduction's are the ring's, a gather's a "
+          "quarter of the message within 8 KiB and the ring's",
+          "[mm][incast]")
+{
+    using uct_mm_incast::message_chunk;
+    for (std::size_t len : {0, 8, 4096, 65536, 1 << 20}) {
+        CHECK(message_chunk(Coll::kReduce, len, 65536) == 65536);
+    }
+    CHECK(message_chunk(Coll::kGather, 8, 65536) == 8192);
+    CHECK(message_chunk(Coll::kGather, 16384, 65536) == 8192);
+    CHECK(message_chunk(Coll::kGather, 65536, 65536) == 16384);
+    // A quarter rounds up to whole cache lines.
+    CHECK(message_chunk(Coll::kGather, 65537, 65536) == 16448);
+    CHECK(message_chunk(Coll::kGather, 1 << 20, 65536) == 65536);
+    // The ring's chunk bounds the quarter.
+    CHECK(message_chunk(Coll::kGather, 65536, 4096) == 4096);
+}
+
+TEST_CASE("incast threads: chunks of 32-64 KiB, messages of several",
+          "[mm][incast][threads]")
+{
+    // Member 0's chunk bytes are every member's: the others configure 8
+    // KiB and must follow its chunks (reductions whole, gathers in
+    // quarters). Auto at 2 and 3 members (64 and 32 KiB, reductions in
+    // slots); 32 KiB set at 4 members whose reductions lock from 3.
+    const unsigned n = GENERATE(2u, 3u, 4u);
+    IncastGroupConfig zero;
+    zero.size = n;
+    zero.elements = 0;
+    zero.seg_bytes = n == 4 ? 32768 : 0;
+    zero.thresholds.locked_min_group = n == 4 ? 3 : 4;
+    ucg_test::SharedMapping mem(uct_mm_common::link_segment_bytes(
+        n, uct_mm_incast::geometry_of(zero).region_bytes()));
+    std::vector<Spec> script;
+    for (std::size_t count : {std::size_t{1}, std::size_t{16384},
+                              std::size_t{16385}, std::size_t{70000}}) {
+        Spec s;
+        s.count = count; // doubles: 8 B to 560 KB, up to 18 chunks
+        s.dtype = UCG_DTYPE_DOUBLE;
+        s.root = static_cast<std::uint32_t>(count % n);
+        script.push_back(s);
+        s.coll = Coll::kGather;
+        script.push_back(s);
+    }
+    std::vector<uct_mm_incast_mode_t> modes(n);
+    ucg_test::run_thread_ranks(static_cast<int>(n), [&](int rank) {
+        IncastGroupConfig c =
+            config(mem.data(), mem.size(), rank, n, UCT_MM_INCAST_MODE_AUTO);
+        c.elements = 0;
+        c.seg_bytes = rank == 0 ? zero.seg_bytes : 8192;
+        c.thresholds = zero.thresholds;
+        auto g = open_group(c);
+        run_script(*g, static_cast<uint32_t>(rank), n, script);
+        Message m;
+        m.coll = Coll::kReduce;
+        m.dtype = UCG_DTYPE_DOUBLE;
+        m.length = 131072;
+        modes[static_cast<std::size_t>(rank)] = g->mode_of(m);
+    });
+    for (auto mode : modes) {
+        CHECK((n == 4) == (mode == UCT_MM_INCAST_MODE_LOCKED));
+    }
+}
+
 namespace {
 
 // Each member's mode of an int32 reduction of `reduce_bytes` and of a

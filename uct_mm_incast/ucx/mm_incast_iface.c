@@ -8,6 +8,7 @@
 #include <uct_mm_incast.h>
 
 #include <ucs/arch/cpu.h>
+#include <ucs/sys/string.h>
 
 #include <string.h>
 #include <unistd.h>
@@ -88,9 +89,12 @@ ucs_config_field_t uct_mm_incast_iface_config_table[] = {
      ucs_offsetof(uct_mm_incast_iface_config_t, stream_thresh),
      UCS_CONFIG_TYPE_MEMUNITS},
 
-    {"GROUP_SEG_SIZE", "8k",
+    {"GROUP_SEG_SIZE", "auto",
      "Chunk bytes of one member in a group ring element (a multiple of\n"
-     "64): longer messages take consecutive elements. Member 0's is used",
+     "64): longer messages take consecutive elements. auto: the largest\n"
+     "power of two from 8k to 64k whose elements fit 16 times in 4 MiB\n"
+     "(64k for 2 members, 32k for 3-4, 16k for 5-8, 8k for more). Member\n"
+     "0's is used",
      ucs_offsetof(uct_mm_incast_iface_config_t, group_seg_size),
      UCS_CONFIG_TYPE_MEMUNITS},
 
@@ -360,8 +364,9 @@ static UCS_CLASS_INIT_FUNC(uct_mm_incast_iface_t, uct_md_h md,
     }
     if ((config->max_group_size < 1) || (config->max_group_size > 256) ||
         (config->max_outstanding < 1) || (config->group_ring_size > 65536) ||
-        (config->group_seg_size < 64) || (config->group_seg_size % 64 != 0) ||
-        (config->group_seg_size > (1u << 24))) {
+        ((config->group_seg_size != UCS_MEMUNITS_AUTO) &&
+         ((config->group_seg_size < 64) || (config->group_seg_size % 64 != 0) ||
+          (config->group_seg_size > (1u << 24))))) {
         ucs_error("mm_incast: UCX_MM_INCAST_MAX_GROUP_SIZE=%u (1..256), "
                   "MAX_OUTSTANDING=%u (>= 1), GROUP_RING_SIZE=%u (0..65536) "
                   "or GROUP_SEG_SIZE=%zu (a multiple of 64 up to 16M) out of "
@@ -408,7 +413,10 @@ static UCS_CLASS_INIT_FUNC(uct_mm_incast_iface_t, uct_md_h md,
     self->group.max_group_size = config->max_group_size;
     self->group.max_outstanding = config->max_outstanding;
     self->group.ring_size = config->group_ring_size;
-    self->group.seg_size = config->group_seg_size;
+    /* 0: the group's size decides (auto_seg_bytes) */
+    self->group.seg_size = (config->group_seg_size == UCS_MEMUNITS_AUTO)
+                               ? 0
+                               : config->group_seg_size;
     self->group.stream_thresh = config->stream_thresh;
     self->group.timeout = config->timeout;
     self->group.attach_timeout = config->attach_timeout;
