@@ -34,8 +34,7 @@ struct Trace {
         s.check = [this](int i) { log += "k" + std::to_string(i); };
         s.call = [this] {
             log += "c";
-            return calls++ == fail_at && !fail_sync ? UCS_ERR_IO_ERROR
-                                                    : UCS_OK;
+            return calls++ == fail_at && !fail_sync ? UCS_ERR_IO_ERROR : UCS_OK;
         };
         s.sync = [this] {
             log += "s";
