@@ -15,13 +15,6 @@ namespace ucg::perftest {
 
 namespace {
 
-double now_us()
-{
-    using namespace std::chrono;
-    return duration<double, std::micro>(steady_clock::now().time_since_epoch())
-        .count();
-}
-
 // Every rank's value of x; the min, max and mean over ranks.
 struct OverRanks {
     double min, max, mean;

@@ -1,20 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "timed_loop.h"
 
-#include <chrono>
-
 namespace ucg::perftest {
-
-namespace {
-
-double now_us()
-{
-    using namespace std::chrono;
-    return duration<double, std::micro>(steady_clock::now().time_since_epoch())
-        .count();
-}
-
-} // namespace
 
 bool sync_between(ucg_coll_type_t coll)
 {

@@ -5,9 +5,18 @@
 
 #include <ucg/ucg.h>
 
+#include <chrono>
 #include <functional>
 
 namespace ucg::perftest {
+
+/// Microseconds on the steady clock (the clock that times the rows).
+inline double now_us()
+{
+    using namespace std::chrono;
+    return duration<double, std::micro>(steady_clock::now().time_since_epoch())
+        .count();
+}
 
 /// One iteration's parts. `prepare` and `check` (validation: fill the
 /// inputs, compare the outputs) run outside the timer, `call` inside it,
