@@ -7,7 +7,6 @@
 #include "timed_loop.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <numeric>
 

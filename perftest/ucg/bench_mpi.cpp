@@ -124,13 +124,12 @@ ucs_status_t bench_mpi(const Env &env, const Options &opt, ucg_coll_type_t coll,
     if (st != UCS_OK) {
         return st;
     }
-    const double total = times.total_us, first = times.first_us;
-    const double avg = iters > 0 ? total / iters : 0;
+    const double avg = iters > 0 ? times.total_us / iters : 0;
     double lo, hi, sum;
     MPI_Allreduce(&avg, &lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(&avg, &hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(&avg, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Allreduce(&first, &out->first_us, 1, MPI_DOUBLE, MPI_MAX,
+    MPI_Allreduce(&times.first_us, &out->first_us, 1, MPI_DOUBLE, MPI_MAX,
                   MPI_COMM_WORLD);
     MPI_Allreduce(&errors, &out->errors, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     out->avg_us = sum / env.size;
