@@ -91,10 +91,10 @@ ucs_config_field_t uct_mm_incast_iface_config_table[] = {
 
     {"GROUP_SEG_SIZE", "auto",
      "Chunk bytes of one member in a group ring element (a multiple of\n"
-     "64): longer messages take consecutive elements. auto: the largest\n"
-     "power of two from 8k to 64k whose elements fit 16 times in 4 MiB\n"
-     "(64k for 2 members, 32k for 3-4, 16k for 5-8, 8k for more). Member\n"
-     "0's is used",
+     "64): longer messages take consecutive elements. auto: in a group\n"
+     "smaller than AUTO_LOCKED_MIN_GROUP, the largest power of two from 8k\n"
+     "to 64k whose elements fit 16 times in 4 MiB (64k for 2 members, 32k\n"
+     "for 3); 8k in a group that large. Member 0's is used",
      ucs_offsetof(uct_mm_incast_iface_config_t, group_seg_size),
      UCS_CONFIG_TYPE_MEMUNITS},
 
