@@ -224,25 +224,29 @@ TEST_CASE("chosen within 10% of the best, predicted within 25%: 16 hosts of "
 // link (rack switch or top) where the costs follow messages, else the
 // mean of host 0's links to the others. One case per size: the three took
 // over ctest's 60 s in one case under ASan on a loaded CI machine.
+namespace {
+const char *const kRacksRandom = "racks=2,nodes=4,ppn=8,order=random,seed=1";
+} // namespace
+
 TEST_CASE("chosen within 10% of the best, predicted within 25%: racks of "
           "hosts in random order, 8 B",
           "[accuracy]")
 {
-    sweep("racks=2,nodes=4,ppn=8,order=random,seed=1", {8});
+    sweep(kRacksRandom, {8});
 }
 
 TEST_CASE("chosen within 10% of the best, predicted within 25%: racks of "
           "hosts in random order, 64 KiB",
           "[accuracy]")
 {
-    sweep("racks=2,nodes=4,ppn=8,order=random,seed=1", {64 << 10});
+    sweep(kRacksRandom, {64 << 10});
 }
 
 TEST_CASE("chosen within 10% of the best, predicted within 25%: racks of "
           "hosts in random order, 1 MiB",
           "[accuracy]")
 {
-    sweep("racks=2,nodes=4,ppn=8,order=random,seed=1", {1 << 20});
+    sweep(kRacksRandom, {1 << 20});
 }
 
 TEST_CASE("the order-preserving reduce is priced for its root", "[accuracy]")
