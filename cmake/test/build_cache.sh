@@ -6,12 +6,19 @@
 set -euo pipefail
 build=$1 source=$2
 rules=$build/CMakeFiles/rules.ninja
-if ! command -v ccache >/dev/null; then
-    echo "build_cache: skipped: ccache is not installed"
+cache=$build/CMakeCache.txt
+# The ccache this build found (cmake/UcgCcache.cmake), not the one on PATH.
+ccache=$(sed -n 's/^UCG_CCACHE_PROGRAM:FILEPATH=//p' "$cache")
+if grep -q '^UCG_CCACHE:BOOL=OFF$' "$cache"; then
+    echo "build_cache: skipped: configured with UCG_CCACHE=OFF"
     exit 77
 fi
-if grep -q '^UCG_CCACHE:BOOL=OFF$' "$build/CMakeCache.txt"; then
-    echo "build_cache: skipped: configured with UCG_CCACHE=OFF"
+if grep -q '^CMAKE_CXX_COMPILER_LAUNCHER:[A-Z]*=.' "$cache"; then
+    echo "build_cache: skipped: the user set CMAKE_CXX_COMPILER_LAUNCHER"
+    exit 77
+fi
+if [ -z "$ccache" ] || [ "${ccache%-NOTFOUND}" != "$ccache" ]; then
+    echo "build_cache: skipped: ccache is not installed"
     exit 77
 fi
 if [ ! -f "$rules" ]; then
@@ -19,7 +26,7 @@ if [ ! -f "$rules" ]; then
     exit 77
 fi
 # Every C and C++ compile rule (Ninja's rules.ninja) starts with the launcher.
-launcher="env CCACHE_BASEDIR=$source CCACHE_NOHASHDIR=1 $(command -v ccache)"
+launcher="env CCACHE_BASEDIR=$source CCACHE_NOHASHDIR=1 $ccache"
 compiles=$(grep -c '^ *command = .* -o \$out -c \$in' "$rules" || true)
 launched=$(grep -c "^ *command = $launcher .* -o \\\$out -c \\\$in" \
     "$rules" || true)
