@@ -386,6 +386,7 @@ ucs_status_t context_create(const ucg_context_params_t *params,
             log_error("ucg_context_create: UCP: %s", ucs_status_string(st));
             return st;
         }
+        ctx->socket_rndv = !ctx->rdma && !user_sets_rndv_thresh(environ);
     }
     find_one_to_many(ctx.get());
     find_shm_short(ctx.get());

@@ -762,16 +762,20 @@ ucs_status_t group_create(ucg_context_h ctx, const ucg_group_params_t *p,
     }
     // One copy between members of this machine that both may read peers
     // (alike on both sides of every message).
+    // Members of other machines over sockets where UCG's own context set
+    // the rendezvous threshold: messages in pieces go from one copy.
     std::vector<bool> near(static_cast<std::size_t>(g->size));
+    std::vector<bool> socket(near.size());
     const bool me_cma =
         g->hello[static_cast<std::size_t>(g->rank)].flags & kHelloCma;
     for (std::size_t r = 0; r < near.size(); ++r) {
-        near[r] = me_cma && (g->hello[r].flags & kHelloCma) &&
-                  on_my_machine(g.get(), g->hello[r]);
+        const bool mine = on_my_machine(g.get(), g->hello[r]);
+        near[r] = me_cma && (g->hello[r].flags & kHelloCma) && mine;
+        socket[r] = ctx->socket_rndv && !mine;
     }
-    g->fabric = std::make_unique<UcpFabric>(ctx->worker, g->rank, &g->eps,
-                                            eager_peers(g.get()), near,
-                                            ctx->cma_thresh, &g->cma);
+    g->fabric = std::make_unique<UcpFabric>(
+        ctx->worker, g->rank, &g->eps, eager_peers(g.get()), near,
+        ctx->cma_thresh, &g->cma, socket, &g->stage);
     ctx->groups.push_back(g.get());
     *group_p = g.release();
     return UCS_OK;

@@ -269,6 +269,10 @@ struct ucg_context {
     std::map<std::string, ucg::rt::HostProbe> host_probes;
     /// UCX found a device of an RDMA network (ucp_settings.h), once.
     bool rdma = true;
+    /// UCG's own context asked UCP for kSocketRndvBytes over sockets
+    /// (no RDMA device, no threshold of the user's): a socket peer's
+    /// messages in pieces go out from one copy (stage_contiguous).
+    bool socket_rndv = false;
     /// UCP's event fd (UCP_FEATURE_WAKEUP, our own context only; -1
     /// none): oversubscribed, a wait whose collectives wait only for
     /// point-to-point messages, one from another host, sleeps on it after
@@ -330,7 +334,8 @@ struct ucg_group {
     std::map<std::vector<int>, std::unique_ptr<ucg::rt::McastChannel>>
         mcast_chs;
     std::unique_ptr<ucg::rt::UcpFabric> fabric;
-    ucg::rt::CmaState cma; ///< the fabric's one-copy counters and reader
+    ucg::rt::CmaState cma;     ///< the fabric's one-copy counters and reader
+    ucg::rt::StageState stage; ///< the fabric's contiguous copies
     /// Plans by key, with what to call them (the levels' shapes shown)
     /// and the cost model's prediction of their time (ns).
     struct PlanEntry {

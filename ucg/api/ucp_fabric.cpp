@@ -347,10 +347,11 @@ UcpFabric::UcpFabric(ucp_worker_h worker, int rank,
                      const std::vector<ucp_ep_h> *eps,
                      const std::vector<bool> &eager,
                      const std::vector<bool> &near, std::uint64_t cma_thresh,
-                     CmaState *cma)
+                     CmaState *cma, const std::vector<bool> &socket,
+                     StageState *stage)
     : worker_(worker), rank_(rank), eps_(eps), near_(near),
       cma_broken_(near.size(), false), cma_thresh_(cma_thresh), pid_(getpid()),
-      pid_ns_(pid_namespace()), cma_(cma)
+      pid_ns_(pid_namespace()), cma_(cma), socket_(socket), stage_(stage)
 {
     const std::uint32_t attr =
         UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
@@ -374,6 +375,10 @@ ucs_status_t UcpFabric::send(int peer, std::uint64_t tag, const exec::Iov *iov,
     if (one_copy(peer, iov, iovcnt)) {
         return cma_send(peer, tag, iov, iovcnt, c);
     }
+    if (stage_contiguous(socket_[static_cast<std::size_t>(peer)], iovcnt,
+                         total_bytes(iov, iovcnt))) {
+        return staged_send(peer, tag, iov, iovcnt, c);
+    }
     ucp_request_param_t p;
     p.op_attr_mask = send_attr_[static_cast<std::size_t>(peer)];
     p.cb.send = send_done;
@@ -383,6 +388,72 @@ ucs_status_t UcpFabric::send(int peer, std::uint64_t tag, const exec::Iov *iov,
     describe(iov, iovcnt, &p, &buf, &count);
     return posted(c, ucp_tag_send_nbx((*eps_)[static_cast<std::size_t>(peer)],
                                       buf, count, tag, &p));
+}
+
+struct UcpFabric::StagedSlot {
+    void *req;
+    UcpFabric *fabric;
+    std::uint32_t buffer; ///< its index in staging_
+};
+static_assert(sizeof(UcpFabric::StagedSlot) <= sizeof(Completion::priv));
+static_assert(offsetof(UcpFabric::StagedSlot, req) == 0);
+
+namespace {
+
+void staged_send_done(void *req, ucs_status_t status, void *user_data)
+{
+    auto *c = static_cast<Completion *>(user_data);
+    const auto *s =
+        std::launder(reinterpret_cast<UcpFabric::StagedSlot *>(c->priv));
+    s->fabric->unstage(s->buffer);
+    send_done(req, status, user_data);
+}
+
+} // namespace
+
+// The pieces copied into a free buffer (one that holds them, else one
+// grown, else a new one) and sent from there as one contiguous message.
+ucs_status_t UcpFabric::staged_send(int peer, std::uint64_t tag,
+                                    const exec::Iov *iov, unsigned iovcnt,
+                                    Completion *c)
+{
+    const std::size_t bytes = total_bytes(iov, iovcnt);
+    std::size_t pick = staging_.size();
+    for (std::size_t i = 0; i < staging_.size(); ++i) {
+        if (!staging_[i].busy &&
+            (pick == staging_.size() || staging_[i].capacity >= bytes)) {
+            pick = i;
+        }
+    }
+    if (pick == staging_.size()) {
+        staging_.emplace_back();
+    }
+    Staging &b = staging_[pick];
+    if (b.capacity < bytes) {
+        b.bytes = std::make_unique_for_overwrite<std::byte[]>(bytes);
+        b.capacity = bytes;
+    }
+    std::byte *to = b.bytes.get();
+    for (unsigned i = 0; i < iovcnt; ++i) {
+        std::memcpy(to, iov[i].base, iov[i].length);
+        to += iov[i].length;
+    }
+    ++stage_->sends;
+    stage_->bytes += bytes;
+    b.busy = true;
+    new (c->priv) StagedSlot{nullptr, this, static_cast<std::uint32_t>(pick)};
+    ucp_request_param_t p;
+    p.op_attr_mask =
+        send_attr_[static_cast<std::size_t>(peer)] | UCP_OP_ATTR_FIELD_DATATYPE;
+    p.cb.send = staged_send_done;
+    p.user_data = c;
+    p.datatype = ucp_dt_make_contig(1);
+    void *req = ucp_tag_send_nbx((*eps_)[static_cast<std::size_t>(peer)],
+                                 b.bytes.get(), bytes, tag, &p);
+    if (req == nullptr || UCS_PTR_IS_ERR(req)) {
+        b.busy = false; // done inline, or never posted
+    }
+    return posted(c, req);
 }
 
 ucs_status_t UcpFabric::recv(int peer, std::uint64_t tag, const exec::Iov *iov,

@@ -14,6 +14,10 @@
 // sender sends the bytes as a tagged message; the sender then says "the data
 // follows" in its later descriptors to that rank, as it does for a message of
 // more than kCmaMaxIov pieces.
+//
+// A message in pieces to a peer over a socket, from UCP's rendezvous size,
+// goes out from one contiguous copy (stage_contiguous, decision 0053): the
+// fabric keeps a buffer per send in flight and reuses it.
 #pragma once
 
 #include "exec/engine.h"
@@ -23,7 +27,9 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace ucg::rt {
@@ -50,6 +56,13 @@ struct CmaState {
     std::uint64_t forwarded = 0;  ///< descriptors saying "the data follows"
 };
 
+/// The contiguous copies of messages in pieces (stage_contiguous), kept by
+/// the group for tests and tools.
+struct StageState {
+    std::uint64_t sends = 0; ///< messages sent from a contiguous copy
+    std::uint64_t bytes = 0; ///< their bytes
+};
+
 class UcpFabric : public exec::Fabric {
   public:
     /// `rank`: this member's rank in the group; `eps[r]`: the endpoint to
@@ -58,10 +71,14 @@ class UcpFabric : public exec::Fabric {
     /// below its RNDV_SEND_NBR_THRESH, decision 0021); `near[r]`: rank r
     /// runs on this machine, so messages of at least `cma_thresh` bytes
     /// (0: none) take the one-copy path (every member must use the same
-    /// threshold), counted in `*cma` (which outlives the fabric).
+    /// threshold), counted in `*cma` (which outlives the fabric);
+    /// `socket[r]`: rank r is reached over a socket with UCG's own
+    /// rendezvous threshold, so messages in pieces go out from one copy
+    /// (stage_contiguous), counted in `*stage` (which outlives the fabric).
     UcpFabric(ucp_worker_h worker, int rank, const std::vector<ucp_ep_h> *eps,
               const std::vector<bool> &eager, const std::vector<bool> &near,
-              std::uint64_t cma_thresh, CmaState *cma);
+              std::uint64_t cma_thresh, CmaState *cma,
+              const std::vector<bool> &socket, StageState *stage);
 
     ucs_status_t send(int peer, std::uint64_t tag, const exec::Iov *iov,
                       unsigned iovcnt, exec::Completion *c) override;
@@ -75,6 +92,9 @@ class UcpFabric : public exec::Fabric {
 
     // The one-copy steps (ucp_fabric.cpp's callbacks call them).
     struct CmaSlot;
+    // A contiguous copy's send (ucp_fabric.cpp's callback frees its buffer).
+    struct StagedSlot;
+    void unstage(std::uint32_t buffer) { staging_[buffer].busy = false; }
     void cma_on_desc(exec::Completion *c, std::size_t length);
     void cma_on_ack(exec::Completion *c, std::size_t length);
     void cma_send_data(exec::Completion *c);
@@ -88,6 +108,8 @@ class UcpFabric : public exec::Fabric {
     void cma_send_own(exec::Completion *c, const void *buf, std::size_t len,
                       std::uint64_t tag);
     static void cma_posted(CmaSlot *s, void *req);
+    ucs_status_t staged_send(int peer, std::uint64_t tag, const exec::Iov *iov,
+                             unsigned iovcnt, exec::Completion *c);
     /// Reads a descriptor's pieces into the slot's buffers; false on failure.
     bool cma_read(CmaSlot *s, int peer);
 
@@ -101,6 +123,15 @@ class UcpFabric : public exec::Fabric {
     pid_t pid_;
     std::uint64_t pid_ns_; ///< this process's pid namespace (0: unknown)
     CmaState *cma_;
+    /// A buffer for one contiguous copy; busy while its send is in flight.
+    struct Staging {
+        std::unique_ptr<std::byte[]> bytes;
+        std::size_t capacity = 0;
+        bool busy = false;
+    };
+    std::vector<bool> socket_;
+    std::vector<Staging> staging_;
+    StageState *stage_;
     bool warned_ = false;
     std::vector<exec::Completion *> cancel_tmp_;
 };

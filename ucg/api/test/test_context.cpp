@@ -16,12 +16,18 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <sched.h>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
 using ucg::rt::host_bcast_reads;
 using ucg::rt::tls_may_open;
 using ucg::rt::user_sets_fifo_elem;
 using ucg::rt::user_sets_rndv;
+using ucg::test::ref_case;
+using ucg::test::RefCase;
 
 TEST_CASE("UCP may open a transport unless UCX_TLS leaves it out",
           "[ucg][context]")
@@ -265,6 +271,72 @@ TEST_CASE("with no RDMA network, a message below 4 MiB goes out eagerly "
     // A rendezvous cannot complete before the receive: no wait is short.
     CHECK_FALSE(ucg::test::root_done_alone(
         std::size_t{4} << 20, std::chrono::milliseconds(300), tune));
+}
+
+namespace {
+
+// Whether this process may enter a UTS namespace of its own (a child
+// tries), so forked ranks can pose as machines by their host names.
+bool can_unshare_uts()
+{
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        _exit(unshare(CLONE_NEWUTS) == 0 ? 0 : 1);
+    }
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+} // namespace
+
+TEST_CASE("with no RDMA network, a message in pieces of 4 MiB or more to "
+          "another machine goes out from one contiguous copy, smaller or "
+          "nearer ones as they are",
+          "[ucg][context][fork]")
+{
+    using ucg::rt::kSocketRndvBytes;
+    using ucg::rt::stage_contiguous;
+    CHECK(stage_contiguous(true, 2, kSocketRndvBytes));
+    CHECK_FALSE(stage_contiguous(true, 1, kSocketRndvBytes));
+    CHECK_FALSE(stage_contiguous(true, 2, kSocketRndvBytes - 1));
+    CHECK_FALSE(stage_contiguous(false, 2, kSocketRndvBytes));
+    if (ucg::rt::user_sets_rndv_thresh(environ) ||
+        ucg::rt::rdma_device_found()) {
+        UCG_SKIP("a rendezvous threshold set, or an RDMA device (then "
+                 "UCP's own threshold and iov path stand)");
+    }
+    if (!can_unshare_uts()) {
+        UCG_SKIP("no UTS namespace (needs CAP_SYS_ADMIN): ranks cannot "
+                 "pose as machines");
+    }
+    // Two hosts of two ranks; the hierarchical alltoall's two leaders
+    // (ranks 0 and 1) send each other the 4 blocks their ranks exchange,
+    // from scratch in 4 pieces.
+    ucg::test::run_ranks(
+        4, 2,
+        [](ucg_group_h g, int rank) {
+            const std::size_t mib = std::size_t{1} << 20;
+            RefCase near = ref_case(UCG_COLL_ALLTOALL, 4, rank, mib);
+            ucg::test::run_case(g, near, 1);
+            UCG_CHECK(g->stage.sends == 0); // one machine
+            // The ranks of each posed host now name another machine.
+            REQUIRE(unshare(CLONE_NEWUTS) == 0);
+            const std::string name = "ucg-stage-" + std::to_string(rank % 2);
+            REQUIRE(sethostname(name.c_str(), name.size()) == 0);
+            ucg_group_h far = nullptr;
+            UCG_CHECK(ucg::test::second_group(g, rank, 4, &far) == UCS_OK);
+            RefCase small = ref_case(UCG_COLL_ALLTOALL, 4, rank, mib / 4);
+            ucg::test::run_case(far, small, 1);
+            UCG_CHECK(far->stage.sends == 0); // 1 MiB
+            RefCase big = ref_case(UCG_COLL_ALLTOALL, 4, rank, mib);
+            ucg::test::run_case(far, big, 2);
+            UCG_CHECK(far->stage.sends == (rank < 2 ? 2u : 0u));
+            UCG_CHECK(far->stage.bytes == (rank < 2 ? 8 * mib : 0));
+            ucg_group_destroy(far);
+        },
+        120, "alltoall:0-inf:hierarchical");
 }
 
 namespace {
