@@ -35,6 +35,10 @@ struct LevelInfo {
     /// in a pipeline they add instead of overlapping (decision 0034).
     /// Hosts with cores of their own overlap them, as one host does.
     bool shares_cores = false;
+    /// More ranks than cores on the hosts (SelectOptions::oversubscribed):
+    /// a leader's steps at different levels run on its host's cores one
+    /// after another, not beside each other.
+    bool takes_turns = false;
     /// Where `shares_cores`: the hosts a core serves (the selector's
     /// nic_scale). The alltoall's top leaders, who all talk at once, pay
     /// it on their bytes as a flat direct exchange does (decision 0041).
