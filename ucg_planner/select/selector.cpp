@@ -362,12 +362,12 @@ Result<Decision> Selector::select_with(const RuleSet &user,
             take_turns(*ab);
         }
         if (opts.oversubscribed) {
+            li.takes_turns = true;
             li.shm_up.overhead_ns = 0;
             // Only where hosts share cores with other hosts: on the 2x2
             // cluster (a core per host) the reduce tree that adding chose
             // ran 1.25-2.1x the hierarchical plan (decision 0034).
             li.shares_cores = topo_.num_hosts() > 1 && nic_scale > 1;
-            li.takes_turns = true;
             li.nic_scale = li.shares_cores ? nic_scale : 1;
         }
     }
