@@ -51,12 +51,13 @@ int RankBuilder::last_message(const Op &op, int self)
 // writes may be read from the input instead, while nothing overwrote it.
 bool RankBuilder::forwardable(const Op &op) const
 {
-    if (!forward_ || op.kind != OpKind::kCopy || op.src.size() != 1 ||
-        op.dst.size() != 1) {
+    if (forward_ == Forward::kNone || op.kind != OpKind::kCopy ||
+        op.src.size() != 1 || op.dst.size() != 1) {
         return false;
     }
     const Range &s = op.src[0], &d = op.dst[0];
     return s.buf == Buffer::kInput && d.buf != Buffer::kInput &&
+           (forward_ == Forward::kAll || d.buf == Buffer::kScratch) &&
            s.block == d.block && s.nblocks == d.nblocks && s.chunk == d.chunk &&
            s.nchunks == d.nchunks;
 }
@@ -81,7 +82,7 @@ void RankBuilder::forward(std::vector<Range> &ranges)
 int RankBuilder::add(Op op)
 {
     const int self = static_cast<int>(out_->ops.size());
-    if (forward_) {
+    if (forward_ != Forward::kNone) {
         forward(op.src);
         // A receive that reduces into a copy of the input reduces the input
         // itself (its operand) into dst instead.
@@ -166,10 +167,15 @@ PlanBuilder::PlanBuilder(Collective c, int nranks, int root, int nchunks,
     plan_.root = root;
     plan_.nchunks = nchunks;
     plan_.ranks.resize(static_cast<std::size_t>(nranks));
-    // One-block reductions: input, output and scratch blocks are alike.
-    const bool forward = c == Collective::kReduce ||
-                         c == Collective::kAllreduce ||
-                         c == Collective::kScan || c == Collective::kExscan;
+    // One-block reductions: input, output and scratch blocks are alike;
+    // reduce_scatter: input and scratch blocks are (its output block 0 is
+    // the rank's own block).
+    const RankBuilder::Forward forward =
+        c == Collective::kReduce || c == Collective::kAllreduce ||
+                c == Collective::kScan || c == Collective::kExscan
+            ? RankBuilder::Forward::kAll
+        : c == Collective::kReduceScatter ? RankBuilder::Forward::kToScratch
+                                          : RankBuilder::Forward::kNone;
     if (only_) { // a one-rank build keeps one builder, not P
         if (*only_ >= 0 && *only_ < nranks) {
             builders_.emplace_back(
@@ -345,7 +351,7 @@ void PlanBuilder::depend(int rank, int op, int on)
 
 void RankBuilder::finish()
 {
-    if (!forward_) {
+    if (forward_ == Forward::kNone) {
         return;
     }
     std::vector<Op> &ops = out_->ops;

@@ -331,17 +331,19 @@ std::vector<std::string> check_synchronous(const Plan &plan);
  */
 class RankBuilder {
   public:
-    /* forward_input: the input, output and scratch blocks of one index
-     * have one size (the one-block reductions), so a slot that holds an
-     * unchanged copy of the input's same slot may be read from the input
-     * instead (see add() and finish()). */
-    RankBuilder(int nchunks, RankProgram *out, bool forward_input = false)
-        : nchunks_(nchunks), out_(out), forward_(forward_input)
+    /* Which slots holding an unchanged copy of the input's same slot may
+     * be read from the input instead (see add() and finish()): those of
+     * buffers whose blocks of one index have the input's size (kAll: the
+     * one-block reductions; kToScratch: scratch only, reduce_scatter,
+     * whose output block 0 is the rank's own). */
+    enum class Forward : std::uint8_t { kNone, kAll, kToScratch };
+    RankBuilder(int nchunks, RankProgram *out, Forward forward = Forward::kNone)
+        : nchunks_(nchunks), out_(out), forward_(forward)
     {
     }
     int add(Op op); // fills op.deps, returns the op index
     int ensure_scratch(int nblocks);
-    /* With forward_input: drops the copies from the input that nothing
+    /* Forwarding: drops the copies from the input that nothing
      * reads any more (every read went to the input) and whose output
      * slots were overwritten; the ops that depended on a dropped copy
      * depend on its deps instead. Call once, after the last add(). */
@@ -359,7 +361,7 @@ class RankBuilder {
     void forward(std::vector<Range> &ranges);
     int nchunks_;
     RankProgram *out_;
-    bool forward_;
+    Forward forward_;
     std::vector<char> read_; // per op: a later op read what it wrote
     std::vector<SlotState> slots_[3];
     // Last message op per (kind, channel, tag, peers), for FIFO order:

@@ -249,10 +249,10 @@ TEST_CASE("scratch with blocks of its own holds each block at its size",
             spans.insert({s.offset, s.length});
         }
     }
-    // The input copied in whole; rank 0 sends block 2 first, then
-    // reduces block 0 and copies it out.
-    CHECK(spans == std::set<std::pair<std::uint64_t, std::uint64_t>>{
-                       {0, 28}, {20, 8}, {0, 20}});
+    // Rank 0 sends block 2 from its input, reduces block 1 (no bytes)
+    // and block 0 into scratch with its input's blocks as operands
+    // (decision 0055), and copies block 0 out.
+    CHECK(spans == std::set<std::pair<std::uint64_t, std::uint64_t>>{{0, 20}});
 
     l.scratch = BufferLayout::vector({5, 0}, {0, 5}, 4);
     const auto fewer = lower(plan, 0, l);
