@@ -375,13 +375,20 @@ ucs_status_t UcpFabric::send(int peer, std::uint64_t tag, const exec::Iov *iov,
     if (one_copy(peer, iov, iovcnt)) {
         return cma_send(peer, tag, iov, iovcnt, c);
     }
-    if (stage_contiguous(socket_[static_cast<std::size_t>(peer)], iovcnt,
-                         total_bytes(iov, iovcnt))) {
-        return staged_send(peer, tag, iov, iovcnt, c);
+    if (const std::size_t bytes = total_bytes(iov, iovcnt); stage_contiguous(
+            socket_[static_cast<std::size_t>(peer)], iovcnt, bytes)) {
+        return staged_send(peer, tag, iov, iovcnt, bytes, c);
     }
+    return ucp_send(peer, tag, iov, iovcnt, send_done, c);
+}
+
+ucs_status_t UcpFabric::ucp_send(int peer, std::uint64_t tag,
+                                 const exec::Iov *iov, unsigned iovcnt,
+                                 ucp_send_nbx_callback_t done, Completion *c)
+{
     ucp_request_param_t p;
     p.op_attr_mask = send_attr_[static_cast<std::size_t>(peer)];
-    p.cb.send = send_done;
+    p.cb.send = done;
     p.user_data = c;
     void *buf;
     std::size_t count;
@@ -415,9 +422,8 @@ void staged_send_done(void *req, ucs_status_t status, void *user_data)
 // grown, else a new one) and sent from there as one contiguous message.
 ucs_status_t UcpFabric::staged_send(int peer, std::uint64_t tag,
                                     const exec::Iov *iov, unsigned iovcnt,
-                                    Completion *c)
+                                    std::size_t bytes, Completion *c)
 {
-    const std::size_t bytes = total_bytes(iov, iovcnt);
     std::size_t pick = staging_.size();
     for (std::size_t i = 0; i < staging_.size(); ++i) {
         if (!staging_[i].busy &&
@@ -442,18 +448,12 @@ ucs_status_t UcpFabric::staged_send(int peer, std::uint64_t tag,
     stage_->bytes += bytes;
     b.busy = true;
     new (c->priv) StagedSlot{nullptr, this, static_cast<std::uint32_t>(pick)};
-    ucp_request_param_t p;
-    p.op_attr_mask =
-        send_attr_[static_cast<std::size_t>(peer)] | UCP_OP_ATTR_FIELD_DATATYPE;
-    p.cb.send = staged_send_done;
-    p.user_data = c;
-    p.datatype = ucp_dt_make_contig(1);
-    void *req = ucp_tag_send_nbx((*eps_)[static_cast<std::size_t>(peer)],
-                                 b.bytes.get(), bytes, tag, &p);
-    if (req == nullptr || UCS_PTR_IS_ERR(req)) {
+    const exec::Iov whole{b.bytes.get(), bytes};
+    const ucs_status_t st = ucp_send(peer, tag, &whole, 1, staged_send_done, c);
+    if (st != UCS_INPROGRESS) {
         b.busy = false; // done inline, or never posted
     }
-    return posted(c, req);
+    return st;
 }
 
 ucs_status_t UcpFabric::recv(int peer, std::uint64_t tag, const exec::Iov *iov,

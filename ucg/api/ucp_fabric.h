@@ -108,8 +108,13 @@ class UcpFabric : public exec::Fabric {
     void cma_send_own(exec::Completion *c, const void *buf, std::size_t len,
                       std::uint64_t tag);
     static void cma_posted(CmaSlot *s, void *req);
+    /// A tagged send through UCP, `done` called on its completion.
+    ucs_status_t ucp_send(int peer, std::uint64_t tag, const exec::Iov *iov,
+                          unsigned iovcnt, ucp_send_nbx_callback_t done,
+                          exec::Completion *c);
     ucs_status_t staged_send(int peer, std::uint64_t tag, const exec::Iov *iov,
-                             unsigned iovcnt, exec::Completion *c);
+                             unsigned iovcnt, std::size_t bytes,
+                             exec::Completion *c);
     /// Reads a descriptor's pieces into the slot's buffers; false on failure.
     bool cma_read(CmaSlot *s, int peer);
 
