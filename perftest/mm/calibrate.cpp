@@ -14,8 +14,10 @@
 //    UCX_MM_BCAST_MIN_ZCOPY (am_zcopy's advertised minimum): the same fit
 //    over the two-rank points alone (one receiver reading by CMA);
 //    UCX_MM_BCAST_GROUP_SEG_SIZE and UCX_MM_INCAST_GROUP_SEG_SIZE: the
-//    ring and MODE=auto timed at 4k, 8k (default), 16k and 32k fragments,
-//    one value for all sizes (fit_seg).
+//    ring timed with slots of 8k, 16k and 32k beside its default 64k
+//    (fragments an eighth of the message within a slot, decision 0056),
+//    MODE=auto at 4k, 8k, 16k and 32k beside its default auto; one value
+//    for all sizes (fit_seg).
 // Prints the points as `#` comments, then one `export UCX_MM_...=...` line
 // per threshold (sizes in bytes or `inf`).
 #include "bench_common.h"
@@ -51,9 +53,10 @@ int run_calibrate(Options opts, bool incast, bool bcast)
     opts.collect = &got;
     opts.quiet = true;
     // Fragment sizes besides each transport's default: mm_incast's auto
-    // (8-64 KiB by group size), mm_bcast's 8 KiB.
+    // (8-64 KiB by group size), mm_bcast's 64 KiB slots (8k: the slots,
+    // and so the fragments, of stops before decision 0056).
     const std::vector<std::size_t> incast_segs{4096, 8192, 16384, 32768};
-    const std::vector<std::size_t> bcast_segs{4096, 16384, 32768};
+    const std::vector<std::size_t> bcast_segs{8192, 16384, 32768};
     int rc = 0;
     if (incast) {
         opts.seg_sizes = incast_segs;
@@ -103,7 +106,8 @@ int run_calibrate(Options opts, bool incast, bool bcast)
     for (const IncastPoint &p : got.incast) {
         incast_seg.push_back({p.bytes, p.auto_us, p.seg_us});
     }
-    const std::size_t seg = fit_seg(bcast_seg, bcast_segs);
+    const std::size_t seg =
+        fit_seg(bcast_seg, bcast_segs, kBcastDefaultSegBytes);
     const std::size_t incast_seg_bytes = fit_seg(incast_seg, incast_segs, 0);
     for (const BcastPoint &p : got.bcast) {
         const bool use_cma = p.cma_us > 0 && p.bytes >= cma;
@@ -116,9 +120,9 @@ int run_calibrate(Options opts, bool incast, bool bcast)
                     p.p2p_us);
     }
     for (const BcastPoint &p : got.bcast) {
-        std::printf("# bcast    %2d %8zu  ring by GROUP_SEG_SIZE (us): 8192 "
+        std::printf("# bcast    %2d %8zu  ring by GROUP_SEG_SIZE (us): %zu "
                     "%.3f",
-                    p.n, p.bytes, p.ring_us);
+                    p.n, p.bytes, kBcastDefaultSegBytes, p.ring_us);
         for (std::size_t i = 0; i < p.seg_us.size(); ++i) {
             std::printf(", %zu %.3f", bcast_segs[i], p.seg_us[i]);
         }

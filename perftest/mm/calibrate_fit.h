@@ -33,9 +33,12 @@ AutoThresholds fit_incast(const std::vector<IncastPoint> &pts);
 /// size from which CMA beats the ring; SIZE_MAX where it never does.
 std::size_t fit_bcast(const std::vector<BcastPoint> &pts);
 
-/// mm_bcast's GROUP_SEG_SIZE default, and the smallest chunk of
-/// mm_incast's (auto: 8-64 KiB by group size, decision 0051).
+/// The smallest chunk of mm_incast's GROUP_SEG_SIZE (auto: 8-64 KiB by
+/// group size, decision 0051) and of mm_bcast's fragments (decision 0056).
 inline constexpr std::size_t kDefaultSegBytes = 8192;
+
+/// mm_bcast's GROUP_SEG_SIZE default (decision 0056).
+inline constexpr std::size_t kBcastDefaultSegBytes = 65536;
 
 /// One point's path at the default fragment size and at each candidate.
 struct SegPoint {

@@ -146,7 +146,8 @@ void SeqGroup::start(Op &op) noexcept
 {
     const std::size_t len = op.msg.length;
     op.cma = len != 0 && !op.msg.no_cma && len >= cma_min_ && len < cma_max_;
-    op.nfrag = op.cma ? 1 : (len == 0 ? 1 : (len - 1) / geo_.seg_bytes + 1);
+    op.frag = frag_bytes(len, geo_.seg_bytes);
+    op.nfrag = op.cma ? 1 : (len == 0 ? 1 : (len - 1) / op.frag + 1);
     op.first = next_pos_;
     op.msg_no = next_msg_++;
     next_pos_ += op.nfrag;
@@ -158,9 +159,9 @@ std::size_t SeqGroup::frag_length(const Op &op, std::uint64_t f) const noexcept
     if (op.cma) {
         return sizeof(CmaRef);
     }
-    const std::size_t off = f * geo_.seg_bytes;
+    const std::size_t off = f * op.frag;
     const std::size_t left = op.msg.length - off;
-    return left < geo_.seg_bytes ? left : geo_.seg_bytes;
+    return left < op.frag ? left : op.frag;
 }
 
 FragHeader *SeqGroup::slot(std::uint64_t pos) const noexcept
@@ -216,7 +217,7 @@ bool SeqGroup::push(Op &op) noexcept
                            op.msg.length};
             std::memcpy(payload, &d, sizeof(d));
         } else if (len != 0) {
-            const std::uint8_t *from = src + op.done * geo_.seg_bytes;
+            const std::uint8_t *from = src + op.done * op.frag;
             if (op.msg.length >= cfg_.stream_min) {
                 ucg_copy_to_peer(payload, from, len); // decision 0047
                 ++streamed_;
@@ -305,7 +306,7 @@ bool SeqGroup::pull(Op &op) noexcept
                 return false;
             }
         } else if (const std::size_t len = frag_length(op, op.done)) {
-            ucg_copy(dst + op.done * geo_.seg_bytes, h + 1, len);
+            ucg_copy(dst + op.done * op.frag, h + 1, len);
         }
         advance_cursor(pos);
     }

@@ -11,9 +11,9 @@
 //
 // Every member posts the group's messages in one order, so it knows where
 // each message sits: message k of length L takes nfrag(L) consecutive
-// positions (fragments of seg_bytes; one position holding a CmaRef
-// from cma_min bytes up to cma_max), and position p lives in slot p %
-// num_slots. The root writes fragment p once every other member's cursor (its
+// positions (fragments of frag_bytes(L, seg_bytes): an eighth of L, from
+// 8 KiB up to seg_bytes; one position holding a CmaRef from cma_min bytes
+// up to cma_max), and position p lives in slot p % num_slots. The root writes fragment p once every other member's cursor (its
 // MemberLine, uct_mm_common/group_link.h) is past p - num_slots, then stores
 // seq = p + 1 (release); a receiver copies fragment p straight into the buffer
 // it posted once seq == p + 1 (acquire) and stores its cursor p + 1. No
@@ -36,8 +36,9 @@ namespace uct_mm_bcast {
 
 using uct_mm_common::kCacheLine;
 
-/// LinkConfig::layout of an mm_bcast group segment ('B', version 1).
-inline constexpr std::uint32_t kSeqLayout = 0x42000001;
+/// LinkConfig::layout of an mm_bcast group segment ('B', version 2: a
+/// message's fragments follow its length, frag_bytes()).
+inline constexpr std::uint32_t kSeqLayout = 0x42000002;
 
 /// What a fragment's payload holds.
 enum class FragKind : std::uint8_t {
@@ -82,10 +83,28 @@ inline constexpr std::uint32_t kMaxSlots = 1U << 16;
 inline constexpr std::uint32_t kMinSegBytes = kCacheLine;
 inline constexpr std::uint32_t kMaxSegBytes = 1U << 24;
 
+/// The smallest fragment a message is cut into where its slots hold more.
+inline constexpr std::uint32_t kMinFragBytes = 8192;
+
+/// Payload bytes of each fragment (the last one: what is left) of a
+/// message of `length` bytes in slots of `seg_bytes` (decision 0056): an
+/// eighth of the message, so the receivers copy out while the root copies
+/// in, but never below kMinFragBytes (each fragment is a handoff of cache
+/// lines between root and receivers) nor above a slot. Every member
+/// derives it from the length of its own post.
+inline std::uint64_t frag_bytes(std::uint64_t length,
+                                std::uint32_t seg_bytes) noexcept
+{
+    const std::uint64_t eighth =
+        uct_mm_common::align_up((length + 7) / 8, kCacheLine);
+    const std::uint64_t f = eighth > kMinFragBytes ? eighth : kMinFragBytes;
+    return f < seg_bytes ? f : seg_bytes;
+}
+
 /// Geometry every member derives from member 0's constants.
 struct SeqGeometry {
     std::uint32_t num_slots = 64;
-    std::uint32_t seg_bytes = 8192;
+    std::uint32_t seg_bytes = 65536;
 
     std::size_t slot_bytes() const noexcept
     {

@@ -11,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 #include <memory>
+#include <utility>
+#include <vector>
 
 using namespace uct_mm_bcast;
 using uct_mm_common::Coll;
@@ -141,5 +143,52 @@ TEST_CASE("bcast group threads: the root streams messages from stream_min, "
             }
         }
         UCG_CHECK_EQ(g->streamed_frags(), streamed);
+    });
+}
+
+TEST_CASE("bcast group threads: a message goes in eighths of itself, from "
+          "8 KiB up to a slot, and every receiver gets every byte",
+          "[mm][bcast][threads]")
+{
+    const unsigned n = GENERATE(2u, 3u);
+    constexpr std::uint32_t kBigSeg = 64 << 10;
+    SeqGeometry geo;
+    geo.num_slots = 4;
+    geo.seg_bytes = kBigSeg;
+    ucg_test::SharedMapping mem(
+        uct_mm_common::link_segment_bytes(n, geo.region_bytes()));
+    // Length -> fragments: up to 64 KiB in 8 KiB ones, then eighths (a
+    // cache line multiple), from 512 KiB whole slots.
+    const std::vector<std::pair<std::size_t, std::uint64_t>> cases = {
+        {8191, 1},   {16384, 2},  {32769, 5},
+        {100000, 8}, {262144, 8}, {(1 << 20) + 5, 17}};
+    ucg_test::run_thread_ranks(static_cast<int>(n), [&](int rank) {
+        SeqGroupConfig c = config(mem.data(), mem.size(), rank, n);
+        c.geo = geo;
+        c.cma_min = ~std::size_t{0};
+        c.stream_min = 1; // every fragment counted by streamed_frags()
+        SeqGroup *raw = nullptr;
+        UCG_CHECK(SeqGroup::create(c, &raw) == Status::kOk);
+        std::unique_ptr<SeqGroup> g(raw);
+        std::uint64_t frags = 0;
+        std::uint32_t msg = 0;
+        for (unsigned root = 0; root < n; ++root) {
+            for (const auto &[len, nfrag] : cases) {
+                const bool send = static_cast<unsigned>(rank) == root;
+                std::vector<std::uint8_t> buf =
+                    send ? make_bytes(root, msg, len)
+                         : std::vector<std::uint8_t>(len);
+                Pending pend;
+                uct_mm_common::test::post(
+                    *g, send, bcast(root, buf.data(), len, msg), &pend);
+                UCG_CHECK(uct_mm_common::test::wait(*g, &pend) == Status::kOk);
+                UCG_CHECK_EQ(uct_mm_common::test::first_mismatch(
+                                 buf.data(), root, msg, len),
+                             len);
+                frags += send ? nfrag : 0;
+                ++msg;
+            }
+        }
+        UCG_CHECK_EQ(g->streamed_frags(), frags);
     });
 }

@@ -55,9 +55,10 @@ ucs_config_field_t g_iface_config_table[] = {
      "Positions of a group's ring (a power of two): how many fragments "
      "the root may be ahead of the slowest receiver. Member 0's is used.",
      ucs_offsetof(IfaceConfig, group_ring_size), UCS_CONFIG_TYPE_UINT},
-    {"GROUP_SEG_SIZE", "8k",
-     "Payload bytes of a group ring position (a multiple of 64): larger "
-     "messages take consecutive positions. Member 0's is used.",
+    {"GROUP_SEG_SIZE", "64k",
+     "Payload bytes of a group ring position (a multiple of 64): a message "
+     "takes consecutive positions, each holding an eighth of it, from 8 "
+     "KiB up to this size. Member 0's is used.",
      ucs_offsetof(IfaceConfig, group_seg_size), UCS_CONFIG_TYPE_MEMUNITS},
     {"CMA_THRESH", "inf",
      "Group messages from this size go by CMA: the root publishes its "
