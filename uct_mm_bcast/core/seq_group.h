@@ -73,7 +73,7 @@ class SeqGroup final : public uct_mm_common::GroupCore {
         bool started = false;    ///< positions assigned
         bool cma = false;        ///< one position holding a descriptor
         std::uint64_t first = 0; ///< position of fragment 0
-        std::uint64_t frag = 0; ///< payload bytes of a fragment
+        std::uint64_t frag = 0;  ///< payload bytes of a fragment
         std::uint64_t nfrag = 0;
         std::uint64_t done = 0; ///< fragments published / copied
         std::uint32_t msg_no = 0;

@@ -13,12 +13,13 @@
 // each message sits: message k of length L takes nfrag(L) consecutive
 // positions (fragments of frag_bytes(L, seg_bytes): an eighth of L, from
 // 8 KiB up to seg_bytes; one position holding a CmaRef from cma_min bytes
-// up to cma_max), and position p lives in slot p % num_slots. The root writes fragment p once every other member's cursor (its
-// MemberLine, uct_mm_common/group_link.h) is past p - num_slots, then stores
-// seq = p + 1 (release); a receiver copies fragment p straight into the buffer
-// it posted once seq == p + 1 (acquire) and stores its cursor p + 1. No
-// claim, no head, no unexpected queue: readers write only their own line,
-// the root only the slots it fills and its own line.
+// up to cma_max), and position p lives in slot p % num_slots. The root writes
+// fragment p once every other member's cursor (its MemberLine,
+// uct_mm_common/group_link.h) is past p - num_slots, then stores seq = p + 1
+// (release); a receiver copies fragment p straight into the buffer it posted
+// once seq == p + 1 (acquire) and stores its cursor p + 1. No claim, no head,
+// no unexpected queue: readers write only their own line, the root only the
+// slots it fills and its own line.
 //
 // Trust: a receiver places and sizes every copy from its own post (offset
 // and length of fragment f of its message), never from the slot; the
