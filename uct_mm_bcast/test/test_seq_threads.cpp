@@ -57,6 +57,31 @@ Message bcast(unsigned root, void *buf, std::size_t len, std::uint32_t tag)
     return m;
 }
 
+// A group of `c`, created or the rank's check failed.
+std::unique_ptr<SeqGroup> make_group(const SeqGroupConfig &c)
+{
+    SeqGroup *raw = nullptr;
+    UCG_CHECK(SeqGroup::create(c, &raw) == Status::kOk);
+    return std::unique_ptr<SeqGroup>(raw);
+}
+
+// One bcast of `len` bytes from `root`, message `msg`: posted, waited
+// for, every byte checked. True on the root.
+bool bcast_checked(SeqGroup &g, int rank, unsigned root, std::uint32_t msg,
+                   std::size_t len)
+{
+    const bool send = static_cast<unsigned>(rank) == root;
+    std::vector<std::uint8_t> buf =
+        send ? make_bytes(root, msg, len) : std::vector<std::uint8_t>(len);
+    Pending pend;
+    uct_mm_common::test::post(g, send, bcast(root, buf.data(), len, msg),
+                              &pend);
+    UCG_CHECK(uct_mm_common::test::wait(g, &pend) == Status::kOk);
+    UCG_CHECK_EQ(
+        uct_mm_common::test::first_mismatch(buf.data(), root, msg, len), len);
+    return send;
+}
+
 } // namespace
 
 TEST_CASE("bcast group threads: sizes, roots, lengths in windows of posts",
@@ -118,24 +143,12 @@ TEST_CASE("bcast group threads: the root streams messages from stream_min, "
         SeqGroupConfig c = config(mem.data(), mem.size(), rank, n);
         c.cma_min = ~std::size_t{0};
         c.stream_min = stream_min;
-        SeqGroup *raw = nullptr;
-        UCG_CHECK(SeqGroup::create(c, &raw) == Status::kOk);
-        std::unique_ptr<SeqGroup> g(raw);
+        const std::unique_ptr<SeqGroup> g = make_group(c);
         std::uint64_t streamed = 0;
         std::uint32_t msg = 0;
         for (unsigned root = 0; root < n; ++root) {
             for (const std::size_t len : lengths) {
-                const bool send = static_cast<unsigned>(rank) == root;
-                std::vector<std::uint8_t> buf =
-                    send ? make_bytes(root, msg, len)
-                         : std::vector<std::uint8_t>(len);
-                Pending pend;
-                uct_mm_common::test::post(
-                    *g, send, bcast(root, buf.data(), len, msg), &pend);
-                UCG_CHECK(uct_mm_common::test::wait(*g, &pend) == Status::kOk);
-                UCG_CHECK_EQ(uct_mm_common::test::first_mismatch(
-                                 buf.data(), root, msg, len),
-                             len);
+                const bool send = bcast_checked(*g, rank, root, msg, len);
                 if (send && len >= stream_min) {
                     streamed += (len + kSeg - 1) / kSeg;
                 }
@@ -167,25 +180,12 @@ TEST_CASE("bcast group threads: a message goes in eighths of itself, from "
         c.geo = geo;
         c.cma_min = ~std::size_t{0};
         c.stream_min = 1; // every fragment counted by streamed_frags()
-        SeqGroup *raw = nullptr;
-        UCG_CHECK(SeqGroup::create(c, &raw) == Status::kOk);
-        std::unique_ptr<SeqGroup> g(raw);
+        const std::unique_ptr<SeqGroup> g = make_group(c);
         std::uint64_t frags = 0;
         std::uint32_t msg = 0;
         for (unsigned root = 0; root < n; ++root) {
             for (const auto &[len, nfrag] : cases) {
-                const bool send = static_cast<unsigned>(rank) == root;
-                std::vector<std::uint8_t> buf =
-                    send ? make_bytes(root, msg, len)
-                         : std::vector<std::uint8_t>(len);
-                Pending pend;
-                uct_mm_common::test::post(
-                    *g, send, bcast(root, buf.data(), len, msg), &pend);
-                UCG_CHECK(uct_mm_common::test::wait(*g, &pend) == Status::kOk);
-                UCG_CHECK_EQ(uct_mm_common::test::first_mismatch(
-                                 buf.data(), root, msg, len),
-                             len);
-                frags += send ? nfrag : 0;
+                frags += bcast_checked(*g, rank, root, msg, len) ? nfrag : 0;
                 ++msg;
             }
         }
