@@ -51,9 +51,9 @@ struct SegPoint {
 /// message size, the candidate whose path is nearest the fastest
 /// candidate at each point, if it saves 5% per point where the fragment
 /// size matters (over the smaller of it and kDefaultSegBytes); else
-/// `kept` (the default's value: mm_incast's auto is 0).
+/// `kept`, the transport's default (mm_bcast's kBcastDefaultSegBytes,
+/// mm_incast's auto: 0).
 std::size_t fit_seg(const std::vector<SegPoint> &pts,
-                    const std::vector<std::size_t> &cands,
-                    std::size_t kept = kDefaultSegBytes);
+                    const std::vector<std::size_t> &cands, std::size_t kept);
 
 } // namespace ucg_mm_bench

@@ -65,7 +65,7 @@ TEST_CASE("GROUP_SEG_SIZE moves to a fragment size that is clearly faster",
     auto pts = seg_points([](std::size_t b, std::size_t s) {
         return b >= 32768 && s == 16384 ? 7.0 : 10.0;
     });
-    CHECK(fit_seg(pts, kCands) == 16384);
+    CHECK(fit_seg(pts, kCands, kBcastDefaultSegBytes) == 16384);
 }
 
 TEST_CASE("GROUP_SEG_SIZE keeps its default within the noise", "[calibrate]")
@@ -73,13 +73,13 @@ TEST_CASE("GROUP_SEG_SIZE keeps its default within the noise", "[calibrate]")
     // 2% apart at every point: less than the 5% a move must save.
     auto pts = seg_points(
         [](std::size_t, std::size_t s) { return s == 32768 ? 9.8 : 10.0; });
-    CHECK(fit_seg(pts, kCands) == kDefaultSegBytes);
+    CHECK(fit_seg(pts, kCands, kBcastDefaultSegBytes) == kBcastDefaultSegBytes);
     // One scheduler-hit median does not decide: 4k once 10x faster, once
     // 10x slower.
     pts = seg_points([](std::size_t b, std::size_t s) {
         return s != 4096 ? 10.0 : b == 4096 ? 1.0 : b == 32768 ? 100.0 : 10.0;
     });
-    CHECK(fit_seg(pts, kCands) == kDefaultSegBytes);
+    CHECK(fit_seg(pts, kCands, kBcastDefaultSegBytes) == kBcastDefaultSegBytes);
     // mm_incast's default is auto (0): kept as such.
     CHECK(fit_seg(pts, kCands, 0) == 0);
 }
