@@ -166,11 +166,37 @@ void recursive_doubling(const Mover &move, const Top &t)
     }
 }
 
+// "shm": the top group shares a host, and each leader in turn writes
+// its piece once into the group's shm bcast ring, which every other
+// leader reads (decision 0057). A piece of the leader's block alone goes
+// from its input, beside the copy into its output.
+void shm_bcasts(PlanBuilder &pb, const Top &t, Span s)
+{
+    for (int i = 0; t.team.size() > 1 && i < t.team.size(); ++i) {
+        plan::GroupMsg m{t.team.ranks[ix(i)], {}, t.tag};
+        for (int r : t.team.ranks) {
+            if (r != m.root) {
+                m.members.push_back(r);
+            }
+        }
+        const auto &piece = t.pieces[ix(i)];
+        const bool own = piece.size() == 1 && piece[0] == m.root;
+        const auto dst = runs(piece, Buffer::kOutput, s);
+        pb.bcast(m, plan::Channel::kShmBcast,
+                 own ? std::vector<Range>{plan::chunks(Buffer::kInput, 0,
+                                                       s.chunk, s.n)}
+                     : dst,
+                 dst);
+    }
+}
+
 // Allgather of the pieces among the top leaders (Request::top).
 void leaders_allgather(PlanBuilder &pb, const Request &q, const Top &t, Span s)
 {
     const Mover move{pb, t, s};
-    if (q.top == "ring" || q.top == "linear") {
+    if (q.top == "shm") {
+        shm_bcasts(pb, t, s);
+    } else if (q.top == "ring" || q.top == "linear") {
         ring_or_linear(move, t, q.top == "ring");
     } else if (q.top == "bruck") {
         bruck(move, t);
@@ -186,9 +212,16 @@ Plan build_hier_allgather(const Request &q, std::string_view name)
     const Top t = top_of(q, true);
     const auto teams = level_teams(q.levels, -1);
     // The bcasts below the top carry all P blocks, the gathers holdings.
-    const int nc =
-        std::max(level_chunks(q, teams.size() - 1, false, true, q.nranks),
-                 gather_chunks(q, t.collect));
+    std::size_t widest = 1; // the largest piece a shm top bcasts
+    for (const auto &piece : t.pieces) {
+        widest = std::max(widest, piece.size());
+    }
+    const int nc = std::max(
+        {level_chunks(q, teams.size() - 1, false, true, q.nranks),
+         gather_chunks(q, t.collect),
+         q.top == "shm" ? fit_chunks(q, plan::Channel::kShmBcast,
+                                     static_cast<int>(widest))
+                        : 1});
     PlanBuilder pb(Collective::kAllgather, q.nranks, 0, nc, q.only_rank);
     std::vector<char> leader(ix(q.nranks), 0);
     for (int r : t.team.ranks) {

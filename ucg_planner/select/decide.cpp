@@ -416,6 +416,14 @@ double exchange_extra_ns(Collective c, const std::vector<LevelInfo> &infos,
     const double beta = t.ab.beta_ns_per_byte;
     switch (c) {
     case Collective::kAllgather: {
+        if (top == "shm") {
+            // Each leader writes its piece into the ring once and reads
+            // the others' out: every byte one copy at the channel's
+            // price on each leader, the pieces one op each.
+            return edges + n * t.shm_down.alpha_ns +
+                   n * g * m * t.shm_down.beta_ns_per_byte +
+                   m * t.copy_ns_per_byte;
+        }
         const double steps =
             top == "ring" ? n - 1 : std::ceil(std::log2(std::max(n, 1.0)));
         // The rank's own block is copied into place before it is sent
@@ -603,9 +611,22 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
     }
     d.chosen.segments = d.request.segments;
     d.request.top = exchange_top(c, infos, d.request.top);
+    double extra =
+        exchange_extra_ns(c, infos, d.request.per_level, s, d.request.top);
+    // Top leaders on one host may allgather through their shm bcast ring
+    // instead of messages (decision 0057).
+    if (c == Collective::kAllgather && !infos.empty() &&
+        infos.back().one_host && infos.back().max_group > 1) {
+        const double ring =
+            exchange_extra_ns(c, infos, d.request.per_level, s, "shm");
+        if (ring < extra) {
+            d.request.top = "shm";
+            extra = ring;
+        }
+    }
     d.chosen.predicted_ns =
         reduction_beside_ring(c, infos, s, best, d.request.segments, best_nic) +
-        exchange_extra_ns(c, infos, d.request.per_level, s, d.request.top);
+        extra;
     return {};
 }
 

@@ -110,6 +110,10 @@ std::vector<Hier> hier_sets(const Algorithm &a, int p, const SweepSpec &spec)
             {strided_level(p, 3)}, {{S::kLinear, 2}, {S::kKnomial, 3}}, "ring"},
         Hier{strided_two_levels(p), {{S::kKnomial, 2}}, "bruck"},
         Hier{make_levels(p, {3}), {{S::kChain, 2}}, "linear"},
+        // The top leaders bcast their pieces through shm: their own
+        // block (one level), blocks they gathered (two).
+        Hier{make_levels(p, {p}), {{S::kShm, 2}}, "shm"},
+        Hier{make_levels(p, {3, p}), {{S::kShm, 2}}, "shm"},
     };
 }
 

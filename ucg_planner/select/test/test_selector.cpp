@@ -1438,3 +1438,38 @@ TEST_CASE("a root's fan reaches its rack-mates over their switch, wherever "
     REQUIRE(d.ok());
     CHECK(d->chosen.algorithm == "linear");
 }
+
+TEST_CASE("top leaders on one host allgather through their shm bcast ring "
+          "where it is priced below messages",
+          "[select]")
+{
+    auto t = synth("nodes=1,ppn=4");
+    Selector sel(t, parse_rules("allgather:0-inf:hierarchical", "test").value());
+    const cost::AlphaBeta host = cost::alpha_beta(t.levels().front().link);
+    const std::uint64_t m = 1 << 20;
+    SelectOptions so{Collective::kAllgather, m, 0};
+    so.copy_ns_per_byte = 0.05;
+    so.shm_bcast.alpha_ns = 2000;
+    // Dearer than a message per byte: the leaders exchange messages.
+    so.shm_bcast.ns_per_byte = 10 * host.beta_ns_per_byte;
+    auto d = sel.select(so);
+    REQUIRE(d.ok());
+    CHECK(d->request.top != "shm");
+    // Cheap: each leader writes its block once and reads the three
+    // others, one op per block.
+    so.shm_bcast.ns_per_byte = host.beta_ns_per_byte / 10;
+    d = sel.select(so);
+    REQUIRE(d.ok());
+    CHECK(d->request.top == "shm");
+    CHECK(d->chosen.predicted_ns ==
+          Approx(4 * 2000.0 + 4.0 * double(m) * so.shm_bcast.ns_per_byte +
+                 double(m) * 0.05));
+    check_plan(t, *d);
+    // Leaders on two hosts cannot share a ring, however cheap.
+    auto two = synth("nodes=2,ppn=2");
+    Selector across(two,
+                    parse_rules("allgather:0-inf:hierarchical", "test").value());
+    d = across.select(so);
+    REQUIRE(d.ok());
+    CHECK(d->request.top != "shm");
+}
