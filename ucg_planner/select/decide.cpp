@@ -614,12 +614,17 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
     double extra =
         exchange_extra_ns(c, infos, d.request.per_level, s, d.request.top);
     // Top leaders on one host may allgather through their shm bcast ring
-    // instead of messages (decision 0057).
+    // instead of messages (decision 0057): where priced lower, or where
+    // the top level's rule names shm (another shape there: messages).
     if (c == Collective::kAllgather && !infos.empty() &&
         infos.back().one_host && infos.back().max_group > 1) {
         const double ring =
             exchange_extra_ns(c, infos, d.request.per_level, s, "shm");
-        if (ring < extra) {
+        std::string why;
+        const Rule *r = find_rule(user, c, infos.back().kind, d.bytes,
+                                  infos.back().max_group, &why);
+        const std::string named = r != nullptr ? r->algorithm : "auto";
+        if (named == "shm" || (named == "auto" && ring < extra)) {
             d.request.top = "shm";
             extra = ring;
         }

@@ -192,3 +192,40 @@ TEST_CASE("a reduce_scatter with counts runs the plan its rule names for "
 }
 
 } // namespace ucg::test
+
+namespace ucg::test {
+
+// Allgather's top leaders on one host bcast their blocks in turn through
+// the host's shm ring (decision 0057): 3 and 5 ranks, blocks of 4099 bytes
+// and 100 KiB (several ring messages each), in place and not.
+TEST_CASE("an allgather whose top level names shm goes through the host's "
+          "bcast ring, every block in place",
+          "[ucg][fork]")
+{
+    const char *tune = "allgather:0-64:linear;allgather:64-inf:hierarchical;"
+                       "allgather@host:64-inf:shm";
+    for (int size : {3, 5}) {
+        INFO(size << " ranks, " << tune);
+        run_ranks(
+            size, 1,
+            [size](ucg_group_h g, int rank) {
+                for (std::size_t count : {std::size_t{4099},
+                                          std::size_t{100} << 10}) {
+                    for (bool in_place : {false, true}) {
+                        RefCase c =
+                            ref_case(UCG_COLL_ALLGATHER, size, rank, count);
+                        c.in_place = in_place;
+                        c.prepare();
+                        const std::string name = run_case(g, c, 2);
+                        if (name.find("top=shm") == std::string::npos) {
+                            ucg_test::fail_check(__FILE__, __LINE__, "plan",
+                                                 name + " has no top=shm");
+                        }
+                    }
+                }
+            },
+            120, tune);
+    }
+}
+
+} // namespace ucg::test

@@ -1465,6 +1465,20 @@ TEST_CASE("top leaders on one host allgather through their shm bcast ring "
           Approx(4 * 2000.0 + 4.0 * double(m) * so.shm_bcast.ns_per_byte +
                  double(m) * 0.05));
     check_plan(t, *d);
+    // The top level's rule decides over the prices: shm where it names
+    // shm, messages where it names another shape.
+    const std::string top_rule =
+        "allgather:0-inf:hierarchical;allgather@" +
+        std::string(topology::level_name(t.levels().back().kind)) + ":0-inf:";
+    Selector linear(t, parse_rules(top_rule + "linear", "test").value());
+    d = linear.select(so);
+    REQUIRE(d.ok());
+    CHECK(d->request.top != "shm");
+    Selector shm(t, parse_rules(top_rule + "shm", "test").value());
+    so.shm_bcast.ns_per_byte = 10 * host.beta_ns_per_byte;
+    d = shm.select(so);
+    REQUIRE(d.ok());
+    CHECK(d->request.top == "shm");
     // Leaders on two hosts cannot share a ring, however cheap.
     auto two = synth("nodes=2,ppn=2");
     Selector across(two,
