@@ -216,12 +216,12 @@ Plan build_hier_allgather(const Request &q, std::string_view name)
     for (const auto &piece : t.pieces) {
         widest = std::max(widest, piece.size());
     }
-    const int nc = std::max(
-        {level_chunks(q, teams.size() - 1, false, true, q.nranks),
-         gather_chunks(q, t.collect),
-         q.top == "shm" ? fit_chunks(q, plan::Channel::kShmBcast,
-                                     static_cast<int>(widest))
-                        : 1});
+    const int nc =
+        std::max({level_chunks(q, teams.size() - 1, false, true, q.nranks),
+                  gather_chunks(q, t.collect),
+                  q.top == "shm" ? fit_chunks(q, plan::Channel::kShmBcast,
+                                              static_cast<int>(widest))
+                                 : 1});
     PlanBuilder pb(Collective::kAllgather, q.nranks, 0, nc, q.only_rank);
     std::vector<char> leader(ix(q.nranks), 0);
     for (int r : t.team.ranks) {

@@ -209,8 +209,8 @@ TEST_CASE("an allgather whose top level names shm goes through the host's "
         run_ranks(
             size, 1,
             [size](ucg_group_h g, int rank) {
-                for (std::size_t count : {std::size_t{4099},
-                                          std::size_t{100} << 10}) {
+                for (std::size_t count :
+                     {std::size_t{4099}, std::size_t{100} << 10}) {
                     for (bool in_place : {false, true}) {
                         RefCase c =
                             ref_case(UCG_COLL_ALLGATHER, size, rank, count);

@@ -1444,7 +1444,8 @@ TEST_CASE("top leaders on one host allgather through their shm bcast ring "
           "[select]")
 {
     auto t = synth("nodes=1,ppn=4");
-    Selector sel(t, parse_rules("allgather:0-inf:hierarchical", "test").value());
+    Selector sel(t,
+                 parse_rules("allgather:0-inf:hierarchical", "test").value());
     const cost::AlphaBeta host = cost::alpha_beta(t.levels().front().link);
     const std::uint64_t m = 1 << 20;
     SelectOptions so{Collective::kAllgather, m, 0};
@@ -1481,8 +1482,8 @@ TEST_CASE("top leaders on one host allgather through their shm bcast ring "
     CHECK(d->request.top == "shm");
     // Leaders on two hosts cannot share a ring, however cheap.
     auto two = synth("nodes=2,ppn=2");
-    Selector across(two,
-                    parse_rules("allgather:0-inf:hierarchical", "test").value());
+    Selector across(
+        two, parse_rules("allgather:0-inf:hierarchical", "test").value());
     d = across.select(so);
     REQUIRE(d.ok());
     CHECK(d->request.top != "shm");
