@@ -13,10 +13,11 @@
 // gather edges. Alltoall gathers every rank's P input blocks to its top
 // leader, the leaders send each other the blocks destined to the other's
 // piece, and each leader scatters P blocks back to every rank below it.
-// The exchange among leaders follows Request::top: "ring", "bruck" (both
-// allgather only), "linear" (direct) or, otherwise, recursive doubling
-// for allgather and ring for reduce_scatter; alltoall always exchanges
-// directly.
+// The exchange among leaders follows Request::top: "ring", "bruck", "shm"
+// (allgather only; shm: each leader in turn bcasts its piece through the
+// top group's shm ring), "linear" (direct) or, otherwise, recursive
+// doubling for allgather and ring for reduce_scatter; alltoall always
+// exchanges directly.
 // Vocabulary: top leader, piece (a top leader's holding), edge.
 // Cost (n top leaders, g ranks per leader, m bytes per block): allgather
 // moves (g-1) m into each leader, the leaders' allgather of g m pieces

@@ -269,7 +269,7 @@ void add_exchanges(Table &t)
     t.takes_radix();
     t.add(ag, "hierarchical",
           "gather to the top leaders, allgather among them (top: ring, "
-          "bruck, linear, else recursive doubling), bcast down",
+          "bruck, linear, shm, else recursive doubling), bcast down",
           has_full_levels, build_hier_allgather);
     t.add(aa, "linear", "every rank sends every block at once", always,
           build_direct);

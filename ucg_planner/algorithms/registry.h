@@ -70,7 +70,9 @@ struct Request {
     // or "recursive_k" (radix), anything else: reduce then bcast with the
     // top group's LevelChoice (per_level at its level index, else the
     // last entry). Hierarchical allgather among the top leaders: "ring",
-    // "bruck", "linear", anything else recursive doubling; reduce_scatter:
+    // "bruck", "linear", "shm" (each leader in turn bcasts its piece
+    // through the top group's shm ring: a top group on one host),
+    // anything else recursive doubling; reduce_scatter:
     // "linear", anything else ring (hier_exchange.cpp).
     std::string top = "recursive_doubling";
     // Where the ranks run (host, multicast domain); build() refuses a plan
