@@ -28,7 +28,7 @@ namespace ucg::rt {
 
 namespace {
 
-constexpr std::uint32_t kHelloMagic = 0x55434734; // "UCG4"
+constexpr std::uint32_t kHelloMagic = 0x55434735; // "UCG5"
 
 struct Oob {
     ucg_oob_allgather_fn_t fn;
@@ -204,6 +204,10 @@ ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
     }
     if (g->ctx->incast.iface != nullptr) {
         h->flags |= kHelloIncast;
+    }
+    if (g->ctx->bcast.iface != nullptr && g->ctx->incast.iface != nullptr) {
+        h->o2m_max_group = std::min(g->ctx->bcast.attr.max_group_size,
+                                    g->ctx->incast.attr.max_group_size);
     }
     for (int lo = 0; lo < 2; ++lo) {
         if (find_mcast_iface(g, own, lo == 0, &g->mcast_cand[lo],
@@ -440,6 +444,22 @@ ucs_status_t setup_one_to_many(ucg_group *g)
                        (kHelloBcast | kHelloIncast) &&
                    !(h.flags & kHelloNoO2m);
         });
+    // ... and when every host's ranks fit in one group of every member's
+    // transports (a host of more ranks than UCX_MM_BCAST_MAX_GROUP_SIZE
+    // could make no host group at all).
+    if (g->one_to_many) {
+        if (auto over = host_over_o2m_limit(g->hello)) {
+            g->one_to_many = false;
+            if (g->rank == 0) {
+                log_warn("ucg_group_create: host %s has %zu ranks, more than "
+                         "a one-to-many group takes (%zu: "
+                         "UCX_MM_BCAST_MAX_GROUP_SIZE, "
+                         "UCX_MM_INCAST_MAX_GROUP_SIZE): the group runs "
+                         "point to point",
+                         over->host.c_str(), over->ranks, over->limit);
+            }
+        }
+    }
     // Multicast between hosts: every member has ud_mcast on lo where they
     // all share one machine (posed hosts), else on another device; none
     // asked for point-to-point only; more than one host. The world level

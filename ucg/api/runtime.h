@@ -24,6 +24,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -76,6 +77,10 @@ struct Hello {
     /// UCG_CMA_THRESH (ucg_context::cma_thresh): members must agree, as a
     /// message's sender and receiver both choose its path by it.
     std::uint64_t cma_thresh;
+    /// The most members its mm_bcast and mm_incast ifaces take in one
+    /// group (the smaller; 0: it has neither). A host with more ranks
+    /// than any member's limit makes the group point-to-point.
+    std::uint64_t o2m_max_group;
 };
 /// A plan setting's hash (Hello::topo_file, links) where it could not be
 /// read or parsed.
@@ -197,6 +202,32 @@ hosts_oversubscribed(const std::vector<Hello> &hello)
         }
     }
     return hosts;
+}
+
+/// A host (Hello::host) with more ranks than some member's one-to-many
+/// transports take in one group (Hello::o2m_max_group): the first by
+/// name, its ranks and the smallest limit; none where every host fits.
+/// Alike on every member.
+struct HostOverLimit {
+    std::string host;
+    std::size_t ranks = 0;
+    std::size_t limit = 0;
+};
+inline std::optional<HostOverLimit>
+host_over_o2m_limit(const std::vector<Hello> &hello)
+{
+    std::uint64_t limit = UINT64_MAX;
+    std::map<std::string, std::size_t> ranks;
+    for (const Hello &h : hello) {
+        limit = std::min(limit, h.o2m_max_group);
+        ++ranks[std::string(h.host, strnlen(h.host, sizeof(h.host)))];
+    }
+    for (const auto &[host, n] : ranks) {
+        if (n > limit) {
+            return HostOverLimit{host, n, static_cast<std::size_t>(limit)};
+        }
+    }
+    return std::nullopt;
 }
 
 /// The ud_mcast entry points (uct_ud_mcast.h), looked up when the plugin

@@ -229,3 +229,29 @@ TEST_CASE("an allgather whose top level names shm goes through the host's "
 }
 
 } // namespace ucg::test
+
+namespace ucg::test {
+
+// A host of more ranks than mm_bcast takes in one group (its
+// UCX_MM_BCAST_MAX_GROUP_SIZE; 64 by default, a many-core node's ranks
+// are more) made group creation fail. The group now runs point to point.
+TEST_CASE("a host of more ranks than one mm_bcast group takes still makes "
+          "its group, point to point",
+          "[ucg][fork]")
+{
+    const ScopedEnv limit("UCX_MM_BCAST_MAX_GROUP_SIZE", "2");
+    run_ranks(3, 1, [](ucg_group_h g, int rank) {
+        for (ucg_coll_type_t coll :
+             {UCG_COLL_BCAST, UCG_COLL_ALLGATHER, UCG_COLL_ALLREDUCE}) {
+            RefCase c = ref_case(coll, 3, rank, std::size_t{100} << 10);
+            const std::string name = run_case(g, c, 1);
+            if (name.find("shm") != std::string::npos ||
+                name.find("mm_") != std::string::npos) {
+                ucg_test::fail_check(__FILE__, __LINE__, "plan",
+                                     name + " uses a one-to-many group");
+            }
+        }
+    });
+}
+
+} // namespace ucg::test

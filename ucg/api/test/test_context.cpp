@@ -457,3 +457,26 @@ TEST_CASE("ranks per core count the hosts of one machine together",
     CHECK(ucg::rt::ranks_per_core({member_on("h1", 7, 0), member_on("h1", 7, 1),
                                    member_on("h1", 7, 1)}) == 2);
 }
+
+TEST_CASE("a host of more ranks than a member's one-to-many groups take "
+          "is named, with the smallest limit",
+          "[ucg][context]")
+{
+    using ucg::rt::Hello;
+    const auto member = [](const char *host, std::uint64_t limit) {
+        Hello h{};
+        std::strncpy(h.host, host, sizeof(h.host) - 1);
+        h.o2m_max_group = limit;
+        return h;
+    };
+    CHECK_FALSE(ucg::rt::host_over_o2m_limit(
+        {member("a", 2), member("a", 2), member("b", 2)}));
+    // Host b's three ranks pass a's members' limit of 3 but not b's own 2:
+    // every member decides with the smallest.
+    const auto over = ucg::rt::host_over_o2m_limit(
+        {member("a", 3), member("b", 2), member("b", 64), member("b", 64)});
+    REQUIRE(over);
+    CHECK(over->host == "b");
+    CHECK(over->ranks == 3);
+    CHECK(over->limit == 2);
+}
