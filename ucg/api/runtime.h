@@ -217,14 +217,16 @@ inline std::optional<HostOverLimit>
 host_over_o2m_limit(const std::vector<Hello> &hello)
 {
     std::uint64_t limit = UINT64_MAX;
-    std::map<std::string, std::size_t> ranks;
     for (const Hello &h : hello) {
         limit = std::min(limit, h.o2m_max_group);
-        ++ranks[std::string(h.host, strnlen(h.host, sizeof(h.host)))];
     }
-    for (const auto &[host, n] : ranks) {
-        if (n > limit) {
-            return HostOverLimit{host, n, static_cast<std::size_t>(limit)};
+    for (const auto &[host, l] :
+         cpu_loads<std::string>(hello, [](const Hello &h) {
+             return std::string(h.host, strnlen(h.host, sizeof(h.host)));
+         })) {
+        if (static_cast<std::uint64_t>(l.ranks) > limit) {
+            return HostOverLimit{host, static_cast<std::size_t>(l.ranks),
+                                 static_cast<std::size_t>(limit)};
         }
     }
     return std::nullopt;
