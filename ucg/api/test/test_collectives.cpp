@@ -191,10 +191,6 @@ TEST_CASE("a reduce_scatter with counts runs the plan its rule names for "
     }
 }
 
-} // namespace ucg::test
-
-namespace ucg::test {
-
 // Allgather's top leaders on one host bcast their blocks in turn through
 // the host's shm ring (decision 0057): 3 and 5 ranks, blocks of 4099 bytes
 // and 100 KiB (several ring messages each), in place and not.
@@ -227,10 +223,6 @@ TEST_CASE("an allgather whose top level names shm goes through the host's "
             120, tune);
     }
 }
-
-} // namespace ucg::test
-
-namespace ucg::test {
 
 // A host of more ranks than mm_bcast takes in one group (its
 // UCX_MM_BCAST_MAX_GROUP_SIZE; 64 by default, a many-core node's ranks
