@@ -173,7 +173,10 @@ void recursive_doubling(const Mover &move, const Top &t)
 // from its input, beside the copy into its output.
 void shm_bcasts(PlanBuilder &pb, const Top &t, Span s)
 {
-    for (int i = 0; t.team.size() > 1 && i < t.team.size(); ++i) {
+    if (t.team.size() < 2) {
+        return; // a lone leader holds every piece
+    }
+    for (int i = 0; i < t.team.size(); ++i) {
         plan::GroupMsg m{t.team.ranks[ix(i)], {}, t.tag};
         for (int r : t.team.ranks) {
             if (r != m.root) {
