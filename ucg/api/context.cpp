@@ -238,6 +238,7 @@ void read_cma_thresh(ucg_context *ctx)
     if (text == nullptr || *text == '\0') {
         return;
     }
+    ctx->cma_thresh_set = true;
     if (strcasecmp(text, "off") == 0) {
         ctx->cma_thresh = 0;
         return;

@@ -537,23 +537,27 @@ std::uint64_t machine_id()
 
 namespace {
 
-// The ranks whose sends UCP should complete fast (eager up to
-// RNDV_SEND_NBR_THRESH, decision 0021): those of this machine, where the
-// other choice is a CMA rendezvous (a system call that costs here what
-// 16-256 KiB take to copy through the FIFO), unless the machine has fewer
-// cores than ranks: a receiver that waits for its turn then drains
-// fragments late, while a rendezvous lets it pull the whole message when
-// it runs (np=4 on two cores, 256 KiB alltoall: 2x slower eager).
-std::vector<bool> eager_peers(const ucg_group *g)
+// Per rank, below which size UCP should complete sends to it fast (eager
+// up to RNDV_SEND_NBR_THRESH, decision 0021): every size to the ranks of
+// this machine, where the other choice is a CMA rendezvous (a system call
+// that costs here what 16-256 KiB take to copy through the FIFO). Where
+// the machine has fewer cores than ranks, only below `cma_thresh` where
+// machine_cma_thresh raised it (decision 0059; a receiver that waits for
+// its turn drains a large message's fragments late, while a read pulls
+// it whole when it runs: np=4 on two cores, 256 KiB alltoall 2x slower
+// eager), else none.
+std::vector<std::uint64_t> fast_sends(const ucg_group *g,
+                                      std::uint64_t cma_thresh)
 {
-    std::vector<bool> eager(static_cast<std::size_t>(g->size), false);
+    std::uint64_t below = UINT64_MAX;
     if (g->oversubscribed) {
-        return eager;
+        below = cma_thresh != g->ctx->cma_thresh ? cma_thresh : 0;
     }
-    for (std::size_t r = 0; r < eager.size(); ++r) {
-        eager[r] = on_my_machine(g, g->hello[r]);
+    std::vector<std::uint64_t> fast(static_cast<std::size_t>(g->size), 0);
+    for (std::size_t r = 0; r < fast.size(); ++r) {
+        fast[r] = on_my_machine(g, g->hello[r]) ? below : 0;
     }
-    return eager;
+    return fast;
 }
 
 // UCX's sysv and posix senders index a peer's FIFO with their own
@@ -793,9 +797,15 @@ ucs_status_t group_create(ucg_context_h ctx, const ucg_group_params_t *p,
         near[r] = me_cma && (g->hello[r].flags & kHelloCma) && mine;
         socket[r] = ctx->socket_rndv && !mine;
     }
+    const std::uint64_t cma_thresh = ucg::rt::machine_cma_thresh(
+        ctx->cma_thresh, ctx->cma_thresh_set, g->oversubscribed,
+        static_cast<std::size_t>(std::count_if(
+            g->hello.begin(), g->hello.end(), [&](const ucg::rt::Hello &h) {
+                return on_my_machine(g.get(), h);
+            })));
     g->fabric = std::make_unique<UcpFabric>(
-        ctx->worker, g->rank, &g->eps, eager_peers(g.get()), near,
-        ctx->cma_thresh, &g->cma, socket, &g->stage);
+        ctx->worker, g->rank, &g->eps, fast_sends(g.get(), cma_thresh), near,
+        cma_thresh, &g->cma, socket, &g->stage);
     ctx->groups.push_back(g.get());
     *group_p = g.release();
     return UCS_OK;

@@ -292,6 +292,7 @@ struct ucg_context {
     /// from this size are read from the sender's memory (ucp_fabric.h);
     /// 0 never, kPlanSettingBad where the setting did not parse.
     std::uint64_t cma_thresh = ucg::rt::kCmaThresh;
+    bool cma_thresh_set = false; ///< UCG_CMA_THRESH was set
     std::vector<ucg_group *> groups;
     std::uint32_t next_group_id = 1;
     std::map<std::string, ucp_ep_h> eps; ///< by worker address bytes

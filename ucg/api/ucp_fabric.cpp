@@ -345,22 +345,27 @@ void post_own(ucp_worker_h worker, CmaSlot *s, void *buf, std::size_t len,
 
 UcpFabric::UcpFabric(ucp_worker_h worker, int rank,
                      const std::vector<ucp_ep_h> *eps,
-                     const std::vector<bool> &eager,
+                     const std::vector<std::uint64_t> &fast_below,
                      const std::vector<bool> &near, std::uint64_t cma_thresh,
                      CmaState *cma, const std::vector<bool> &socket,
                      StageState *stage)
-    : worker_(worker), rank_(rank), eps_(eps), near_(near),
-      cma_broken_(near.size(), false), cma_thresh_(cma_thresh), pid_(getpid()),
-      pid_ns_(pid_namespace()), cma_(cma), socket_(socket), stage_(stage)
+    : worker_(worker), rank_(rank), eps_(eps), fast_below_(fast_below),
+      near_(near), cma_broken_(near.size(), false), cma_thresh_(cma_thresh),
+      pid_(getpid()), pid_ns_(pid_namespace()), cma_(cma), socket_(socket),
+      stage_(stage)
 {
-    const std::uint32_t attr =
-        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-    for (const bool e : eager) {
-        send_attr_.push_back(e ? attr | UCP_OP_ATTR_FLAG_FAST_CMPL : attr);
-    }
     if (cma_thresh_ != 0) {
         allow_readers();
     }
+}
+
+std::uint32_t UcpFabric::send_attr(int peer, std::size_t bytes) const
+{
+    const std::uint32_t attr =
+        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    return bytes < fast_below_[static_cast<std::size_t>(peer)]
+               ? attr | UCP_OP_ATTR_FLAG_FAST_CMPL
+               : attr;
 }
 
 bool UcpFabric::one_copy(int peer, const exec::Iov *iov, unsigned iovcnt) const
@@ -387,7 +392,7 @@ ucs_status_t UcpFabric::ucp_send(int peer, std::uint64_t tag,
                                  ucp_send_nbx_callback_t done, Completion *c)
 {
     ucp_request_param_t p;
-    p.op_attr_mask = send_attr_[static_cast<std::size_t>(peer)];
+    p.op_attr_mask = send_attr(peer, total_bytes(iov, iovcnt));
     p.cb.send = done;
     p.user_data = c;
     void *buf;
@@ -541,7 +546,7 @@ void UcpFabric::cma_send_data(Completion *c)
 {
     CmaSlot *s = slot_of(c);
     ucp_request_param_t p;
-    p.op_attr_mask = send_attr_[static_cast<std::size_t>(s->peer)];
+    p.op_attr_mask = send_attr(s->peer, total_bytes(s->iov, s->iovcnt));
     p.cb.send = part_send_done;
     p.user_data = c;
     void *buf;

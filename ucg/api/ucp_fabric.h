@@ -66,9 +66,10 @@ struct StageState {
 class UcpFabric : public exec::Fabric {
   public:
     /// `rank`: this member's rank in the group; `eps[r]`: the endpoint to
-    /// rank r of the group; `eager[r]`: sends to
-    /// rank r ask UCP to complete fast (UCP_OP_ATTR_FLAG_FAST_CMPL: eager
-    /// below its RNDV_SEND_NBR_THRESH, decision 0021); `near[r]`: rank r
+    /// rank r of the group; `fast_below[r]`: sends to rank r of fewer
+    /// bytes ask UCP to complete fast (UCP_OP_ATTR_FLAG_FAST_CMPL: eager
+    /// below its RNDV_SEND_NBR_THRESH, decisions 0021 and 0059; 0 none,
+    /// UINT64_MAX every size); `near[r]`: rank r
     /// runs on this machine, so messages of at least `cma_thresh` bytes
     /// (0: none) take the one-copy path (every member must use the same
     /// threshold), counted in `*cma` (which outlives the fabric);
@@ -76,9 +77,10 @@ class UcpFabric : public exec::Fabric {
     /// rendezvous threshold, so messages in pieces go out from one copy
     /// (stage_contiguous), counted in `*stage` (which outlives the fabric).
     UcpFabric(ucp_worker_h worker, int rank, const std::vector<ucp_ep_h> *eps,
-              const std::vector<bool> &eager, const std::vector<bool> &near,
-              std::uint64_t cma_thresh, CmaState *cma,
-              const std::vector<bool> &socket, StageState *stage);
+              const std::vector<std::uint64_t> &fast_below,
+              const std::vector<bool> &near, std::uint64_t cma_thresh,
+              CmaState *cma, const std::vector<bool> &socket,
+              StageState *stage);
 
     ucs_status_t send(int peer, std::uint64_t tag, const exec::Iov *iov,
                       unsigned iovcnt, exec::Completion *c) override;
@@ -100,6 +102,8 @@ class UcpFabric : public exec::Fabric {
     void cma_send_data(exec::Completion *c);
 
   private:
+    /// A send's op_attr_mask bits (fast_below_).
+    std::uint32_t send_attr(int peer, std::size_t bytes) const;
     bool one_copy(int peer, const exec::Iov *iov, unsigned iovcnt) const;
     ucs_status_t cma_send(int peer, std::uint64_t tag, const exec::Iov *iov,
                           unsigned iovcnt, exec::Completion *c);
@@ -121,7 +125,7 @@ class UcpFabric : public exec::Fabric {
     ucp_worker_h worker_;
     int rank_;
     const std::vector<ucp_ep_h> *eps_;
-    std::vector<std::uint32_t> send_attr_; ///< per rank: op_attr_mask bits
+    std::vector<std::uint64_t> fast_below_; ///< per rank: FAST_CMPL below
     std::vector<bool> near_;
     std::vector<bool> cma_broken_; ///< per rank: a read from it failed
     std::uint64_t cma_thresh_;

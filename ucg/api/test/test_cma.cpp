@@ -5,6 +5,7 @@
 // rank say "the data follows"; members with other thresholds refuse the
 // group together.
 #include "api/internal.h"
+#include "api/ucp_settings.h"
 #include "rank_env.h"
 
 #include <catch2/catch.hpp>
@@ -213,6 +214,42 @@ TEST_CASE("each receiver's ack reaches the slot of its own message when a "
             }
         },
         20, "bcast:0-inf:linear");
+}
+
+TEST_CASE("where ranks share a core, a message between them goes out eagerly "
+          "while it fits the receiver's FIFO, and is read from the sender's "
+          "memory from there",
+          "[ucg][cma][fork]")
+{
+    if (ucg::rt::user_sets_rndv(environ)) {
+        UCG_SKIP("a rendezvous threshold set (then sends keep it)");
+    }
+    // UCP's own rendezvous threshold (which with no RDMA network UCG would
+    // set at 4 MiB): a send completes before its receive only where UCG
+    // asks UCP for a fast one.
+    const ScopedEnv auto_thresh("UCX_RNDV_THRESH", "auto");
+    const ScopedEnv cma_default("UCG_CMA_THRESH", nullptr);
+    // Both ranks on one CPU: oversubscribed, threshold kShmFifoBytes.
+    cpu_set_t all, one;
+    REQUIRE(sched_getaffinity(0, sizeof(all), &all) == 0);
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+        if (CPU_ISSET(c, &all)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    }
+    REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
+    const char *tune = "bcast:0-inf:linear:segments=1";
+    // The receiver drains its FIFO but posts no receive until the root's
+    // send is done: only an eager send completes; a read waits for it.
+    const bool eager = ucg::test::root_done_alone(
+        ucg::rt::kShmFifoBytes / 2, std::chrono::seconds(10), tune);
+    const bool read = !ucg::test::root_done_alone(
+        ucg::rt::kShmFifoBytes, std::chrono::milliseconds(300), tune);
+    REQUIRE(sched_setaffinity(0, sizeof(all), &all) == 0);
+    CHECK(eager);
+    CHECK(read);
 }
 
 TEST_CASE("members with another one-copy threshold (UCG_CMA_THRESH), or one "

@@ -440,6 +440,27 @@ TEST_CASE("a host's ranks take turns where its host or its machine has "
                member_on("h2", 8, 0)}) == Over{{"h1", true}, {"h2", false}});
 }
 
+TEST_CASE("where a machine's ranks take turns, the one-copy threshold rises "
+          "to the size every rank's message fits the receiver's FIFO beside "
+          "the others'",
+          "[ucg][context]")
+{
+    using ucg::rt::kCmaThresh;
+    using ucg::rt::kShmFifoBytes;
+    using ucg::rt::machine_cma_thresh;
+    // np=4 on two cores: three senders share a receiver's 512 KiB.
+    CHECK(machine_cma_thresh(kCmaThresh, false, true, 4) == kShmFifoBytes / 3);
+    CHECK(machine_cma_thresh(kCmaThresh, false, true, 2) == kShmFifoBytes);
+    CHECK(machine_cma_thresh(kCmaThresh, false, true, 3) == 256 * 1024);
+    // Never below the context's threshold (a FIFO of 64 senders).
+    CHECK(machine_cma_thresh(kCmaThresh, false, true, 65) == kCmaThresh);
+    // A core per rank, a user's threshold, "off", a rank alone: as set.
+    CHECK(machine_cma_thresh(kCmaThresh, false, false, 4) == kCmaThresh);
+    CHECK(machine_cma_thresh(kCmaThresh, true, true, 4) == kCmaThresh);
+    CHECK(machine_cma_thresh(0, false, true, 4) == 0);
+    CHECK(machine_cma_thresh(kCmaThresh, false, true, 1) == kCmaThresh);
+}
+
 TEST_CASE("ranks per core count the hosts of one machine together",
           "[ucg][context]")
 {
