@@ -110,10 +110,12 @@ inline constexpr std::uint64_t kShmFifoBytes = 64 * 8192;
 /// (`oversubscribed`), a one-copy read costs the sender a turn of its
 /// receiver and then one of its own (the descriptor is read, the ack
 /// comes back), while an eager message is done once copied into the
-/// receiver's FIFO, if the FIFO holds it beside every other rank's: there
-/// the threshold rises to kShmFifoBytes / (machine_ranks - 1) (np=4 on two
-/// cores: 170 KiB; alltoall 16-64 KiB 0.5-0.8x Open MPI against
-/// 0.93-0.99x). A user's UCG_CMA_THRESH (`user_set`) and "off" (0) stand.
+/// receiver's FIFO, if the FIFO takes it beside every other rank's: a
+/// receiver hands its elements back half a FIFO at a time
+/// (UCX_SYSV_FIFO_RELEASE_FACTOR 0.5), so there the threshold rises to
+/// kShmFifoBytes / 2 / (machine_ranks - 1) (np=4 on two cores: 85 KiB;
+/// alltoall 16-64 KiB 0.5-0.8x Open MPI against 0.93-0.99x). A user's
+/// UCG_CMA_THRESH (`user_set`) and "off" (0) stand.
 inline std::uint64_t machine_cma_thresh(std::uint64_t thresh, bool user_set,
                                         bool oversubscribed,
                                         std::size_t machine_ranks) noexcept
@@ -121,7 +123,7 @@ inline std::uint64_t machine_cma_thresh(std::uint64_t thresh, bool user_set,
     if (thresh == 0 || user_set || !oversubscribed || machine_ranks < 2) {
         return thresh;
     }
-    return std::max(thresh, kShmFifoBytes / (machine_ranks - 1));
+    return std::max(thresh, kShmFifoBytes / 2 / (machine_ranks - 1));
 }
 
 /// Whether a host's mm_bcast group lets its receivers read the root's

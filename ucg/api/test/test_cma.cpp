@@ -229,7 +229,7 @@ TEST_CASE("where ranks share a core, a message between them goes out eagerly "
     // asks UCP for a fast one.
     const ScopedEnv auto_thresh("UCX_RNDV_THRESH", "auto");
     const ScopedEnv cma_default("UCG_CMA_THRESH", nullptr);
-    // Both ranks on one CPU: oversubscribed, threshold kShmFifoBytes.
+    // Both ranks on one CPU: oversubscribed, threshold kShmFifoBytes / 2.
     cpu_set_t all, one;
     REQUIRE(sched_getaffinity(0, sizeof(all), &all) == 0);
     CPU_ZERO(&one);
@@ -244,9 +244,9 @@ TEST_CASE("where ranks share a core, a message between them goes out eagerly "
     // The receiver drains its FIFO but posts no receive until the root's
     // send is done: only an eager send completes; a read waits for it.
     const bool eager = ucg::test::root_done_alone(
-        ucg::rt::kShmFifoBytes / 2, std::chrono::seconds(10), tune);
+        ucg::rt::kShmFifoBytes / 4, std::chrono::seconds(10), tune);
     const bool read = !ucg::test::root_done_alone(
-        ucg::rt::kShmFifoBytes, std::chrono::milliseconds(300), tune);
+        ucg::rt::kShmFifoBytes / 2, std::chrono::milliseconds(300), tune);
     REQUIRE(sched_setaffinity(0, sizeof(all), &all) == 0);
     CHECK(eager);
     CHECK(read);

@@ -448,10 +448,11 @@ TEST_CASE("where a machine's ranks take turns, the one-copy threshold rises "
     using ucg::rt::kCmaThresh;
     using ucg::rt::kShmFifoBytes;
     using ucg::rt::machine_cma_thresh;
-    // np=4 on two cores: three senders share a receiver's 512 KiB.
-    CHECK(machine_cma_thresh(kCmaThresh, false, true, 4) == kShmFifoBytes / 3);
-    CHECK(machine_cma_thresh(kCmaThresh, false, true, 2) == kShmFifoBytes);
-    CHECK(machine_cma_thresh(kCmaThresh, false, true, 3) == 256 * 1024);
+    // np=4 on two cores: three senders share half a receiver's 512 KiB.
+    CHECK(machine_cma_thresh(kCmaThresh, false, true, 4) ==
+          kShmFifoBytes / 2 / 3);
+    CHECK(machine_cma_thresh(kCmaThresh, false, true, 2) == kShmFifoBytes / 2);
+    CHECK(machine_cma_thresh(kCmaThresh, false, true, 3) == 128 * 1024);
     // Never below the context's threshold (a FIFO of 64 senders).
     CHECK(machine_cma_thresh(kCmaThresh, false, true, 65) == kCmaThresh);
     // A core per rank, a user's threshold, "off", a rank alone: as set.
