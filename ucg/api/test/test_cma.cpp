@@ -33,6 +33,25 @@ bool root_done_alone(std::size_t bytes)
 
 constexpr std::size_t kCount = 160000; // bytes per block
 
+// Runs `f` with this process (and the ranks it forks) bound to its first
+// CPU, then restores its CPUs; returns what `f` returned.
+template <class F> bool on_one_cpu(F f)
+{
+    cpu_set_t all, one;
+    REQUIRE(sched_getaffinity(0, sizeof(all), &all) == 0);
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+        if (CPU_ISSET(c, &all)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    }
+    REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
+    const bool result = f();
+    REQUIRE(sched_setaffinity(0, sizeof(all), &all) == 0);
+    return result;
+}
+
 ssize_t refuse_reads(pid_t, const iovec *, unsigned long, const iovec *,
                      unsigned long, unsigned long)
 {
@@ -65,19 +84,7 @@ TEST_CASE("a bcast on one host goes through the ring at every size, but "
         CHECK(root_done_alone(64 << 10));
     }
     // Both ranks on one CPU: oversubscribed.
-    cpu_set_t all, one;
-    REQUIRE(sched_getaffinity(0, sizeof(all), &all) == 0);
-    CPU_ZERO(&one);
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-        if (CPU_ISSET(c, &all)) {
-            CPU_SET(c, &one);
-            break;
-        }
-    }
-    REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
-    const bool shared_core = root_done_alone(64 << 10);
-    REQUIRE(sched_setaffinity(0, sizeof(all), &all) == 0);
-    CHECK(shared_core);
+    CHECK(on_one_cpu([] { return root_done_alone(64 << 10); }));
 }
 
 TEST_CASE("messages between ranks of one machine from UCG_CMA_THRESH are "
@@ -217,8 +224,8 @@ TEST_CASE("each receiver's ack reaches the slot of its own message when a "
 }
 
 TEST_CASE("where ranks share a core, a message between them goes out eagerly "
-          "while it fits the receiver's FIFO, and is read from the sender's "
-          "memory from there",
+          "while it fits half the receiver's FIFO, and is read from the "
+          "sender's memory from there",
           "[ucg][cma][fork]")
 {
     if (ucg::rt::user_sets_rndv(environ)) {
@@ -230,24 +237,17 @@ TEST_CASE("where ranks share a core, a message between them goes out eagerly "
     const ScopedEnv auto_thresh("UCX_RNDV_THRESH", "auto");
     const ScopedEnv cma_default("UCG_CMA_THRESH", nullptr);
     // Both ranks on one CPU: oversubscribed, threshold kShmFifoBytes / 2.
-    cpu_set_t all, one;
-    REQUIRE(sched_getaffinity(0, sizeof(all), &all) == 0);
-    CPU_ZERO(&one);
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-        if (CPU_ISSET(c, &all)) {
-            CPU_SET(c, &one);
-            break;
-        }
-    }
-    REQUIRE(sched_setaffinity(0, sizeof(one), &one) == 0);
-    const char *tune = "bcast:0-inf:linear:segments=1";
     // The receiver drains its FIFO but posts no receive until the root's
     // send is done: only an eager send completes; a read waits for it.
-    const bool eager = ucg::test::root_done_alone(
-        ucg::rt::kShmFifoBytes / 4, std::chrono::seconds(10), tune);
-    const bool read = !ucg::test::root_done_alone(
-        ucg::rt::kShmFifoBytes / 2, std::chrono::milliseconds(300), tune);
-    REQUIRE(sched_setaffinity(0, sizeof(all), &all) == 0);
+    const char *tune = "bcast:0-inf:linear:segments=1";
+    const bool eager = on_one_cpu([tune] {
+        return ucg::test::root_done_alone(ucg::rt::kShmFifoBytes / 4,
+                                          std::chrono::seconds(10), tune);
+    });
+    const bool read = on_one_cpu([tune] {
+        return !ucg::test::root_done_alone(
+            ucg::rt::kShmFifoBytes / 2, std::chrono::milliseconds(300), tune);
+    });
     CHECK(eager);
     CHECK(read);
 }

@@ -441,8 +441,8 @@ TEST_CASE("a host's ranks take turns where its host or its machine has "
 }
 
 TEST_CASE("where a machine's ranks take turns, the one-copy threshold rises "
-          "to the size every rank's message fits the receiver's FIFO beside "
-          "the others'",
+          "to the size every rank's message fits half the receiver's FIFO "
+          "beside the others'",
           "[ucg][context]")
 {
     using ucg::rt::kCmaThresh;
