@@ -34,7 +34,8 @@ Report::Report(const Options &opt, const Env &env, double group_create_us,
                 opt.oneoff ? "init+start+wait+free per call"
                            : "persistent: init once, start+wait per call");
     std::printf("# timing: OSU 7 (each iteration timed alone, a barrier "
-                "between iterations outside the timer, barriers back to back "
+                "before the first and between iterations outside the timer, "
+                "barriers back to back "
                 "as osu_barrier times them; min/max/avg over ranks of each "
                 "rank's mean)\n");
     std::printf("# group creation: %.1f us (slowest rank); First(us): the "

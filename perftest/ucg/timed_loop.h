@@ -39,8 +39,9 @@ struct LoopTimes {
 /// the ranks in the order the one before released them).
 bool sync_between(ucg_coll_type_t coll);
 
-/// `warm` untimed iterations, then `iters` timed ones, each timed alone
-/// on the steady clock; `sync` after each where sync_between(coll). Stops
+/// `sync` once, then `warm` untimed iterations and `iters` timed ones, each
+/// timed alone on the steady clock; `sync` after each where
+/// sync_between(coll). Stops
 /// at the first call or sync that fails and returns its status.
 ucs_status_t timed_loop(ucg_coll_type_t coll, int warm, int iters,
                         const LoopSteps &steps, LoopTimes *out);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // ucg_perftest's timed loop (timed_loop.h): OSU 7's order of the
-// iteration's parts, a barrier between timed calls but none between
-// timed barriers, the timer around the call alone, the first failure
-// ending the loop.
+// iteration's parts, a barrier before the first call and between timed
+// calls but none between timed barriers, the timer around the call alone,
+// the first failure ending the loop.
 #include "timed_loop.h"
 
 #include <catch2/catch.hpp>
@@ -57,18 +57,19 @@ TEST_CASE("timed loop: every collective but the barrier has a barrier "
         Trace t;
         LoopTimes times;
         REQUIRE(timed_loop(coll, 1, 2, t.steps(), &times) == UCS_OK);
-        CHECK(t.log == "p0ck0sp1ck1sp2ck2s");
+        CHECK(t.log == "sp0ck0sp1ck1sp2ck2s");
     }
 }
 
-TEST_CASE("timed loop: barriers back to back, as osu_barrier times them",
+TEST_CASE("timed loop: barriers back to back after the first, as "
+          "osu_barrier times them",
           "[perftest]")
 {
     CHECK_FALSE(sync_between(UCG_COLL_BARRIER));
     Trace t;
     LoopTimes times;
     REQUIRE(timed_loop(UCG_COLL_BARRIER, 2, 3, t.steps(), &times) == UCS_OK);
-    CHECK(t.log == "p0ck0p1ck1p2ck2p3ck3p4ck4");
+    CHECK(t.log == "sp0ck0p1ck1p2ck2p3ck3p4ck4");
     CHECK(t.calls == 5);
 }
 
@@ -112,12 +113,43 @@ TEST_CASE("timed loop: a failed call or barrier ends the loop with its "
     LoopTimes times;
     CHECK(timed_loop(UCG_COLL_BCAST, 1, 3, call.steps(), &times) ==
           UCS_ERR_IO_ERROR);
-    CHECK(call.log == "p0ck0sp1c");
+    CHECK(call.log == "sp0ck0sp1c");
 
     Trace sync;
     sync.fail_at = 2;
     sync.fail_sync = true;
     CHECK(timed_loop(UCG_COLL_ALLREDUCE, 1, 3, sync.steps(), &times) ==
           UCS_ERR_TIMED_OUT);
-    CHECK(sync.log == "p0ck0sp1ck1sp2ck2s");
+    CHECK(sync.log == "sp0ck0sp1ck1sp2ck2s");
+}
+
+TEST_CASE("timed loop: the ranks start the row together, so the first "
+          "call holds none of what ran before it",
+          "[perftest]")
+{
+    // A peer still busy before the row (the floor's ping-pong) is what
+    // the first sync waits out: here a sync that takes 40 ms before any
+    // call, outside the timer; the calls themselves take no time.
+    bool called = false;
+    LoopSteps s;
+    s.call = [&] {
+        called = true;
+        return UCS_OK;
+    };
+    s.sync = [&] {
+        if (!called) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(40));
+        }
+        return UCS_OK;
+    };
+    LoopTimes times;
+    REQUIRE(timed_loop(UCG_COLL_BARRIER, 0, 1, s, &times) == UCS_OK);
+    CHECK(times.first_us < 40000);
+
+    Trace failed;
+    failed.fail_at = -1; // the sync before the first call (calls - 1)
+    failed.fail_sync = true;
+    CHECK(timed_loop(UCG_COLL_BCAST, 0, 1, failed.steps(), &times) ==
+          UCS_ERR_TIMED_OUT);
+    CHECK(failed.log == "s");
 }
