@@ -35,9 +35,8 @@ Report::Report(const Options &opt, const Env &env, double group_create_us,
                            : "persistent: init once, start+wait per call");
     std::printf("# timing: OSU 7 (each iteration timed alone, a barrier "
                 "before the first and between iterations outside the timer, "
-                "barriers back to back "
-                "as osu_barrier times them; min/max/avg over ranks of each "
-                "rank's mean)\n");
+                "barriers back to back as osu_barrier times them; "
+                "min/max/avg over ranks of each rank's mean)\n");
     std::printf("# group creation: %.1f us (slowest rank); First(us): the "
                 "first call, init included (slowest rank)\n",
                 group_create_us);

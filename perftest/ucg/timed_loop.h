@@ -41,8 +41,8 @@ bool sync_between(ucg_coll_type_t coll);
 
 /// `sync` once, then `warm` untimed iterations and `iters` timed ones, each
 /// timed alone on the steady clock; `sync` after each where
-/// sync_between(coll). Stops
-/// at the first call or sync that fails and returns its status.
+/// sync_between(coll). Stops at the first call or sync that fails and
+/// returns its status.
 ucs_status_t timed_loop(ucg_coll_type_t coll, int warm, int iters,
                         const LoopSteps &steps, LoopTimes *out);
 
