@@ -31,6 +31,10 @@ def ratio_cell(rs):
     return f"**{cell}**" if round(m, 2) > 1.0 else cell
 
 
+def quoted(text):
+    return text.replace("'", "''")
+
+
 def plot(png, title, ylabel, series, xlabel="message size", xtics=SIZE_TICS,
          logx=True):
     """Draws `series` (name -> [(x, ratio)]) into `png` with a dashed line
@@ -51,7 +55,8 @@ def plot(png, title, ylabel, series, xlabel="message size", xtics=SIZE_TICS,
                          f"title '{name}'")
     script = "\n".join([
         "set terminal pngcairo size 900,500 noenhanced",
-        f"set output '{png}'", f"set title '{title}'",
+        # (gnuplot's single-quoted strings write a quote as two)
+        f"set output '{png}'", f"set title '{quoted(title)}'",
         "set logscale x 2" if logx else "", "set logscale y 2", xtics,
         f"set xlabel '{xlabel}'", f"set ylabel '{ylabel}'", "set grid",
         "set key outside right", "set arrow from graph 0, first 1 to "
