@@ -32,7 +32,8 @@ def ratio_cell(rs):
 
 
 def quoted(text):
-    return text.replace("'", "''")
+    """`text` as a gnuplot single-quoted string (a quote written twice)."""
+    return "'" + str(text).replace("'", "''") + "'"
 
 
 def plot(png, title, ylabel, series, xlabel="message size", xtics=SIZE_TICS,
@@ -51,14 +52,14 @@ def plot(png, title, ylabel, series, xlabel="message size", xtics=SIZE_TICS,
             for x, y in pts:
                 f.write(f"{x} {y}\n")
             f.write("\n\n")
-            plots.append(f"'{data}' index {len(plots)} with linespoints "
-                         f"title '{name}'")
+            plots.append(f"{quoted(data)} index {len(plots)} with "
+                         f"linespoints title {quoted(name)}")
     script = "\n".join([
         "set terminal pngcairo size 900,500 noenhanced",
-        # (gnuplot's single-quoted strings write a quote as two)
-        f"set output '{png}'", f"set title '{quoted(title)}'",
+        f"set output {quoted(png)}", f"set title {quoted(title)}",
         "set logscale x 2" if logx else "", "set logscale y 2", xtics,
-        f"set xlabel '{xlabel}'", f"set ylabel '{ylabel}'", "set grid",
+        f"set xlabel {quoted(xlabel)}", f"set ylabel {quoted(ylabel)}",
+        "set grid",
         "set key outside right", "set arrow from graph 0, first 1 to "
         "graph 1, first 1 nohead lw 2 dt 2",
         "plot " + ", ".join(plots)])
