@@ -180,6 +180,12 @@ void add_options(CLI::App &app, Options &o)
         ->add_option("--uplink", o.uplink_ns_per_byte,
                      "switch uplinks, ns per byte")
         ->check(non_negative_finite());
+    simulate->add_option(
+        "--cpu-groups", o.cpu_groups,
+        "hosts that share CPUs, as hosts emulated on one machine "
+        "do: 'HOST,HOST[:CPUS]/...' by host number (0 first; "
+        "CPUS 1 unless given), every host in one group; a "
+        "message's bytes are then CPU work at both ends");
     simulate->add_flag("--path", o.critical_path, "print the critical path");
     // A plan file says its collective, algorithm and root.
     for (CLI::App *sub : {check, simulate}) {

@@ -35,6 +35,7 @@ struct Options {
     int segments = 0;              ///< 0: choose
     std::optional<int> rank;       ///< print one rank's program
     double uplink_ns_per_byte = 0; ///< simulate: shared uplinks
+    std::string cpu_groups;        ///< simulate: hosts that share CPUs
     bool critical_path = false;
     bool simulate = false; ///< select: also simulate the choices
     std::vector<LinkOverride> links;

@@ -6,10 +6,12 @@
 #include "tool_cli.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <iostream>
 #include <new>
 #include <optional>
+#include <sstream>
 #include <string_view>
 
 using namespace ucg;
@@ -222,10 +224,77 @@ int check(const plan::Plan &p, const plan::Placement &placement,
     return errors.empty() ? 0 : 1;
 }
 
+/// A whole decimal number, nothing around it.
+std::optional<uint64_t> parse_count(const std::string &text)
+{
+    uint64_t v = 0;
+    const char *end = text.data() + text.size();
+    const auto [at, ec] = std::from_chars(text.data(), end, v);
+    if (text.empty() || ec != std::errc() || at != end) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+/// --cpu-groups "HOST,HOST[:CPUS]/..." into fabric's CPU groups: every
+/// host of topo in exactly one group.
+Result<void> parse_cpu_groups(const std::string &spec,
+                              const topology::Topology &topo,
+                              cost::Fabric *fabric)
+{
+    const int hosts = topo.num_hosts();
+    std::vector<int> group_of_host(size_t(hosts), -1);
+    std::istringstream groups(spec);
+    for (std::string item; std::getline(groups, item, '/');) {
+        const int g = int(fabric->group_cpus.size());
+        int cpus = 1;
+        if (const size_t colon = item.find(':'); colon != std::string::npos) {
+            const auto n = parse_count(item.substr(colon + 1));
+            if (!n || *n < 1) {
+                return fail("--cpu-groups: bad CPU count in '" + item + "'");
+            }
+            cpus = int(*n);
+            item.resize(colon);
+        }
+        std::istringstream list(item);
+        for (std::string h; std::getline(list, h, ',');) {
+            const auto host = parse_count(h);
+            if (!host || *host >= uint64_t(hosts)) {
+                return fail("--cpu-groups: '" + h +
+                            "' is not a host number "
+                            "(0 to " +
+                            std::to_string(hosts - 1) + ")");
+            }
+            if (group_of_host[size_t(*host)] >= 0) {
+                return fail("--cpu-groups: host " + h + " in two groups");
+            }
+            group_of_host[size_t(*host)] = g;
+        }
+        fabric->group_cpus.push_back(cpus);
+    }
+    for (int h = 0; h < hosts; ++h) {
+        if (group_of_host[size_t(h)] < 0) {
+            return fail("--cpu-groups: host " + std::to_string(h) +
+                        " in no group");
+        }
+    }
+    for (int r = 0; r < topo.size(); ++r) {
+        fabric->cpu_group.push_back(group_of_host[size_t(topo.host_of(r))]);
+    }
+    return {};
+}
+
 int simulate(const plan::Plan &p, const topology::Topology &topo,
              const tools::Options &o)
 {
-    auto r = cost::simulate(p, {&topo, {}}, sim_config(o, o.critical_path));
+    cost::Fabric fabric{&topo, {}};
+    if (!o.cpu_groups.empty()) {
+        if (auto g = parse_cpu_groups(o.cpu_groups, topo, &fabric); !g) {
+            die(g.error().message);
+            return 2; // a bad command line
+        }
+    }
+    auto r = cost::simulate(p, fabric, sim_config(o, o.critical_path));
     if (!r) {
         return die(r.error().message);
     }

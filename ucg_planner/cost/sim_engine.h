@@ -5,6 +5,7 @@
 
 #include "cost/simulator.h"
 
+#include <algorithm>
 #include <queue>
 #include <tuple>
 
@@ -80,6 +81,17 @@ class Sim {
     {
         return fabric_.topo ? fabric_.topo->host_of(r) : r;
     }
+    /// The first free CPU of rank r's group (its own CPU without groups).
+    double &cpu(int r)
+    {
+        const size_t g = fabric_.cpu_group.empty()
+                             ? size_t(r)
+                             : size_t(fabric_.cpu_group[size_t(r)]);
+        auto first = cpu_.begin() + cpu_begin_[g];
+        return *std::min_element(first, cpu_.begin() + cpu_begin_[g + 1]);
+    }
+    /// Whether a message's bytes are CPU work (Fabric::cpu_group).
+    bool bytes_on_cpu() const { return !fabric_.cpu_group.empty(); }
     bool cross_switch(int a, int b) const
     {
         return cfg_.uplink_ns_per_byte > 0 && fabric_.topo &&
@@ -106,7 +118,9 @@ class Sim {
     std::vector<int> out_msgs_, out_begin_;   // CSR: messages of a send
     std::vector<Msg> msgs_;
     // Resources: free-at times.
-    std::vector<double> cpu_, port_tx_, port_rx_, nic_tx_, nic_rx_;
+    std::vector<double> cpu_;       // free-at per CPU, groups' CPUs in turn
+    std::vector<size_t> cpu_begin_; // first CPU of each group, and the end
+    std::vector<double> port_tx_, port_rx_, nic_tx_, nic_rx_;
     std::vector<double> up_tx_, up_rx_;
     std::priority_queue<Event, std::vector<Event>, std::greater<>> heap_;
 };

@@ -26,10 +26,13 @@ void Sim::on_ready(int op, double t)
     } else {
         double per_byte = o.kind == OpKind::kReduce ? cfg_.reduce_ns_per_byte
                                                     : cfg_.copy_ns_per_byte;
-        double &cpu = cpu_[size_t(o.rank)];
-        o.start = std::max(t, cpu);
-        cpu = o.start + o.bytes * per_byte;
-        push(cpu, kDone, op);
+        double &c = cpu(o.rank);
+        o.start = std::max(t, c);
+        const double end = o.start + o.bytes * per_byte;
+        if (end > o.start) {
+            c = end;
+        }
+        push(end, kDone, op);
     }
 }
 
@@ -51,8 +54,10 @@ void Sim::on_send(int op, double t)
     double *up = cross_switch(r, peer0)
                      ? &up_tx_[size_t(fabric_.topo->switch_of(r))]
                      : nullptr;
-    double s = std::max({t, cpu_[size_t(r)], port, up ? *up : 0.0});
-    cpu_[size_t(r)] = s + l.overhead_ns;
+    double &c = cpu(r);
+    double s = std::max({t, c, port, up ? *up : 0.0});
+    c = s + l.overhead_ns +
+        (bytes_on_cpu() ? fabric_.cpu_share * m * l.ns_per_byte : 0.0);
     port = s + l.gap_ns + m * l.ns_per_byte;
     if (up) {
         *up = s + m * cfg_.uplink_ns_per_byte;
@@ -86,7 +91,13 @@ void Sim::on_land(int msg, double t)
     }
     double &port = host(from) != host(to) ? nic_rx_[size_t(host(to))]
                                           : port_rx_[size_t(to)];
-    double d = std::max(t, port + m * link(from, to).ns_per_byte);
+    const double bytes_ns = m * link(from, to).ns_per_byte;
+    double d = std::max(t, port + bytes_ns);
+    if (bytes_on_cpu()) { // the receiver's CPU takes them too
+        double &c = cpu(to);
+        c = std::max(c, d - bytes_ns) + fabric_.cpu_share * bytes_ns;
+        d = std::max(d, c);
+    }
     if (cross_switch(from, to)) {
         double &up = up_rx_[size_t(fabric_.topo->switch_of(to))];
         d = std::max(d, up + m * cfg_.uplink_ns_per_byte);
@@ -124,9 +135,11 @@ void Sim::complete_recv(int op, double t)
     if (plan::is_reducing(o.kind)) {
         cost += npeers * o.bytes * cfg_.reduce_ns_per_byte;
     }
-    double &cpu = cpu_[size_t(o.rank)];
-    o.start = std::max(t, cpu);
-    cpu = o.start + cost;
+    double &c = cpu(o.rank);
+    o.start = std::max(t, c);
+    if (cost > 0) { // a free CPU stays free for a receive's later bytes
+        c = o.start + cost;
+    }
     push(o.start + cost, kDone, op);
 }
 
@@ -159,7 +172,18 @@ Result<SimResult> Sim::run()
     }
     const size_t nops = ops_.size(); // times and gates as OpState{} has them
     const size_t n = size_t(plan_.nranks);
-    cpu_.assign(n, 0);
+    if (bytes_on_cpu()) {
+        cpu_begin_.assign(1, 0);
+        for (int cpus : fabric_.group_cpus) {
+            cpu_begin_.push_back(cpu_begin_.back() + size_t(std::max(cpus, 1)));
+        }
+    } else {
+        cpu_begin_.resize(n + 1);
+        for (size_t r = 0; r <= n; ++r) {
+            cpu_begin_[r] = r;
+        }
+    }
+    cpu_.assign(cpu_begin_.back(), 0);
     port_tx_.assign(n, 0);
     port_rx_.assign(n, 0);
     const size_t hosts = fabric_.topo ? size_t(fabric_.topo->num_hosts()) : n;
@@ -286,6 +310,20 @@ Result<SimResult> simulate(const plan::Plan &plan, const Fabric &fabric,
                     std::to_string(config.max_bytes >> 20) +
                     " MiB; grows with ops and messages, O(P^2) for "
                     "allgather, alltoall and reduce_scatter)");
+    }
+    if (!fabric.cpu_group.empty()) {
+        if (fabric.cpu_group.size() != size_t(plan.nranks)) {
+            return fail("simulate: CPU groups given for " +
+                        std::to_string(fabric.cpu_group.size()) +
+                        " of the plan's " + std::to_string(plan.nranks) +
+                        " ranks");
+        }
+        for (int g : fabric.cpu_group) {
+            if (g < 0 || size_t(g) >= fabric.group_cpus.size()) {
+                return fail("simulate: CPU group " + std::to_string(g) +
+                            " of " + std::to_string(fabric.group_cpus.size()));
+            }
+        }
     }
     return detail::Sim(plan, fabric, config).run();
 }

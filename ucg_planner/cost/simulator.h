@@ -43,6 +43,9 @@ namespace ucg::cost {
  *              slots, the root reads them while it combines (its o per
  *              peer and reduce_ns_per_byte per byte).
  *   copy/reduce CPU busy m * copy_ns_per_byte (or reduce_ns_per_byte).
+ *   CPU groups with Fabric::cpu_group, ranks share their group's CPUs,
+ *              and a message's bytes hold a CPU at each end as well
+ *              (cpu_share m G each, within the bytes' time at the port).
  *   uplinks    when uplink_ns_per_byte > 0, a message between switches also
  *              holds the sender's switch uplink and the receiver's switch
  *              downlink for m * uplink_ns_per_byte, and its bytes move at
@@ -63,11 +66,30 @@ struct SimConfig {
     std::int64_t max_bytes = kMaxSimBytes;
 };
 
+/// Where ranks share CPUs (Fabric::cpu_group), the share of a message's
+/// bytes time (m G, G measured between two CPUs) each end's CPU holds: a
+/// message between two emulated hosts on one CPU took 1.15 times what it
+/// took between hosts on two CPUs (`ucg_perftest --calibrate-links`, 2
+/// to 4 MiB: 0.1445 ns/B against 0.1258), 2 x 0.575 (decision 0060).
+inline constexpr double kCpuShareOfBytes = 0.575;
+
 /// Who is where and what links cost. Without a topology every rank is its
 /// own host and every pair uses `uniform`.
 struct Fabric {
     const topology::Topology *topo = nullptr;
     topology::LinkCost uniform;
+    /// Where ranks share CPUs (hosts emulated on one machine, decision
+    /// 0060): each rank's CPU group (`cpu_group[rank]`) and each group's
+    /// CPUs (`group_cpus[group]`, at least 1). A rank's work runs on the
+    /// first free CPU of its group, and a message's bytes are CPU work at
+    /// both ends: the sender's CPU holds cpu_share m G as it sends, the
+    /// receiver's as it takes them (the kernel's TCP, a copy in and out of
+    /// shared memory), so two ends on one CPU take 2 cpu_share m G. Empty:
+    /// every rank has a CPU of its own, and bytes hold ports only.
+    std::vector<int> cpu_group{};
+    std::vector<int> group_cpus{};
+    /// With CPU groups: the share of a message's m G each end's CPU holds.
+    double cpu_share = kCpuShareOfBytes;
 };
 
 struct PathStep {

@@ -323,3 +323,65 @@ TEST_CASE("LogGP forms: a root repeats every max(o, g + G m), a pipeline "
         }
     }
 }
+
+namespace {
+
+/// One message of 1000 B from rank a to rank b of n, and c to d where given.
+plan::Plan two_messages(int n, int a, int b, int c = -1, int d = -1)
+{
+    PlanBuilder pb(Collective::kBcast, n, a, 1);
+    pb.xfer(a, b, 0, {place(a, a)}, {place(b, a)});
+    if (c >= 0) {
+        pb.xfer(c, d, 1, {place(c, c)}, {place(d, c)});
+    }
+    return pb.take("test-messages");
+}
+
+} // namespace
+
+TEST_CASE("ranks that share a CPU hold it for a message's bytes at both "
+          "ends, a share of the bytes' time each",
+          "[cost][sim]")
+{
+    // G = 1 ns/B, no fixed costs: 1000 B take 1000 ns between two CPUs.
+    Fabric f{nullptr, topology::LinkCost{0, 0, 0, 1}};
+    const double share = f.cpu_share * 1000;
+    REQUIRE(f.cpu_share == kCpuShareOfBytes);
+    CHECK(run(two_messages(2, 0, 1), f, 1000).makespan_ns == Approx(1000));
+    // Two groups of one CPU: each end's share fits in the bytes' time.
+    f.cpu_group = {0, 1};
+    f.group_cpus = {1, 1};
+    CHECK(run(two_messages(2, 0, 1), f, 1000).makespan_ns == Approx(1000));
+    // One CPU runs both ends: their shares add (1.15 x the bytes' time).
+    f.cpu_group = {0, 0};
+    f.group_cpus = {1};
+    CHECK(run(two_messages(2, 0, 1), f, 1000).makespan_ns == Approx(2 * share));
+    // Two messages among four ranks of one group: four ends' shares on
+    // one CPU, two on each of two, one on each of four.
+    const plan::Plan p = two_messages(4, 0, 1, 2, 3);
+    f.cpu_group = {0, 0, 0, 0};
+    for (const auto &[cpus, expect] :
+         {std::pair{1, 4 * share}, {2, 2 * share}, {4, 1000.0}}) {
+        INFO(cpus << " CPUs");
+        f.group_cpus = {cpus};
+        CHECK(run(p, f, 1000).makespan_ns == Approx(expect));
+    }
+}
+
+TEST_CASE("the simulator refuses CPU groups that do not fit the plan",
+          "[cost][sim]")
+{
+    Fabric f{nullptr, topology::LinkCost{0, 0, 0, 1}};
+    SimConfig cfg;
+    cfg.count = 8;
+    f.cpu_group = {0};
+    f.group_cpus = {1};
+    auto r = simulate(two_messages(2, 0, 1), f, cfg);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message ==
+          "simulate: CPU groups given for 1 of the plan's 2 ranks");
+    f.cpu_group = {0, 2};
+    r = simulate(two_messages(2, 0, 1), f, cfg);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message == "simulate: CPU group 2 of 1");
+}
