@@ -146,7 +146,7 @@ ucs_status_t plan_for(ucg_group *g, const CollShape &s, int variant,
     }
     *out = std::make_shared<const plan::Plan>(std::move(p.value()));
     *name = describe(**out, d.value());
-    *predicted_ns = d->chosen.predicted_ns;
+    *predicted_ns = model_ns(sel, o, d.value(), *g->topo, g->cpu_groups);
     g->plans.emplace(key, ucg_group::PlanEntry{*out, *name, *predicted_ns});
     return UCS_OK;
 }

@@ -204,6 +204,86 @@ hosts_oversubscribed(const std::vector<Hello> &hello)
     return hosts;
 }
 
+/// Where hosts share one machine's CPUs (members of one Hello::machine
+/// on more than one real_host, as the emulated cluster's hosts): each
+/// member's CPU group, the members of one machine and affinity mask, and
+/// each group's CPUs, for the simulator that prices the plan a group runs
+/// (cost::Fabric::cpu_group, decision 0060). Empty where every machine
+/// holds one host. Alike on every member.
+struct CpuGroups {
+    std::vector<int> group; ///< per member
+    std::vector<int> cpus;  ///< per group
+};
+inline CpuGroups cpu_groups(const std::vector<Hello> &hello)
+{
+    CpuGroups out;
+    std::map<std::uint64_t, std::string> host_of_machine;
+    bool shared = false;
+    for (const Hello &h : hello) {
+        const std::string host(h.real_host,
+                               strnlen(h.real_host, sizeof(h.real_host)));
+        const auto [it, fresh] = host_of_machine.emplace(h.machine, host);
+        shared = shared || (!fresh && it->second != host);
+    }
+    if (!shared) {
+        return out;
+    }
+    using Mask = std::array<std::uint64_t, std::size(Hello{}.cpus)>;
+    std::map<std::pair<std::uint64_t, Mask>, int> index;
+    for (const Hello &h : hello) {
+        Mask mask;
+        std::copy(std::begin(h.cpus), std::end(h.cpus), mask.begin());
+        const auto [it, fresh] = index.emplace(
+            std::pair{h.machine, mask}, static_cast<int>(out.cpus.size()));
+        if (fresh) {
+            int n = 0;
+            for (std::uint64_t w : mask) {
+                n += std::popcount(w);
+            }
+            out.cpus.push_back(std::max(n, 1));
+        }
+        out.group.push_back(it->second);
+    }
+    return out;
+}
+
+/// Simulator state a plan's prediction may take (model_ns).
+inline constexpr std::int64_t kPredictionSimBytes = std::int64_t{64} << 20;
+
+/// The model's time for decision d, the Pred(us) of ucg_perftest. Where
+/// hosts share a machine's CPUs (cpu_groups() not empty), the whole plan
+/// simulated on those CPUs (cost::Fabric::cpu_group): the selector's
+/// formulas price a host's CPU by its own ranks and read the emulated
+/// cluster's exchanges at 0.3-0.8 of their times and its rooted plans at
+/// 1.4-1.8 (decision 0060). Else, or where the simulation would hold more
+/// than kPredictionSimBytes, the formulas' figure (Choice::predicted_ns).
+inline double model_ns(const select::Selector &sel,
+                       const select::SelectOptions &o,
+                       const select::Decision &d,
+                       const topology::Topology &topo, const CpuGroups &cpus)
+{
+    const double formula = d.chosen.predicted_ns;
+    if (cpus.group.empty()) {
+        return formula;
+    }
+    const auto need = sel.simulation_bytes(d);
+    if (!need || *need > kPredictionSimBytes) {
+        return formula;
+    }
+    const auto p = sel.build(d, std::nullopt);
+    if (!p) {
+        return formula;
+    }
+    cost::SimConfig cfg;
+    cfg.count = o.bytes;
+    cfg.copy_ns_per_byte = o.copy_ns_per_byte;
+    cfg.reduce_ns_per_byte = o.reduce_ns_per_byte;
+    cfg.critical_path = false;
+    const cost::Fabric fabric{&topo, {}, cpus.group, cpus.cpus};
+    const auto r = cost::simulate(*p, fabric, cfg);
+    return r ? r->makespan_ns : formula;
+}
+
 /// A host (Hello::host) with more ranks than some member's one-to-many
 /// transports take in one group (Hello::o2m_max_group): the first by
 /// name, its ranks and the smallest limit; none where every host fits.
@@ -350,6 +430,8 @@ struct ucg_group {
     bool any_oversubscribed = false;
     /// ranks_per_core(hello): what plan selection reads.
     int ranks_per_core = 1;
+    /// cpu_groups(hello): what the plans' predictions read.
+    ucg::rt::CpuGroups cpu_groups;
     uct_group_h bcast_group = nullptr, incast_group = nullptr;
     ucg::exec::GroupChannel bcast_ch, incast_ch;
     /// The incast group's direct messages where every member shares this

@@ -7,6 +7,7 @@
 #include "api/internal.h"
 #include "api/ucp_settings.h"
 #include "rank_env.h"
+#include "topology/synthetic.h"
 #include "ucx/ucp_glue.h"
 
 #include <catch2/catch.hpp>
@@ -478,6 +479,69 @@ TEST_CASE("ranks per core count the hosts of one machine together",
     // Three ranks on two CPUs: rounded up.
     CHECK(ucg::rt::ranks_per_core({member_on("h1", 7, 0), member_on("h1", 7, 1),
                                    member_on("h1", 7, 1)}) == 2);
+}
+
+TEST_CASE("hosts that share a machine's CPUs are grouped by the CPUs "
+          "their members may run on",
+          "[ucg][context]")
+{
+    using ucg::rt::cpu_groups;
+    // Four emulated hosts of two ranks, two a CPU (the 4x2 cluster).
+    const auto g = cpu_groups({member_on("h1", 7, 0), member_on("h2", 7, 1),
+                               member_on("h3", 7, 0), member_on("h4", 7, 1),
+                               member_on("h1", 7, 0), member_on("h2", 7, 1),
+                               member_on("h3", 7, 0), member_on("h4", 7, 1)});
+    CHECK(g.group == std::vector<int>{0, 1, 0, 1, 0, 1, 0, 1});
+    CHECK(g.cpus == std::vector<int>{1, 1});
+    // Members of one host on two CPUs and on one more: a group each way.
+    ucg::rt::Hello both = member_on("h2", 7, 0);
+    both.cpus[0] |= 2;
+    const auto mixed =
+        cpu_groups({member_on("h1", 7, 0), member_on("h1", 7, 1), both});
+    CHECK(mixed.group == std::vector<int>{0, 1, 2});
+    CHECK(mixed.cpus == std::vector<int>{1, 1, 2});
+    // One host per machine (real hosts, or one host's ranks): none.
+    CHECK(cpu_groups({member_on("h1", 7, 0), member_on("h2", 8, 0)})
+              .group.empty());
+    CHECK(cpu_groups({member_on("h1", 7, 0), member_on("h1", 7, 1)})
+              .group.empty());
+}
+
+TEST_CASE("where hosts share a machine's CPUs, a plan's prediction is its "
+          "simulation on them",
+          "[ucg][context]")
+{
+    namespace sel = ucg::select;
+    auto topo = ucg::topology::make_synthetic("nodes=4,ppn=2");
+    REQUIRE(topo.ok());
+    const sel::Selector selector(*topo, {});
+    sel::SelectOptions o;
+    o.collective = ucg::plan::Collective::kAllgather;
+    o.bytes = 1 << 20;
+    const auto d = selector.select(o);
+    REQUIRE(d.ok());
+    // Hosts 0 and 2 on one CPU, 1 and 3 on another.
+    ucg::rt::CpuGroups cpus;
+    for (int r = 0; r < topo->size(); ++r) {
+        cpus.group.push_back(topo->host_of(r) % 2);
+    }
+    cpus.cpus = {1, 1};
+    const auto p = selector.build(*d, std::nullopt);
+    REQUIRE(p.ok());
+    ucg::cost::SimConfig cfg;
+    cfg.count = o.bytes;
+    cfg.copy_ns_per_byte = o.copy_ns_per_byte;
+    cfg.reduce_ns_per_byte = o.reduce_ns_per_byte;
+    const auto sim = ucg::cost::simulate(
+        *p, ucg::cost::Fabric{&*topo, {}, cpus.group, cpus.cpus}, cfg);
+    REQUIRE(sim.ok());
+    const double on_cpus = ucg::rt::model_ns(selector, o, *d, *topo, cpus);
+    CHECK(on_cpus == Approx(sim->makespan_ns));
+    // Four ranks a CPU: more than the formulas' figure for a CPU a rank.
+    CHECK(on_cpus > 1.5 * d->chosen.predicted_ns);
+    // No groups: the formulas'.
+    CHECK(ucg::rt::model_ns(selector, o, *d, *topo, {}) ==
+          d->chosen.predicted_ns);
 }
 
 TEST_CASE("a host of more ranks than a member's one-to-many groups take "
