@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <numeric>
 
 namespace ucg::perftest {
@@ -58,6 +59,23 @@ ucs_status_t run_one(ucg_coll_h coll)
 }
 
 } // namespace
+
+bool one_clock(const Env &env)
+{
+    char id[64] = {};
+    std::ifstream("/proc/sys/kernel/random/boot_id").read(id, sizeof(id) - 1);
+    std::vector<char> all(sizeof(id) * static_cast<std::size_t>(env.size));
+    if (id[0] == '\0' || env.allgather(id, all.data(), sizeof(id)) != UCS_OK) {
+        return false;
+    }
+    for (int r = 0; r < env.size; ++r) {
+        if (std::memcmp(all.data() + sizeof(id) * static_cast<std::size_t>(r),
+                        id, sizeof(id)) != 0) {
+            return false;
+        }
+    }
+    return true;
+}
 
 int iterations(const Options &opt, std::size_t bytes, bool warm)
 {
@@ -120,6 +138,16 @@ ucs_status_t bench_ucg(const Env &env, const Options &opt, ucg_context_h,
     LoopTimes times;
     if (st == UCS_OK) {
         st = timed_loop(coll, warm, iters, steps, &times);
+    }
+    if (st == UCS_OK && opt.span) {
+        SpanSteps span{steps.call, steps.sync,
+                       [&env](const double *mine, double *all, std::size_t n) {
+                           return env.allgather(mine, all, n * sizeof(double));
+                       },
+                       env.size};
+        SpanTimes spans;
+        st = timed_span(std::min(iters, kSpanIters), span, &spans);
+        out->span_us = spans.mean_us;
     }
     if (st == UCS_OK && !opt.oneoff) {
         out->plan = ucg_collective_plan_name(h);

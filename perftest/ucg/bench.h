@@ -50,6 +50,7 @@ struct Options {
     bool oneoff = false; ///< init + start + wait + free per iteration
     bool no_shm = false;
     bool calibrate_links = false; ///< measure the link (calibrate.h)
+    bool span = false;            ///< time each row's span too (timed_loop.h)
     int hosts = 0; ///< > 0: rank r poses as host "host<r % hosts>"
     bool baseline_mpi = false;
     ucg_dtype_t dtype = UCG_DTYPE_FLOAT;
@@ -66,6 +67,7 @@ struct Stats {
     double first_us = 0; ///< first iteration, max over ranks
     double init_us = 0;  ///< ucg_collective_init, max over ranks
     double pred_us = -1; ///< the cost model's (UCG; < 0: none)
+    double span_us = -1; ///< --span: mean span (UCG; < 0: none)
     long errors = 0;     ///< wrong elements (validation), all ranks
     std::string plan;
     bool ran = false;
@@ -84,6 +86,14 @@ ucs_status_t bench_mpi(const Env &env, const Options &opt, ucg_coll_type_t coll,
 /// OSU's iteration counts: `warm` untimed ones, else timed ones
 /// (opt.warmup / opt.iters where set).
 int iterations(const Options &opt, std::size_t bytes, bool warm);
+
+/// Calls of a row's span (--span): its timed iterations, at most this
+/// many (each waits kSpanMarginUs for its start).
+inline constexpr int kSpanIters = 100;
+
+/// Whether every rank reads one clock: the same kernel (boot id), as
+/// hosts emulated on one machine do. Blocking (an allgather).
+bool one_clock(const Env &env);
 
 /// Whether this perftest build has MPI.
 bool have_mpi();

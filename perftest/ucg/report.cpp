@@ -69,7 +69,8 @@ Report::Report(const Options &opt, const Env &env, double group_create_us,
         } else {
             std::fprintf(csv_, "collective,bytes,avg_us,min_us,max_us,"
                                "iterations,plan,mpi_avg_us,mpi_min_us,"
-                               "mpi_max_us,ratio,first_us,pred_us\n");
+                               "mpi_max_us,ratio,first_us,pred_us,"
+                               "span_us\n");
         }
     }
 }
@@ -88,6 +89,9 @@ void Report::begin(ucg_coll_type_t coll)
                 opt_.validate ? ", every result validated" : "");
     std::printf("%-10s %12s %12s %12s %8s %10s %9s", "# Size", "Avg(us)",
                 "Min(us)", "Max(us)", "Iters", "First(us)", "Pred(us)");
+    if (opt_.span) {
+        std::printf(" %9s", "Span(us)");
+    }
     if (opt_.baseline_mpi) {
         std::printf(" %12s %7s", "MPI Avg(us)", "Ratio");
     }
@@ -103,6 +107,11 @@ void Report::row(const Row &r)
     if (r.ucg.pred_us >= 0) {
         std::printf(" %9.2f", r.ucg.pred_us);
     } else {
+        std::printf(" %9s", "-");
+    }
+    if (opt_.span && r.ucg.span_us >= 0) {
+        std::printf(" %9.2f", r.ucg.span_us);
+    } else if (opt_.span) {
         std::printf(" %9s", "-");
     }
     const double ratio =
@@ -130,6 +139,10 @@ void Report::row(const Row &r)
         std::fprintf(csv_, "%.3f,", first);
         if (r.ucg.pred_us >= 0) {
             std::fprintf(csv_, "%.3f", r.ucg.pred_us);
+        }
+        std::fprintf(csv_, ",");
+        if (r.ucg.span_us >= 0) {
+            std::fprintf(csv_, "%.3f", r.ucg.span_us);
         }
         std::fprintf(csv_, "\n");
     }

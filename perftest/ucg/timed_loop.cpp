@@ -1,6 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "timed_loop.h"
 
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 namespace ucg::perftest {
 
 bool sync_between(ucg_coll_type_t coll)
@@ -46,6 +53,85 @@ ucs_status_t timed_loop(ucg_coll_type_t coll, int warm, int iters,
             return st;
         }
     }
+    return UCS_OK;
+}
+
+SpanTimes span_of(const std::vector<double> &ends, int ranks, int iters)
+{
+    SpanTimes out;
+    double sum = 0;
+    for (int i = 0; i < iters; ++i) {
+        double last = 0;
+        bool late = false;
+        for (int r = 0; r < ranks; ++r) {
+            const double end = ends[static_cast<std::size_t>(r) *
+                                        static_cast<std::size_t>(iters) +
+                                    static_cast<std::size_t>(i)];
+            late = late || std::isnan(end);
+            last = std::max(last, end);
+        }
+        if (late) {
+            ++out.late;
+        } else {
+            ++out.kept;
+            sum += last;
+        }
+    }
+    if (out.kept > 0) {
+        out.mean_us = sum / out.kept;
+    }
+    return out;
+}
+
+namespace {
+
+// Sleeps until 200 us before `start`, then yields until it: ranks that
+// share a core let the others reach the same start.
+void wait_until(double start_us)
+{
+    constexpr double kSpinUs = 200;
+    for (double left; (left = start_us - kSpinUs - now_us()) > 0;) {
+        const long ns = static_cast<long>(left * 1000);
+        const timespec ts{ns / 1000000000L, ns % 1000000000L};
+        nanosleep(&ts, nullptr);
+    }
+    while (now_us() < start_us) {
+        sched_yield();
+    }
+}
+
+} // namespace
+
+ucs_status_t timed_span(int iters, const SpanSteps &steps, SpanTimes *out)
+{
+    *out = SpanTimes{};
+    const auto n = static_cast<std::size_t>(iters);
+    std::vector<double> mine(n), clocks(static_cast<std::size_t>(steps.ranks));
+    ucs_status_t st = UCS_OK;
+    for (std::size_t i = 0; i < n && st == UCS_OK; ++i) {
+        if ((st = steps.sync()) != UCS_OK) {
+            break;
+        }
+        const double now = now_us();
+        if ((st = steps.allgather(&now, clocks.data(), 1)) != UCS_OK) {
+            break;
+        }
+        const double start =
+            *std::max_element(clocks.begin(), clocks.end()) + kSpanMarginUs;
+        const bool late = now_us() > start;
+        wait_until(start);
+        st = steps.call();
+        mine[i] =
+            late ? std::numeric_limits<double>::quiet_NaN() : now_us() - start;
+    }
+    if (st != UCS_OK) {
+        return st;
+    }
+    std::vector<double> all(n * static_cast<std::size_t>(steps.ranks));
+    if ((st = steps.allgather(mine.data(), all.data(), n)) != UCS_OK) {
+        return st;
+    }
+    *out = span_of(all, steps.ranks, iters);
     return UCS_OK;
 }
 

@@ -6,7 +6,9 @@
 #include <ucg/ucg.h>
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
+#include <vector>
 
 namespace ucg::perftest {
 
@@ -45,5 +47,41 @@ bool sync_between(ucg_coll_type_t coll);
 /// returns its status.
 ucs_status_t timed_loop(ucg_coll_type_t coll, int warm, int iters,
                         const LoopSteps &steps, LoopTimes *out);
+
+/// A row's span (--span): each call timed from a start every rank agreed
+/// on, on one clock, to the last rank's end; what the cost model predicts
+/// (ranks that start together), where a row's Max is the slowest rank's
+/// time from when the barrier before released it (decision 0061).
+struct SpanSteps {
+    std::function<ucs_status_t()> call;
+    std::function<ucs_status_t()> sync;
+    /// Every rank's `n` doubles into `all`, rank order (blocking).
+    std::function<ucs_status_t(const double *mine, double *all, std::size_t n)>
+        allgather;
+    int ranks = 1;
+};
+
+struct SpanTimes {
+    double mean_us = -1; ///< mean span of the iterations kept; < 0: none
+    int kept = 0;        ///< iterations every rank started on time
+    int late = 0;        ///< iterations a rank reached after their start
+};
+
+/// How far after the last rank's clock reading an iteration starts: more
+/// than the skew with which the ranks leave the allgather that agreed it.
+inline constexpr double kSpanMarginUs = 1000;
+
+/// The spans of `ends` (`ranks` x `iters`, rank-major: each rank's end of
+/// each call after the agreed start, NaN where the rank came late): per
+/// iteration the latest end, their mean over the iterations no rank came
+/// late to.
+SpanTimes span_of(const std::vector<double> &ends, int ranks, int iters);
+
+/// `iters` calls, each after a `sync` and an allgather of the ranks'
+/// clocks that set its start kSpanMarginUs after the latest of them;
+/// every rank waits for that start (sleeping, then yielding) and times
+/// its call from it. The clock must be one for all ranks (one machine).
+/// Stops at the first failure and returns its status.
+ucs_status_t timed_span(int iters, const SpanSteps &steps, SpanTimes *out);
 
 } // namespace ucg::perftest

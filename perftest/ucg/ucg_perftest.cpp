@@ -119,6 +119,16 @@ int run_rank(Env &env, const Options &opt)
         ucg_context_destroy(ctx);
         return rc;
     }
+    if (opt.span && !one_clock(env)) {
+        if (env.rank == 0) {
+            std::fprintf(stderr, "ucg_perftest: --span: the ranks run on "
+                                 "machines with different clocks (boot ids "
+                                 "differ); it needs one machine's\n");
+        }
+        ucg_group_destroy(group);
+        ucg_context_destroy(ctx);
+        return ucg::tools::kUsageError;
+    }
     std::vector<double> all(static_cast<std::size_t>(env.size));
     env.allgather(&create_us, all.data(), sizeof(double));
     create_us = *std::max_element(all.begin(), all.end());
@@ -225,6 +235,10 @@ static int tool_main(int argc, char **argv)
         ->check(CLI::Range(1, 1 << 20));
     app.add_flag("--no-shm", opt.no_shm,
                  "point-to-point only (no one-to-many transports)");
+    app.add_flag("--span", opt.span,
+                 "also time each row from a start the ranks agree on (one "
+                 "machine's clock) to the last rank's end: the Span column, "
+                 "what Pred predicts");
     app.add_flag("--oneoff", opt.oneoff,
                  "init+start+wait+free per call instead of persistent");
     app.add_flag("--calibrate-links", opt.calibrate_links,

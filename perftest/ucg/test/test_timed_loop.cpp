@@ -8,13 +8,21 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <string>
 #include <thread>
+#include <vector>
 
 using ucg::perftest::LoopSteps;
 using ucg::perftest::LoopTimes;
+using ucg::perftest::now_us;
+using ucg::perftest::span_of;
+using ucg::perftest::SpanSteps;
+using ucg::perftest::SpanTimes;
 using ucg::perftest::sync_between;
 using ucg::perftest::timed_loop;
+using ucg::perftest::timed_span;
 
 namespace {
 
@@ -152,4 +160,102 @@ TEST_CASE("timed loop: the ranks start the row together, so the first "
     CHECK(timed_loop(UCG_COLL_BCAST, 0, 1, failed.steps(), &times) ==
           UCS_ERR_TIMED_OUT);
     CHECK(failed.log == "s");
+}
+
+TEST_CASE("span: each iteration's latest end over the ranks, the mean over "
+          "the iterations no rank came late to",
+          "[perftest]")
+{
+    const double late = std::numeric_limits<double>::quiet_NaN();
+    // 3 ranks x 3 iterations, rank-major; iteration 1 has a late rank.
+    const std::vector<double> ends = {10, 5,    30, //
+                                      40, 7,    20, //
+                                      20, late, 10};
+    const SpanTimes s = span_of(ends, 3, 3);
+    CHECK(s.kept == 2);
+    CHECK(s.late == 1);
+    CHECK(s.mean_us == Approx((40 + 30) / 2.0));
+    const SpanTimes none = span_of({late, late}, 1, 2);
+    CHECK(none.kept == 0);
+    CHECK(none.mean_us < 0);
+}
+
+namespace {
+
+// One rank's span steps: the allgather stands for every rank, reporting
+// the other ranks' clocks `ahead_us` ahead of this one after `delay_us`.
+struct OneRank {
+    double ahead_us = 0;
+    int delay_ms = 0;
+    int call_ms = 0;
+    std::vector<double> call_starts, agreed;
+
+    SpanSteps steps()
+    {
+        SpanSteps s;
+        s.ranks = 2;
+        s.sync = [] { return UCS_OK; };
+        s.call = [this] {
+            call_starts.push_back(now_us());
+            std::this_thread::sleep_for(std::chrono::milliseconds(call_ms));
+            return UCS_OK;
+        };
+        s.allgather = [this](const double *mine, double *all, std::size_t n) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+            for (std::size_t i = 0; i < n; ++i) {
+                all[i] = mine[i];
+                all[n + i] = n == 1 ? mine[i] + ahead_us : mine[i];
+            }
+            if (n == 1) {
+                agreed.push_back(mine[0] + ahead_us +
+                                 ucg::perftest::kSpanMarginUs);
+            }
+            return UCS_OK;
+        };
+        return s;
+    }
+};
+
+} // namespace
+
+TEST_CASE("span: every call starts at the start the ranks agreed, the "
+          "latest clock's reading and a margin, and is timed from it",
+          "[perftest]")
+{
+    OneRank r;
+    r.ahead_us = 3000; // the other rank read its clock 3 ms later
+    r.call_ms = 2;
+    SpanTimes s;
+    REQUIRE(timed_span(3, r.steps(), &s) == UCS_OK);
+    REQUIRE(r.call_starts.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        CHECK(r.call_starts[i] >= r.agreed[i]);
+    }
+    CHECK(s.kept == 3);
+    CHECK(s.mean_us >= 2000);
+    // Far below the 4 ms the call waited for its start: unless the 2 ms
+    // sleeps stall for 2 ms more on a loaded machine.
+    CHECK(s.mean_us < 4000);
+}
+
+TEST_CASE("span: a rank that reaches the agreed start after it leaves that "
+          "iteration out, and a failed call ends the span with its status",
+          "[perftest]")
+{
+    OneRank r;
+    r.delay_ms = 2; // longer than the margin
+    SpanTimes s;
+    REQUIRE(timed_span(2, r.steps(), &s) == UCS_OK);
+    CHECK(s.late == 2);
+    CHECK(s.kept == 0);
+    CHECK(s.mean_us < 0);
+
+    OneRank ok;
+    SpanSteps failing = ok.steps();
+    int calls = 0;
+    failing.call = [&calls] {
+        return ++calls == 2 ? UCS_ERR_IO_ERROR : UCS_OK;
+    };
+    CHECK(timed_span(3, failing, &s) == UCS_ERR_IO_ERROR);
+    CHECK(calls == 2);
 }
