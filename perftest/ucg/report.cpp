@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Tables, CSV and the gnuplot figure of ucg_perftest (report.h).
 #include "report.h"
+#include "timed_loop.h"
 
 #include "ucp_pingpong.h"
 
@@ -37,6 +38,13 @@ Report::Report(const Options &opt, const Env &env, double group_create_us,
                 "before the first and between iterations outside the timer, "
                 "barriers back to back as osu_barrier times them; "
                 "min/max/avg over ranks of each rank's mean)\n");
+    if (opt.span) {
+        std::printf("# Span(us): then up to %d calls more, each from a start "
+                    "the ranks agreed on (%.0f us after the latest clock "
+                    "reading) to the last rank's end, their mean (calls a "
+                    "rank reached late left out); what Pred predicts\n",
+                    kSpanIters, kSpanMarginUs);
+    }
     std::printf("# group creation: %.1f us (slowest rank); First(us): the "
                 "first call, init included (slowest rank)\n",
                 group_create_us);
