@@ -90,6 +90,18 @@ class Sim {
         auto first = cpu_.begin() + cpu_begin_[g];
         return *std::min_element(first, cpu_.begin() + cpu_begin_[g + 1]);
     }
+    /// What a rank that waited for a message waits for its CPU: a poll
+    /// turn of each other rank of its group's CPU (Fabric::turn_ns).
+    double turns(int r) const
+    {
+        if (!bytes_on_cpu() || fabric_.turn_ns <= 0) {
+            return 0;
+        }
+        const size_t g = size_t(fabric_.cpu_group[size_t(r)]);
+        const double per_cpu =
+            double(group_ranks_[g]) / double(cpu_begin_[g + 1] - cpu_begin_[g]);
+        return fabric_.turn_ns * std::max(0.0, per_cpu - 1);
+    }
     /// Whether a message's bytes are CPU work (Fabric::cpu_group).
     bool bytes_on_cpu() const { return !fabric_.cpu_group.empty(); }
     bool cross_switch(int a, int b) const
@@ -120,6 +132,7 @@ class Sim {
     // Resources: free-at times.
     std::vector<double> cpu_;       // free-at per CPU, groups' CPUs in turn
     std::vector<size_t> cpu_begin_; // first CPU of each group, and the end
+    std::vector<int> group_ranks_;  // ranks of each CPU group
     std::vector<double> port_tx_, port_rx_, nic_tx_, nic_rx_;
     std::vector<double> up_tx_, up_rx_;
     std::priority_queue<Event, std::vector<Event>, std::greater<>> heap_;

@@ -136,7 +136,8 @@ void Sim::complete_recv(int op, double t)
         cost += npeers * o.bytes * cfg_.reduce_ns_per_byte;
     }
     double &c = cpu(o.rank);
-    o.start = std::max(t, c);
+    const double waited = o.deliver > o.ready ? turns(o.rank) : 0.0;
+    o.start = std::max(t + waited, c);
     if (cost > 0) { // a free CPU stays free for a receive's later bytes
         c = o.start + cost;
     }
@@ -173,6 +174,10 @@ Result<SimResult> Sim::run()
     const size_t nops = ops_.size(); // times and gates as OpState{} has them
     const size_t n = size_t(plan_.nranks);
     if (bytes_on_cpu()) {
+        group_ranks_.assign(fabric_.group_cpus.size(), 0);
+        for (int g : fabric_.cpu_group) {
+            ++group_ranks_[size_t(g)];
+        }
         cpu_begin_.assign(1, 0);
         for (int cpus : fabric_.group_cpus) {
             cpu_begin_.push_back(cpu_begin_.back() + size_t(std::max(cpus, 1)));

@@ -45,7 +45,9 @@ namespace ucg::cost {
  *   copy/reduce CPU busy m * copy_ns_per_byte (or reduce_ns_per_byte).
  *   CPU groups with Fabric::cpu_group, ranks share their group's CPUs,
  *              and a message's bytes hold a CPU at each end as well
- *              (cpu_share m G each, within the bytes' time at the port).
+ *              (cpu_share m G each, within the bytes' time at the port);
+ *              a receive whose message came after it was ready starts
+ *              turn_ns (ranks per CPU of the group - 1) later.
  *   uplinks    when uplink_ns_per_byte > 0, a message between switches also
  *              holds the sender's switch uplink and the receiver's switch
  *              downlink for m * uplink_ns_per_byte, and its bytes move at
@@ -90,6 +92,12 @@ struct Fabric {
     std::vector<int> group_cpus{};
     /// With CPU groups: the share of a message's m G each end's CPU holds.
     double cpu_share = kCpuShareOfBytes;
+    /// With CPU groups: one poll turn, ns (decision 0062). Ranks that wait
+    /// poll and yield their CPU in turn, so a rank whose message arrives
+    /// after its receive was ready gets its CPU back once the group's
+    /// other ranks have had a turn each: turn_ns (ranks of the group per
+    /// CPU - 1) before the receive's work. 0: no turns.
+    double turn_ns = 0;
 };
 
 struct PathStep {

@@ -368,6 +368,50 @@ TEST_CASE("ranks that share a CPU hold it for a message's bytes at both "
     }
 }
 
+TEST_CASE("a rank that waited for a message gets its shared CPU back "
+          "after a poll turn of each other rank of the CPU",
+          "[cost][sim]")
+{
+    // G = 1 ns/B, no fixed costs: 1000 B take 1000 ns between two CPUs.
+    Fabric f{nullptr, topology::LinkCost{0, 0, 0, 1}};
+    f.turn_ns = 100;
+    const double share = f.cpu_share * 1000;
+    // No groups: no turns.
+    CHECK(run(two_messages(4, 0, 2), f, 1000).makespan_ns == Approx(1000));
+    // Rank 2 waits on a CPU it shares with rank 3: one turn.
+    f.cpu_group = {0, 0, 1, 1};
+    f.group_cpus = {1, 1};
+    CHECK(run(two_messages(4, 0, 2), f, 1000).makespan_ns ==
+          Approx(1000 + 100));
+    // A CPU each: none.
+    f.group_cpus = {2, 2};
+    CHECK(run(two_messages(4, 0, 2), f, 1000).makespan_ns == Approx(1000));
+    // Four ranks on one CPU: both ends' shares, then three turns.
+    f.cpu_group = {0, 0, 0, 0};
+    f.group_cpus = {1};
+    CHECK(run(two_messages(4, 0, 2), f, 1000).makespan_ns ==
+          Approx(2 * share + 300));
+    // Two messages at once, 0 to 2 and 1 to 3 (each pair on its own
+    // CPU's turns): each receiver waits a turn, the makespan one more.
+    f.cpu_group = {0, 0, 1, 1};
+    f.group_cpus = {1, 1};
+    f.turn_ns = 0;
+    const double without =
+        run(two_messages(4, 0, 2, 1, 3), f, 1000).makespan_ns;
+    f.turn_ns = 100;
+    CHECK(run(two_messages(4, 0, 2, 1, 3), f, 1000).makespan_ns ==
+          Approx(without + 100));
+    // A receive whose message came before it was ready did not wait: rank
+    // 0 sends 2 twice (landing at 1000 and 2000 ns); the first receive
+    // waits, then takes 2000 ns of turns, and the second's message is
+    // there when it is ready, at 3000 ns.
+    PlanBuilder pb(Collective::kBcast, 4, 0, 1);
+    pb.xfer(0, 2, 0, {place(0, 0)}, {place(2, 0)});
+    pb.xfer(0, 2, 0, {place(0, 0)}, {place(2, 0)});
+    f.turn_ns = 2000;
+    CHECK(run(pb.take("test-twice"), f, 1000).makespan_ns == Approx(3000));
+}
+
 TEST_CASE("the simulator refuses CPU groups that do not fit the plan",
           "[cost][sim]")
 {
