@@ -253,6 +253,26 @@ void read_cma_thresh(ucg_context *ctx)
     ctx->cma_thresh = *size == ucg::select::kInfinity ? 0 : *size;
 }
 
+// UCG_POLL_TURN: one poll turn on a CPU that hosts emulated on one
+// machine share, ns (`ucg_perftest --calibrate-turn` measures it): what
+// the plans' predictions add where a rank waited for a message (decision
+// 0062). A number from 0 to 1e9; else a warning and none.
+void read_poll_turn(ucg_context *ctx)
+{
+    const char *text = std::getenv("UCG_POLL_TURN");
+    if (text == nullptr || *text == '\0') {
+        return;
+    }
+    const auto ns = ucg::rt::parse_poll_turn(text);
+    if (!ns) {
+        log_warn("UCG_POLL_TURN=%s is not a time in ns from 0 to 1e9; the "
+                 "predictions take no poll turns",
+                 text);
+        return;
+    }
+    ctx->poll_turn_ns = *ns;
+}
+
 // UCG_WAIT_SLEEP: after how many polls in a row that found nothing an
 // oversubscribed wait sleeps on UCP's events (decision 0029), or "off".
 void read_wait_sleep(ucg_context *ctx)
@@ -377,6 +397,7 @@ ucs_status_t context_create(const ucg_context_params_t *params,
     read_links(ctx.get());
     read_cma_thresh(ctx.get());
     read_wait_sleep(ctx.get());
+    read_poll_turn(ctx.get());
     ctx->rdma = rdma_device_found();
     if (has_ctx) {
         ctx->ucp = params->ucp_context;

@@ -688,6 +688,7 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
             over.begin(), over.end(), [](const auto &m) { return m.second; });
         g->ranks_per_core = ucg::rt::ranks_per_core(g->hello);
         g->cpu_groups = ucg::rt::cpu_groups(g->hello);
+        g->cpu_groups.turn_ns = g->ctx->poll_turn_ns;
         st = setup_one_to_many(g);
     }
     if (st == UCS_OK) {

@@ -213,6 +213,9 @@ hosts_oversubscribed(const std::vector<Hello> &hello)
 struct CpuGroups {
     std::vector<int> group; ///< per member
     std::vector<int> cpus;  ///< per group
+    /// One poll turn on a shared CPU, ns (UCG_POLL_TURN, cost::Fabric::
+    /// turn_ns; 0: none).
+    double turn_ns = 0;
 };
 inline CpuGroups cpu_groups(const std::vector<Hello> &hello)
 {
@@ -247,6 +250,18 @@ inline CpuGroups cpu_groups(const std::vector<Hello> &hello)
     return out;
 }
 
+/// UCG_POLL_TURN's value: a time in ns from 0 to 1e9 (CpuGroups::
+/// turn_ns), else none.
+inline std::optional<double> parse_poll_turn(const char *text)
+{
+    char *end = nullptr;
+    const double ns = std::strtod(text, &end);
+    if (end == text || *end != '\0' || !(ns >= 0 && ns <= 1e9)) {
+        return std::nullopt;
+    }
+    return ns;
+}
+
 /// Simulator state a plan's prediction may take (model_ns).
 inline constexpr std::int64_t kPredictionSimBytes = std::int64_t{64} << 20;
 
@@ -279,7 +294,8 @@ inline double model_ns(const select::Selector &sel,
     cfg.copy_ns_per_byte = o.copy_ns_per_byte;
     cfg.reduce_ns_per_byte = o.reduce_ns_per_byte;
     cfg.critical_path = false;
-    const cost::Fabric fabric{&topo, {}, cpus.group, cpus.cpus};
+    const cost::Fabric fabric{
+        &topo, {}, cpus.group, cpus.cpus, cost::kCpuShareOfBytes, cpus.turn_ns};
     const auto r = cost::simulate(*p, fabric, cfg);
     return r ? r->makespan_ns : formula;
 }
@@ -394,6 +410,9 @@ struct ucg_context {
     /// never; decision 0029), counted in `wait_sleeps`.
     int efd = -1;
     unsigned sleep_after = ucg::rt::kWaitSleepAfter;
+    /// UCG_POLL_TURN, read once: one poll turn on a shared CPU, ns, what
+    /// each group's CpuGroups::turn_ns takes (0: none).
+    double poll_turn_ns = 0;
     std::uint64_t wait_sleeps = 0;
     /// Whether waits found this core shared (late yields; decision 0031).
     ucg::rt::CoreShare core_share;

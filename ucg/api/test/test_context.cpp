@@ -539,9 +539,30 @@ TEST_CASE("where hosts share a machine's CPUs, a plan's prediction is its "
     CHECK(on_cpus == Approx(sim->makespan_ns));
     // Four ranks a CPU: more than the formulas' figure for a CPU a rank.
     CHECK(on_cpus > 1.5 * d->chosen.predicted_ns);
+    // With a poll turn (UCG_POLL_TURN): the simulation with it, more.
+    cpus.turn_ns = 10000;
+    ucg::cost::Fabric turns{&*topo, {}, cpus.group, cpus.cpus};
+    turns.turn_ns = cpus.turn_ns;
+    const auto with_turns = ucg::cost::simulate(*p, turns, cfg);
+    REQUIRE(with_turns.ok());
+    const double turned = ucg::rt::model_ns(selector, o, *d, *topo, cpus);
+    CHECK(turned == Approx(with_turns->makespan_ns));
+    CHECK(turned > on_cpus + 10000);
     // No groups: the formulas'.
     CHECK(ucg::rt::model_ns(selector, o, *d, *topo, {}) ==
           d->chosen.predicted_ns);
+}
+
+TEST_CASE("UCG_POLL_TURN is a time in ns from 0 to 1e9", "[ucg][context]")
+{
+    using ucg::rt::parse_poll_turn;
+    CHECK(parse_poll_turn("9200") == 9200.0);
+    CHECK(parse_poll_turn("0") == 0.0);
+    CHECK(parse_poll_turn("1e9") == 1e9);
+    for (const char *bad : {"", "-1", "5us", "abc", "2e9", "nan"}) {
+        INFO(bad);
+        CHECK_FALSE(parse_poll_turn(bad));
+    }
 }
 
 TEST_CASE("a host of more ranks than a member's one-to-many groups take "
