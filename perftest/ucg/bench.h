@@ -51,6 +51,7 @@ struct Options {
     bool no_shm = false;
     bool calibrate_links = false; ///< measure the link (calibrate.h)
     bool span = false;            ///< time each row's span too (timed_loop.h)
+    bool calibrate_turn = false;  ///< measure a poll turn (calibrate.h)
     int hosts = 0; ///< > 0: rank r poses as host "host<r % hosts>"
     bool baseline_mpi = false;
     ucg_dtype_t dtype = UCG_DTYPE_FLOAT;

@@ -5,10 +5,14 @@
 #include "topology/topo_file.h"
 #include "topology/topology.h"
 
+#include <sched.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
+#include <cstring>
+#include <fstream>
 
 namespace ucg::perftest {
 namespace {
@@ -133,6 +137,100 @@ int calibrate_links(const Env &env, const Options &opt, ucg_context_h ctx,
         return 1;
     }
     std::printf("export UCG_LINKS=\"%s\"\n", merged.c_str());
+    return 0;
+}
+
+namespace {
+
+// Where a rank may run: its kernel (boot id) and its CPUs.
+struct Cpus {
+    char boot[40] = {};
+    cpu_set_t mask{};
+};
+
+// How many ranks share each CPU this rank may run on: the ranks of its
+// kernel with its affinity mask, over the mask's CPUs.
+double ranks_per_cpu(const Env &env)
+{
+    Cpus me;
+    std::ifstream("/proc/sys/kernel/random/boot_id")
+        .read(me.boot, sizeof(me.boot) - 1);
+    if (sched_getaffinity(0, sizeof(me.mask), &me.mask) != 0) {
+        return 1;
+    }
+    std::vector<Cpus> all(static_cast<std::size_t>(env.size));
+    env.allgather(&me, all.data(), sizeof(Cpus));
+    int same = 0;
+    for (const Cpus &c : all) {
+        same += std::memcmp(c.boot, me.boot, sizeof(me.boot)) == 0 &&
+                CPU_EQUAL(&c.mask, &me.mask);
+    }
+    return double(same) / std::max(1, CPU_COUNT(&me.mask));
+}
+
+ucs_status_t barrier(ucg_group_h group)
+{
+    ucg_coll_args_t a{};
+    a.coll = UCG_COLL_BARRIER;
+    ucg_coll_h h;
+    ucs_status_t st = ucg_collective_init(group, &a, &h);
+    if (st == UCS_OK) {
+        st = ucg_collective_start(h);
+        st = st == UCS_OK ? ucg_collective_wait(h) : st;
+        ucg_collective_free(h);
+    }
+    return st;
+}
+
+} // namespace
+
+int calibrate_turn(const Env &env, ucg_context_h ctx, ucg_group_h group)
+{
+    TurnPoint mine{0, ranks_per_cpu(env)};
+    std::vector<double> rounds;
+    for (int pass = 0; pass < kTurnPasses; ++pass) {
+        if (const ucs_status_t st = barrier(group); st != UCS_OK) {
+            std::fprintf(stderr,
+                         "ucg_perftest: --calibrate-turn: rank %d: "
+                         "barrier: %s\n",
+                         env.rank, ucs_status_string(st));
+            return 1;
+        }
+        const double start = now_s() * 1e6;
+        double now = start;
+        long n = 0;
+        for (; now - start < kTurnWindowUs; now = now_s() * 1e6) {
+            ucg_progress(ctx);
+            sched_yield();
+            ++n;
+        }
+        rounds.push_back((now - start) / static_cast<double>(n));
+    }
+    mine.round_us = median(rounds);
+    std::vector<TurnPoint> all(static_cast<std::size_t>(env.size));
+    env.allgather(&mine, all.data(), sizeof(TurnPoint));
+    if (env.rank != 0) {
+        return 0;
+    }
+    std::printf("# ucg_perftest --calibrate-turn: %d ranks, each polling "
+                "UCG and yielding its CPU for %.0f ms, median of %d passes\n"
+                "# %-6s %12s %10s\n",
+                env.size, kTurnWindowUs / 1000, kTurnPasses, "Rank",
+                "Ranks/CPU", "Round(us)");
+    for (std::size_t r = 0; r < all.size(); ++r) {
+        std::printf("  %-6zu %12.2f %10.2f\n", r, all[r].ranks_per_cpu,
+                    all[r].round_us);
+    }
+    const double turn = poll_turn_ns(all);
+    if (turn > 0) {
+        std::printf("# poll turn: %.2f us (a round over the ranks that take "
+                    "turns in it, median over the ranks that share a "
+                    "CPU)\n",
+                    turn / 1000);
+    } else {
+        std::printf("# poll turn: no rank shares a CPU (none to take)\n");
+    }
+    std::printf("export UCG_POLL_TURN=%.0f\n", turn);
     return 0;
 }
 

@@ -23,4 +23,13 @@ namespace ucg::perftest {
 int calibrate_links(const Env &env, const Options &opt, ucg_context_h ctx,
                     ucg_group_h group);
 
+/// --calibrate-turn: every rank polls UCG and yields its CPU for
+/// kTurnWindowUs, kTurnPasses times after a barrier each, and counts its
+/// rounds; a rank's round on a CPU that k ranks share is k poll turns
+/// (poll_turn_ns). Rank 0 prints each rank's round and an `export
+/// UCG_POLL_TURN=...` line (decision 0062). Returns the exit code.
+inline constexpr double kTurnWindowUs = 20000;
+inline constexpr int kTurnPasses = 5;
+int calibrate_turn(const Env &env, ucg_context_h ctx, ucg_group_h group);
+
 } // namespace ucg::perftest

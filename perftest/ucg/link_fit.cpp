@@ -101,4 +101,19 @@ double pass_spread(const std::vector<PassedPoint> &points, double from_bytes)
     return spread;
 }
 
+double poll_turn_ns(const std::vector<TurnPoint> &points)
+{
+    std::vector<double> turns;
+    for (const TurnPoint &p : points) {
+        if (p.ranks_per_cpu > 1) {
+            turns.push_back(p.round_us * 1000 / p.ranks_per_cpu);
+        }
+    }
+    if (turns.empty()) {
+        return 0;
+    }
+    std::sort(turns.begin(), turns.end());
+    return turns[turns.size() / 2];
+}
+
 } // namespace ucg::perftest

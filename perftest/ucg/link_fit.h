@@ -53,4 +53,17 @@ double pass_spread(const std::vector<PassedPoint> &points, double from_bytes);
 /// Empty when `current` does not parse.
 std::string merge_links(const std::string &current, const std::string &entry);
 
+/// One rank's poll turns (--calibrate-turn): the time of one round of
+/// progress-and-yield it measured, and how many ranks share each CPU it
+/// may run on (1: none share it).
+struct TurnPoint {
+    double round_us = 0;
+    double ranks_per_cpu = 1;
+};
+
+/// One poll turn, ns: the median over the ranks that share a CPU of their
+/// round's time over the ranks that take turns in it; 0 where no CPU is
+/// shared.
+double poll_turn_ns(const std::vector<TurnPoint> &points);
+
 } // namespace ucg::perftest

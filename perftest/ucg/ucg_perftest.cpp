@@ -113,6 +113,12 @@ int run_rank(Env &env, const Options &opt)
         ucg_context_destroy(ctx);
         return 1;
     }
+    if (opt.calibrate_turn) {
+        const int rc = calibrate_turn(env, ctx, group);
+        ucg_group_destroy(group);
+        ucg_context_destroy(ctx);
+        return rc;
+    }
     if (opt.calibrate_links) {
         const int rc = calibrate_links(env, opt, ctx, group);
         ucg_group_destroy(group);
@@ -244,6 +250,11 @@ static int tool_main(int argc, char **argv)
     app.add_flag("--calibrate-links", opt.calibrate_links,
                  "2 ranks: fit the link between them (bcast, -m sizes) and "
                  "print its level's UCG_LINKS entry as an export line");
+    app.add_flag("--calibrate-turn", opt.calibrate_turn,
+                 "every rank: time a poll turn where ranks share a CPU "
+                 "(polling UCG and yielding, 5 x 20 ms) and print it as an "
+                 "export UCG_POLL_TURN line")
+        ->excludes("--calibrate-links");
     if (const auto rc = ucg::tools::parse(app, argc, argv)) {
         return *rc;
     }

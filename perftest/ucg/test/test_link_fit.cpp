@@ -86,3 +86,18 @@ TEST_CASE("calibration's entry joins the other levels of UCG_LINKS")
     CHECK(merge_links("", "switch=0,1,1,0.5") == "switch=0,1,1,0.5");
     CHECK(merge_links("no such level", "world=0,1,1,0.5").empty());
 }
+
+TEST_CASE("a poll turn is a round over the ranks that take turns in it, "
+          "the median over the ranks that share a CPU")
+{
+    using ucg::perftest::poll_turn_ns;
+    using ucg::perftest::TurnPoint;
+    // Four ranks a CPU, rounds of 36-40 us: turns of 9-10 us; a rank
+    // alone on its CPU (a round of 1.3 us) takes no turns and is left out.
+    CHECK(poll_turn_ns({{36, 4}, {38, 4}, {40, 4}, {1.3, 1}}) == Approx(9500));
+    // Two ranks a CPU: half the round.
+    CHECK(poll_turn_ns({{12, 2}}) == Approx(6000));
+    // No CPU shared: none.
+    CHECK(poll_turn_ns({{1.3, 1}, {1.4, 1}}) == 0);
+    CHECK(poll_turn_ns({}) == 0);
+}
