@@ -186,6 +186,13 @@ void add_options(CLI::App &app, Options &o)
         "do: 'HOST,HOST[:CPUS]/...' by host number (0 first; "
         "CPUS 1 unless given), every host in one group; a "
         "message's bytes are then CPU work at both ends");
+    simulate
+        ->add_option("--poll-turn", o.poll_turn_ns,
+                     "with --cpu-groups: one poll turn, ns (ucg_perftest "
+                     "--calibrate-turn): a rank that waited for a message "
+                     "gets its CPU back after a turn of each other rank")
+        ->check(non_negative_finite())
+        ->needs("--cpu-groups");
     simulate->add_flag("--path", o.critical_path, "print the critical path");
     // A plan file says its collective, algorithm and root.
     for (CLI::App *sub : {check, simulate}) {

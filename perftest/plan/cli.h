@@ -36,6 +36,7 @@ struct Options {
     std::optional<int> rank;       ///< print one rank's program
     double uplink_ns_per_byte = 0; ///< simulate: shared uplinks
     std::string cpu_groups;        ///< simulate: hosts that share CPUs
+    double poll_turn_ns = 0;       ///< simulate: with cpu_groups
     bool critical_path = false;
     bool simulate = false; ///< select: also simulate the choices
     std::vector<LinkOverride> links;

@@ -294,6 +294,7 @@ int simulate(const plan::Plan &p, const topology::Topology &topo,
             return 2; // a bad command line
         }
     }
+    fabric.turn_ns = o.poll_turn_ns;
     auto r = cost::simulate(p, fabric, sim_config(o, o.critical_path));
     if (!r) {
         return die(r.error().message);
