@@ -206,14 +206,17 @@ int calibrate_turn(const Env &env, ucg_context_h ctx, ucg_group_h group)
         }
         rounds.push_back((now - start) / static_cast<double>(n));
     }
-    mine.round_us = median(rounds);
+    // Each rank's best pass: a machine runs slow for a while (decision
+    // 0042), and the processes of a cluster just set up share its CPUs
+    // with the kernel's work on the new links.
+    mine.round_us = *std::min_element(rounds.begin(), rounds.end());
     std::vector<TurnPoint> all(static_cast<std::size_t>(env.size));
     env.allgather(&mine, all.data(), sizeof(TurnPoint));
     if (env.rank != 0) {
         return 0;
     }
     std::printf("# ucg_perftest --calibrate-turn: %d ranks, each polling "
-                "UCG and yielding its CPU for %.0f ms, median of %d passes\n"
+                "UCG and yielding its CPU for %.0f ms, best of %d passes\n"
                 "# %-6s %12s %10s\n",
                 env.size, kTurnWindowUs / 1000, kTurnPasses, "Rank",
                 "Ranks/CPU", "Round(us)");

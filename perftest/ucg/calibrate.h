@@ -25,8 +25,8 @@ int calibrate_links(const Env &env, const Options &opt, ucg_context_h ctx,
 
 /// --calibrate-turn: every rank polls UCG and yields its CPU for
 /// kTurnWindowUs, kTurnPasses times after a barrier each, and counts its
-/// rounds; a rank's round on a CPU that k ranks share is k poll turns
-/// (poll_turn_ns). Rank 0 prints each rank's round and an `export
+/// rounds (its best pass kept); a rank's round on a CPU that k ranks share is k
+/// poll turns (poll_turn_ns). Rank 0 prints each rank's round and an `export
 /// UCG_POLL_TURN=...` line (decision 0062). Returns the exit code.
 inline constexpr double kTurnWindowUs = 20000;
 inline constexpr int kTurnPasses = 5;
