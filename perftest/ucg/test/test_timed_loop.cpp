@@ -223,7 +223,7 @@ TEST_CASE("span: every call starts at the start the ranks agreed, the "
           "[perftest]")
 {
     OneRank r;
-    r.ahead_us = 3000; // the other rank read its clock 3 ms later
+    r.ahead_us = 20000; // the other rank read its clock 20 ms later
     r.call_ms = 2;
     SpanTimes s;
     REQUIRE(timed_span(3, r.steps(), &s) == UCS_OK);
@@ -233,9 +233,9 @@ TEST_CASE("span: every call starts at the start the ranks agreed, the "
     }
     CHECK(s.kept == 3);
     CHECK(s.mean_us >= 2000);
-    // Far below the 4 ms the call waited for its start: unless the 2 ms
-    // sleeps stall for 2 ms more on a loaded machine.
-    CHECK(s.mean_us < 4000);
+    // Far below the 21 ms the call waited for its start: unless the 2 ms
+    // sleeps stall for 13 ms more on a loaded machine.
+    CHECK(s.mean_us < 15000);
 }
 
 TEST_CASE("span: a rank that reaches the agreed start after it leaves that "
