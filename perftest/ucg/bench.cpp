@@ -52,29 +52,33 @@ ucg_coll_args_t make_args(Case &c, ucg_coll_type_t coll, const Options &opt)
     return a;
 }
 
+} // namespace
+
 ucs_status_t run_one(ucg_coll_h coll)
 {
     const ucs_status_t st = ucg_collective_start(coll);
     return st != UCS_OK ? st : ucg_collective_wait(coll);
 }
 
-} // namespace
+BootId boot_id()
+{
+    BootId id;
+    std::ifstream("/proc/sys/kernel/random/boot_id")
+        .read(id.text, sizeof(id.text) - 1);
+    return id;
+}
 
 bool one_clock(const Env &env)
 {
-    char id[64] = {};
-    std::ifstream("/proc/sys/kernel/random/boot_id").read(id, sizeof(id) - 1);
-    std::vector<char> all(sizeof(id) * static_cast<std::size_t>(env.size));
-    if (id[0] == '\0' || env.allgather(id, all.data(), sizeof(id)) != UCS_OK) {
+    const BootId id = boot_id();
+    std::vector<BootId> all(static_cast<std::size_t>(env.size));
+    if (id.text[0] == '\0' ||
+        env.allgather(&id, all.data(), sizeof(BootId)) != UCS_OK) {
         return false;
     }
-    for (int r = 0; r < env.size; ++r) {
-        if (std::memcmp(all.data() + sizeof(id) * static_cast<std::size_t>(r),
-                        id, sizeof(id)) != 0) {
-            return false;
-        }
-    }
-    return true;
+    return std::all_of(all.begin(), all.end(), [&id](const BootId &other) {
+        return std::memcmp(other.text, id.text, sizeof(id.text)) == 0;
+    });
 }
 
 int iterations(const Options &opt, std::size_t bytes, bool warm)

@@ -92,9 +92,19 @@ int iterations(const Options &opt, std::size_t bytes, bool warm);
 /// many (each waits kSpanMarginUs for its start).
 inline constexpr int kSpanIters = 100;
 
+/// This kernel's boot id (/proc/sys/kernel/random/boot_id), alike in
+/// every namespace and container of one machine; empty where unreadable.
+struct BootId {
+    char text[40] = {};
+};
+BootId boot_id();
+
 /// Whether every rank reads one clock: the same kernel (boot id), as
 /// hosts emulated on one machine do. Blocking (an allgather).
 bool one_clock(const Env &env);
+
+/// Starts `coll` and waits for it.
+ucs_status_t run_one(ucg_coll_h coll);
 
 /// Whether this perftest build has MPI.
 bool have_mpi();

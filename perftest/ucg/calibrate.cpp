@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 namespace ucg::perftest {
 namespace {
@@ -144,7 +143,7 @@ namespace {
 
 // Where a rank may run: its kernel (boot id) and its CPUs.
 struct Cpus {
-    char boot[40] = {};
+    BootId boot;
     cpu_set_t mask{};
 };
 
@@ -153,8 +152,7 @@ struct Cpus {
 double ranks_per_cpu(const Env &env)
 {
     Cpus me;
-    std::ifstream("/proc/sys/kernel/random/boot_id")
-        .read(me.boot, sizeof(me.boot) - 1);
+    me.boot = boot_id();
     if (sched_getaffinity(0, sizeof(me.mask), &me.mask) != 0) {
         return 1;
     }
@@ -162,8 +160,9 @@ double ranks_per_cpu(const Env &env)
     env.allgather(&me, all.data(), sizeof(Cpus));
     int same = 0;
     for (const Cpus &c : all) {
-        same += std::memcmp(c.boot, me.boot, sizeof(me.boot)) == 0 &&
-                CPU_EQUAL(&c.mask, &me.mask);
+        same +=
+            std::memcmp(c.boot.text, me.boot.text, sizeof(me.boot.text)) == 0 &&
+            CPU_EQUAL(&c.mask, &me.mask);
     }
     return double(same) / std::max(1, CPU_COUNT(&me.mask));
 }
@@ -175,8 +174,7 @@ ucs_status_t barrier(ucg_group_h group)
     ucg_coll_h h;
     ucs_status_t st = ucg_collective_init(group, &a, &h);
     if (st == UCS_OK) {
-        st = ucg_collective_start(h);
-        st = st == UCS_OK ? ucg_collective_wait(h) : st;
+        st = run_one(h);
         ucg_collective_free(h);
     }
     return st;
