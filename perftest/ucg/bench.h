@@ -15,6 +15,8 @@
 
 namespace ucg::perftest {
 
+class ClockOffsets;
+
 /// Seconds on the steady clock (the floor's ping-pongs).
 inline double now_s()
 {
@@ -38,6 +40,9 @@ struct Env {
         allgather;
     bool mpi = false; ///< launched by mpirun (MPI is initialized)
     std::string launcher;
+    /// --span where the ranks' machines have clocks of their own: each
+    /// row's offsets to rank 0's clock (ucp_pingpong.h); nullptr: one clock.
+    ClockOffsets *clocks = nullptr;
 };
 
 struct Options {
@@ -52,6 +57,9 @@ struct Options {
     bool calibrate_links = false; ///< measure the link (calibrate.h)
     bool span = false;            ///< time each row's span too (timed_loop.h)
     bool calibrate_turn = false;  ///< measure a poll turn (calibrate.h)
+    /// Tests of --span's offsets on one machine: rank r's span clock reads
+    /// r x this many us ahead, and the offsets are measured (decision 0063).
+    double test_clock_skew_us = 0;
     int hosts = 0; ///< > 0: rank r poses as host "host<r % hosts>"
     bool baseline_mpi = false;
     ucg_dtype_t dtype = UCG_DTYPE_FLOAT;
@@ -102,6 +110,10 @@ BootId boot_id();
 /// Whether every rank reads one clock: the same kernel (boot id), as
 /// hosts emulated on one machine do. Blocking (an allgather).
 bool one_clock(const Env &env);
+
+/// This rank's own clock for a row's span, us: the steady clock
+/// (opt.test_clock_skew_us ahead per rank in tests).
+double span_clock(const Env &env, const Options &opt);
 
 /// Starts `coll` and waits for it.
 ucs_status_t run_one(ucg_coll_h coll);

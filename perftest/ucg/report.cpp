@@ -44,6 +44,13 @@ Report::Report(const Options &opt, const Env &env, double group_create_us,
                     "reading) to the last rank's end, their mean (calls a "
                     "rank reached late left out); what Pred predicts\n",
                     kSpanIters, kSpanMarginUs);
+        std::printf("# Span clock: %s\n",
+                    env.clocks == nullptr
+                        ? "one for every rank (one kernel's steady clock)"
+                        : "rank 0's: before each row's span, rank 0 "
+                          "ping-pongs every rank and each rank's clock "
+                          "less the midpoint of the shortest of its round "
+                          "trips is its offset");
     }
     std::printf("# group creation: %.1f us (slowest rank); First(us): the "
                 "first call, init included (slowest rank)\n",

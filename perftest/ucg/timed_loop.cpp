@@ -85,17 +85,17 @@ SpanTimes span_of(const std::vector<double> &ends, int ranks, int iters)
 
 namespace {
 
-// Sleeps until 200 us before `start`, then yields until it: ranks that
-// share a core let the others reach the same start.
-void wait_until(double start_us)
+// Sleeps until 200 us before `start` on `clock`, then yields until it:
+// ranks that share a core let the others reach the same start.
+void wait_until(double start_us, const std::function<double()> &clock)
 {
     constexpr double kSpinUs = 200;
-    for (double left; (left = start_us - kSpinUs - now_us()) > 0;) {
+    for (double left; (left = start_us - kSpinUs - clock()) > 0;) {
         const long ns = static_cast<long>(left * 1000);
         const timespec ts{ns / 1000000000L, ns % 1000000000L};
         nanosleep(&ts, nullptr);
     }
-    while (now_us() < start_us) {
+    while (clock() < start_us) {
         sched_yield();
     }
 }
@@ -105,6 +105,8 @@ void wait_until(double start_us)
 ucs_status_t timed_span(int iters, const SpanSteps &steps, SpanTimes *out)
 {
     *out = SpanTimes{};
+    const std::function<double()> clock =
+        steps.clock ? steps.clock : std::function<double()>(now_us);
     const auto n = static_cast<std::size_t>(iters);
     std::vector<double> mine(n), clocks(static_cast<std::size_t>(steps.ranks));
     ucs_status_t st = UCS_OK;
@@ -112,17 +114,17 @@ ucs_status_t timed_span(int iters, const SpanSteps &steps, SpanTimes *out)
         if ((st = steps.sync()) != UCS_OK) {
             break;
         }
-        const double now = now_us();
+        const double now = clock();
         if ((st = steps.allgather(&now, clocks.data(), 1)) != UCS_OK) {
             break;
         }
         const double start =
             *std::max_element(clocks.begin(), clocks.end()) + kSpanMarginUs;
-        const bool late = now_us() > start;
-        wait_until(start);
+        const bool late = clock() > start;
+        wait_until(start, clock);
         st = steps.call();
         mine[i] =
-            late ? std::numeric_limits<double>::quiet_NaN() : now_us() - start;
+            late ? std::numeric_limits<double>::quiet_NaN() : clock() - start;
     }
     if (st != UCS_OK) {
         return st;
@@ -133,6 +135,21 @@ ucs_status_t timed_span(int iters, const SpanSteps &steps, SpanTimes *out)
     }
     *out = span_of(all, steps.ranks, iters);
     return UCS_OK;
+}
+
+double clock_offset(const std::vector<ClockSample> &samples)
+{
+    const auto round_trip = [](const ClockSample &s) {
+        return s.back_us - s.sent_us;
+    };
+    const auto best =
+        std::min_element(samples.begin(), samples.end(),
+                         [&](const ClockSample &a, const ClockSample &b) {
+                             return round_trip(a) < round_trip(b);
+                         });
+    return best == samples.end()
+               ? 0
+               : best->remote_us - (best->sent_us + best->back_us) / 2;
 }
 
 } // namespace ucg::perftest

@@ -59,6 +59,9 @@ struct SpanSteps {
     std::function<ucs_status_t(const double *mine, double *all, std::size_t n)>
         allgather;
     int ranks = 1;
+    /// The clock the ranks share, us: rank 0's where their machines' clocks
+    /// differ (this rank's less its offset, clock_offset()); empty: now_us.
+    std::function<double()> clock;
 };
 
 struct SpanTimes {
@@ -78,10 +81,26 @@ inline constexpr double kSpanMarginUs = 1000;
 SpanTimes span_of(const std::vector<double> &ends, int ranks, int iters);
 
 /// `iters` calls, each after a `sync` and an allgather of the ranks'
-/// clocks that set its start kSpanMarginUs after the latest of them;
-/// every rank waits for that start (sleeping, then yielding) and times
-/// its call from it. The clock must be one for all ranks (one machine).
-/// Stops at the first failure and returns its status.
+/// clocks (steps.clock) that set its start kSpanMarginUs after the latest
+/// of them; every rank waits for that start (sleeping, then yielding) and
+/// times its call from it. Stops at the first failure and returns its
+/// status.
 ucs_status_t timed_span(int iters, const SpanSteps &steps, SpanTimes *out);
+
+/// One ping-pong of rank 0 with another rank, for the other rank's clock
+/// offset (--span where the ranks' machines have clocks of their own,
+/// decision 0063): rank 0's clock when it sent the ping and when the pong
+/// came back, and the other rank's clock when it answered.
+struct ClockSample {
+    double sent_us = 0;
+    double remote_us = 0;
+    double back_us = 0;
+};
+
+/// The other rank's clock less rank 0's, from the sample of least round
+/// trip: its reading less the midpoint of rank 0's two (wrong by at most
+/// half that round trip, the least a queue or a switch of processes
+/// stretched). 0 for no samples.
+double clock_offset(const std::vector<ClockSample> &samples);
 
 } // namespace ucg::perftest

@@ -9,6 +9,7 @@
 #include "report.h"
 
 #include "tool_cli.h"
+#include "ucp_pingpong.h"
 
 #ifdef UCG_PERFTEST_MPI
 #include <mpi.h>
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <sstream>
 
 namespace ucg::perftest {
@@ -125,15 +127,22 @@ int run_rank(Env &env, const Options &opt)
         ucg_context_destroy(ctx);
         return rc;
     }
-    if (opt.span && !one_clock(env)) {
-        if (env.rank == 0) {
-            std::fprintf(stderr, "ucg_perftest: --span: the ranks run on "
-                                 "machines with different clocks (boot ids "
-                                 "differ); it needs one machine's\n");
+    // --span on machines with clocks of their own (or a test's skewed
+    // clocks): each row's span on rank 0's clock (decision 0063).
+    std::unique_ptr<ClockOffsets> clocks;
+    if (opt.span && (opt.test_clock_skew_us != 0 || !one_clock(env))) {
+        clocks = std::make_unique<ClockOffsets>(env);
+        if (clocks->status() != UCS_OK) {
+            std::fprintf(stderr,
+                         "ucg_perftest: rank %d: --span: no UCP ping-pong "
+                         "with rank 0 for the clocks' offsets: %s\n",
+                         env.rank, ucs_status_string(clocks->status()));
+            clocks.reset();
+            ucg_group_destroy(group);
+            ucg_context_destroy(ctx);
+            return 1;
         }
-        ucg_group_destroy(group);
-        ucg_context_destroy(ctx);
-        return ucg::tools::kUsageError;
+        env.clocks = clocks.get();
     }
     std::vector<double> all(static_cast<std::size_t>(env.size));
     env.allgather(&create_us, all.data(), sizeof(double));
@@ -242,9 +251,13 @@ static int tool_main(int argc, char **argv)
     app.add_flag("--no-shm", opt.no_shm,
                  "point-to-point only (no one-to-many transports)");
     app.add_flag("--span", opt.span,
-                 "also time each row from a start the ranks agree on (one "
-                 "machine's clock) to the last rank's end: the Span column, "
+                 "also time each row from a start the ranks agree on (on "
+                 "rank 0's clock) to the last rank's end: the Span column, "
                  "what Pred predicts");
+    // Tests only (decision 0063): skews rank r's span clock r x US ahead.
+    app.add_option("--test-clock-skew", opt.test_clock_skew_us,
+                   "tests: rank r's span clock r x US ahead")
+        ->group("");
     app.add_flag("--oneoff", opt.oneoff,
                  "init+start+wait+free per call instead of persistent");
     app.add_flag("--calibrate-links", opt.calibrate_links,
@@ -276,6 +289,11 @@ static int tool_main(int argc, char **argv)
         opt.min_bytes > opt.max_bytes || opt.min_bytes == 0) {
         std::fprintf(stderr, "ucg_perftest: --sizes: expected MIN:MAX with "
                              "0 < MIN <= MAX, e.g. 8:1m\n");
+        return ucg::tools::kUsageError;
+    }
+    if (opt.test_clock_skew_us != 0 && !opt.span) {
+        std::fprintf(stderr, "ucg_perftest: --test-clock-skew: skews the "
+                             "span's clocks, needs --span\n");
         return ucg::tools::kUsageError;
     }
     opt.dtype = dtype == "double"  ? UCG_DTYPE_DOUBLE

@@ -259,3 +259,17 @@ TEST_CASE("span: a rank that reaches the agreed start after it leaves that "
     CHECK(timed_span(3, failing, &s) == UCS_ERR_IO_ERROR);
     CHECK(calls == 2);
 }
+
+TEST_CASE("clock offset: the other rank's reading less the midpoint of rank "
+          "0's, from the ping-pong of least round trip",
+          "[perftest]")
+{
+    using ucg::perftest::clock_offset;
+    using ucg::perftest::ClockSample;
+    // Rank 1's clock 1000 us ahead; the first and last pongs were held up
+    // on their way back (their midpoints are late), the middle one not.
+    const std::vector<ClockSample> samples = {
+        {0, 1005, 40}, {100, 1105, 110}, {200, 1205, 260}};
+    CHECK(clock_offset(samples) == Approx(1105 - 105));
+    CHECK(clock_offset({}) == 0);
+}
