@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -258,6 +259,44 @@ TEST_CASE("span: a rank that reaches the agreed start after it leaves that "
     };
     CHECK(timed_span(3, failing, &s) == UCS_ERR_IO_ERROR);
     CHECK(calls == 2);
+}
+
+TEST_CASE("span: the readings, the start and the calls' times are on the "
+          "span's clock: rank 0's where the machines' clocks differ",
+          "[perftest]")
+{
+    // This rank's own clock is 200 ms behind rank 0's, the span's clock;
+    // the other rank reads rank 0's.
+    const auto shared = [] { return now_us() + 200000; };
+    OneRank r;
+    SpanSteps steps = r.steps();
+    steps.clock = shared;
+    std::vector<double> starts, agreed;
+    steps.call = [&] {
+        starts.push_back(shared());
+        return UCS_OK;
+    };
+    steps.allgather = [&](const double *mine, double *all, std::size_t n) {
+        for (std::size_t i = 0; i < n; ++i) {
+            all[i] = mine[i];
+            all[n + i] = n == 1 ? shared() : mine[i];
+        }
+        if (n == 1) {
+            agreed.push_back(std::max(all[0], all[1]) +
+                             ucg::perftest::kSpanMarginUs);
+        }
+        return UCS_OK;
+    };
+    SpanTimes s;
+    REQUIRE(timed_span(2, steps, &s) == UCS_OK);
+    REQUIRE(starts.size() == 2);
+    for (std::size_t i = 0; i < 2; ++i) {
+        CHECK(starts[i] >= agreed[i]);
+        // On this rank's own clock it would start 200 ms late.
+        CHECK(starts[i] < agreed[i] + 100000);
+    }
+    CHECK(s.kept == 2);
+    CHECK(s.mean_us < 100000);
 }
 
 TEST_CASE("clock offset: the other rank's reading less the midpoint of rank "
