@@ -87,6 +87,33 @@ double span_clock(const Env &env, const Options &opt)
     return now_us() + env.rank * opt.test_clock_skew_us;
 }
 
+ucs_status_t row_span(const Env &env, const Options &opt, int iters,
+                      const std::function<ucs_status_t()> &call,
+                      const std::function<ucs_status_t()> &sync,
+                      double *span_us)
+{
+    SpanSteps span{call, sync,
+                   [&env](const double *mine, double *all, std::size_t n) {
+                       return env.allgather(mine, all, n * sizeof(double));
+                   },
+                   env.size, nullptr};
+    // On rank 0's clock: this rank's less its offset, measured now.
+    double offset = 0;
+    if (env.clocks != nullptr) {
+        const ucs_status_t st =
+            env.clocks->measure([&] { return span_clock(env, opt); }, &offset);
+        if (st != UCS_OK) {
+            return st;
+        }
+    }
+    span.clock = [&] { return span_clock(env, opt) - offset; };
+    SpanTimes spans;
+    const ucs_status_t st =
+        timed_span(std::min(iters, kSpanIters), span, &spans);
+    *span_us = spans.mean_us;
+    return st;
+}
+
 int iterations(const Options &opt, std::size_t bytes, bool warm)
 {
     const bool large = bytes > 8192; // OSU's LARGE_MESSAGE_SIZE
@@ -150,23 +177,7 @@ ucs_status_t bench_ucg(const Env &env, const Options &opt, ucg_context_h,
         st = timed_loop(coll, warm, iters, steps, &times);
     }
     if (st == UCS_OK && opt.span) {
-        SpanSteps span{steps.call, steps.sync,
-                       [&env](const double *mine, double *all, std::size_t n) {
-                           return env.allgather(mine, all, n * sizeof(double));
-                       },
-                       env.size, nullptr};
-        // On rank 0's clock: this rank's less its offset, measured now.
-        double offset = 0;
-        if (env.clocks != nullptr) {
-            st = env.clocks->measure([&] { return span_clock(env, opt); },
-                                     &offset);
-        }
-        span.clock = [&] { return span_clock(env, opt) - offset; };
-        SpanTimes spans;
-        if (st == UCS_OK) {
-            st = timed_span(std::min(iters, kSpanIters), span, &spans);
-        }
-        out->span_us = spans.mean_us;
+        st = row_span(env, opt, iters, steps.call, steps.sync, &out->span_us);
     }
     if (st == UCS_OK && !opt.oneoff) {
         out->plan = ucg_collective_plan_name(h);

@@ -76,7 +76,7 @@ struct Stats {
     double first_us = 0; ///< first iteration, max over ranks
     double init_us = 0;  ///< ucg_collective_init, max over ranks
     double pred_us = -1; ///< the cost model's (UCG; < 0: none)
-    double span_us = -1; ///< --span: mean span (UCG; < 0: none)
+    double span_us = -1; ///< --span: mean span (< 0: none)
     long errors = 0;     ///< wrong elements (validation), all ranks
     std::string plan;
     bool ran = false;
@@ -114,6 +114,14 @@ bool one_clock(const Env &env);
 /// This rank's own clock for a row's span, us: the steady clock
 /// (opt.test_clock_skew_us ahead per rank in tests).
 double span_clock(const Env &env, const Options &opt);
+
+/// A row's span (--span, timed_loop.h): up to kSpanIters `call`s after
+/// `sync`s, on rank 0's clock where env.clocks measures offsets (before
+/// it starts); *span_us < 0 where no call counted.
+ucs_status_t row_span(const Env &env, const Options &opt, int iters,
+                      const std::function<ucs_status_t()> &call,
+                      const std::function<ucs_status_t()> &sync,
+                      double *span_us);
 
 /// Starts `coll` and waits for it.
 ucs_status_t run_one(ucg_coll_h coll);

@@ -120,7 +120,10 @@ ucs_status_t bench_mpi(const Env &env, const Options &opt, ucg_coll_type_t coll,
                                                           : UCS_ERR_IO_ERROR;
     };
     LoopTimes times;
-    const ucs_status_t st = timed_loop(coll, warm, iters, steps, &times);
+    ucs_status_t st = timed_loop(coll, warm, iters, steps, &times);
+    if (st == UCS_OK && opt.span) {
+        st = row_span(env, opt, iters, steps.call, steps.sync, &out->span_us);
+    }
     if (st != UCS_OK) {
         return st;
     }

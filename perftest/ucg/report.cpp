@@ -85,7 +85,7 @@ Report::Report(const Options &opt, const Env &env, double group_create_us,
             std::fprintf(csv_, "collective,bytes,avg_us,min_us,max_us,"
                                "iterations,plan,mpi_avg_us,mpi_min_us,"
                                "mpi_max_us,ratio,first_us,pred_us,"
-                               "span_us\n");
+                               "span_us,mpi_span_us\n");
         }
     }
 }
@@ -109,6 +109,9 @@ void Report::begin(ucg_coll_type_t coll)
     }
     if (opt_.baseline_mpi) {
         std::printf(" %12s %7s", "MPI Avg(us)", "Ratio");
+    }
+    if (opt_.baseline_mpi && opt_.span) {
+        std::printf(" %12s %9s", "MPISpan(us)", "SpanRatio");
     }
     std::printf("  Plan\n");
 }
@@ -134,6 +137,14 @@ void Report::row(const Row &r)
     if (opt_.baseline_mpi) {
         std::printf(" %12.2f %7.2f", r.mpi.avg_us, ratio);
     }
+    if (opt_.baseline_mpi && opt_.span) {
+        if (r.mpi.span_us > 0 && r.ucg.span_us >= 0) {
+            std::printf(" %12.2f %9.2f", r.mpi.span_us,
+                        r.ucg.span_us / r.mpi.span_us);
+        } else {
+            std::printf(" %12s %9s", "-", "-");
+        }
+    }
     std::printf("  %s", r.ucg.plan.c_str());
     if (r.ucg.errors != 0 || r.mpi.errors != 0) {
         std::printf("  VALIDATION FAILED (%ld wrong)", r.ucg.errors);
@@ -158,6 +169,10 @@ void Report::row(const Row &r)
         std::fprintf(csv_, ",");
         if (r.ucg.span_us >= 0) {
             std::fprintf(csv_, "%.3f", r.ucg.span_us);
+        }
+        std::fprintf(csv_, ",");
+        if (r.mpi.ran && r.mpi.span_us >= 0) {
+            std::fprintf(csv_, "%.3f", r.mpi.span_us);
         }
         std::fprintf(csv_, "\n");
     }
