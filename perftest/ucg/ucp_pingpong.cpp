@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// ucp_one_way_us(): ucp_pingpong.h.
+// ucp_one_way_us() and ClockOffsets: ucp_pingpong.h.
 #include "ucp_pingpong.h"
 
 #include "timed_loop.h"
@@ -129,12 +129,12 @@ ucs_status_t connect(const Env &env, bool take_part, bool wakeup,
     return UCS_OK;
 }
 
-// Waits for a request (nullptr: done at once): polls, and after 1,000
-// idle polls in a row yields (the ranks may share a core), or with an
-// event fd after 50 sleeps on it, 1 ms at most at a time (ranks that
-// wait for their turn leave the core to the two that ping-pong, whose
-// pongs then wait for no one's polls); the request's status,
-// UCS_ERR_TIMED_OUT after kGiveUpS.
+// Waits for a request (nullptr: done at once): polls; after 1,000 idle
+// polls in a row it yields (the ranks may share a core), or, where the
+// worker has an event fd, after 50 it sleeps on the fd, 1 ms at most at a
+// time (ranks that wait for their turn leave the core to the two that
+// ping-pong, whose pongs then wait for no one's polls). The request's
+// status, UCS_ERR_TIMED_OUT after kGiveUpS.
 ucs_status_t wait(const Ucp *u, void *req)
 {
     ucp_worker_h worker = u->worker;

@@ -4,6 +4,8 @@
 // step across hosts reads against it). A UCP worker of ucg_perftest's own
 // (UCX's transports as the environment selects them, UCX_TLS and
 // UCX_NET_DEVICES, as for UCG's) ping-pongs an 8-byte tagged message.
+// The same kind of worker measures each rank's clock offset to rank 0's
+// where --span runs on machines with clocks of their own (ClockOffsets).
 #pragma once
 
 #include "bench.h"
