@@ -97,7 +97,7 @@ ucs_status_t bench_mpi(const Env &env, const Options &opt, ucg_coll_type_t coll,
 int iterations(const Options &opt, std::size_t bytes, bool warm);
 
 /// Calls of a row's span (--span): its timed iterations, at most this
-/// many (each waits kSpanMarginUs for its start).
+/// many (each waits kSpanMarginUs or more for its start).
 inline constexpr int kSpanIters = 100;
 
 /// This kernel's boot id (/proc/sys/kernel/random/boot_id), alike in

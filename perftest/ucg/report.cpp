@@ -41,9 +41,10 @@ Report::Report(const Options &opt, const Env &env, double group_create_us,
     if (opt.span) {
         std::printf("# Span(us): then up to %d calls more, each from a start "
                     "the ranks agreed on (%.0f us after the latest clock "
-                    "reading) to the last rank's end, their mean (calls a "
-                    "rank reached late left out); what Pred predicts\n",
-                    kSpanIters, kSpanMarginUs);
+                    "reading, twice that after a rank came late, up to %.0f "
+                    "us) to the last rank's end, their mean (calls a rank "
+                    "reached late left out); what Pred predicts\n",
+                    kSpanIters, kSpanMarginUs, kSpanMaxMarginUs);
         std::printf("# Span clock: %s\n",
                     env.clocks == nullptr
                         ? "one for every rank (one kernel's steady clock)"

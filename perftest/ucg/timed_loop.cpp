@@ -108,19 +108,28 @@ ucs_status_t timed_span(int iters, const SpanSteps &steps, SpanTimes *out)
     const std::function<double()> clock =
         steps.clock ? steps.clock : std::function<double()>(now_us);
     const auto n = static_cast<std::size_t>(iters);
-    std::vector<double> mine(n), clocks(static_cast<std::size_t>(steps.ranks));
+    const auto ranks = static_cast<std::size_t>(steps.ranks);
+    std::vector<double> mine(n), agreed(2 * ranks);
+    double margin = kSpanMarginUs; // this rank's: doubled after a late start
     ucs_status_t st = UCS_OK;
     for (std::size_t i = 0; i < n && st == UCS_OK; ++i) {
         if ((st = steps.sync()) != UCS_OK) {
             break;
         }
-        const double now = clock();
-        if ((st = steps.allgather(&now, clocks.data(), 1)) != UCS_OK) {
+        const double now[2] = {clock(), margin};
+        if ((st = steps.allgather(now, agreed.data(), 2)) != UCS_OK) {
             break;
         }
-        const double start =
-            *std::max_element(clocks.begin(), clocks.end()) + kSpanMarginUs;
+        double start = -std::numeric_limits<double>::infinity();
+        for (std::size_t r = 0; r < ranks; ++r) {
+            start = std::max(start, agreed[2 * r]);
+            margin = std::max(margin, agreed[2 * r + 1]);
+        }
+        start += margin;
         const bool late = clock() > start;
+        if (late) {
+            margin = std::min(2 * margin, kSpanMaxMarginUs);
+        }
         wait_until(start, clock);
         st = steps.call();
         mine[i] =

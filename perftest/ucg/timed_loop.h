@@ -70,9 +70,13 @@ struct SpanTimes {
     int late = 0;        ///< iterations a rank reached after their start
 };
 
-/// How far after the last rank's clock reading an iteration starts: more
-/// than the skew with which the ranks leave the allgather that agreed it.
+/// How far after the last rank's clock reading a row's first iteration
+/// starts: more than the skew with which the ranks leave the allgather
+/// that agreed it. A rank that reached a start late asks for twice the
+/// margin from then on in the row, up to kSpanMaxMarginUs (a loaded
+/// machine, a sanitizer's build, a large job's allgather).
 inline constexpr double kSpanMarginUs = 1000;
+inline constexpr double kSpanMaxMarginUs = 64000;
 
 /// The spans of `ends` (`ranks` x `iters`, rank-major: each rank's end of
 /// each call after the agreed start, NaN where the rank came late): per
@@ -81,10 +85,10 @@ inline constexpr double kSpanMarginUs = 1000;
 SpanTimes span_of(const std::vector<double> &ends, int ranks, int iters);
 
 /// `iters` calls, each after a `sync` and an allgather of the ranks'
-/// clocks (steps.clock) that set its start kSpanMarginUs after the latest
-/// of them; every rank waits for that start (sleeping, then yielding) and
-/// times its call from it. Stops at the first failure and returns its
-/// status.
+/// clocks (steps.clock) and margins that sets its start the largest margin
+/// after the latest reading; every rank waits for that start (sleeping,
+/// then yielding) and times its call from it. Stops at the first failure
+/// and returns its status.
 ucs_status_t timed_span(int iters, const SpanSteps &steps, SpanTimes *out);
 
 /// One ping-pong of rank 0 with another rank, for the other rank's clock

@@ -184,12 +184,18 @@ TEST_CASE("span: each iteration's latest end over the ranks, the mean over "
 namespace {
 
 // One rank's span steps: the allgather stands for every rank, reporting
-// the other ranks' clocks `ahead_us` ahead of this one after `delay_us`.
+// after `delay_ms` the other rank's clock `ahead_us` ahead of this one and
+// its margin (`other_margin_us`, else this rank's). The first `iters`
+// allgathers are the clocks' (a reading and a margin each), the last the
+// calls' ends.
 struct OneRank {
+    int iters = 0;
     double ahead_us = 0;
+    double other_margin_us = 0;
     int delay_ms = 0;
     int call_ms = 0;
-    std::vector<double> call_starts, agreed;
+    int gathers = 0;
+    std::vector<double> call_starts, agreed, margins;
 
     SpanSteps steps()
     {
@@ -205,11 +211,15 @@ struct OneRank {
             std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
             for (std::size_t i = 0; i < n; ++i) {
                 all[i] = mine[i];
-                all[n + i] = n == 1 ? mine[i] + ahead_us : mine[i];
+                all[n + i] = mine[i];
             }
-            if (n == 1) {
-                agreed.push_back(mine[0] + ahead_us +
-                                 ucg::perftest::kSpanMarginUs);
+            if (gathers++ < iters) {
+                all[n] += ahead_us;
+                if (other_margin_us > 0) {
+                    all[n + 1] = other_margin_us;
+                }
+                margins.push_back(mine[1]);
+                agreed.push_back(all[n] + std::max(mine[1], all[n + 1]));
             }
             return UCS_OK;
         };
@@ -224,6 +234,7 @@ TEST_CASE("span: every call starts at the start the ranks agreed, the "
           "[perftest]")
 {
     OneRank r;
+    r.iters = 3;
     r.ahead_us = 20000; // the other rank read its clock 20 ms later
     r.call_ms = 2;
     SpanTimes s;
@@ -240,18 +251,34 @@ TEST_CASE("span: every call starts at the start the ranks agreed, the "
 }
 
 TEST_CASE("span: a rank that reaches the agreed start after it leaves that "
-          "iteration out, and a failed call ends the span with its status",
+          "iteration out and asks for twice the margin, and a failed call "
+          "ends the span with its status",
           "[perftest]")
 {
     OneRank r;
-    r.delay_ms = 2; // longer than the margin
+    r.iters = 6;
+    r.delay_ms = 3; // longer than the first two margins
     SpanTimes s;
-    REQUIRE(timed_span(2, r.steps(), &s) == UCS_OK);
-    CHECK(s.late == 2);
-    CHECK(s.kept == 0);
-    CHECK(s.mean_us < 0);
+    REQUIRE(timed_span(6, r.steps(), &s) == UCS_OK);
+    REQUIRE(r.margins.size() == 6);
+    CHECK(r.margins[0] == ucg::perftest::kSpanMarginUs);
+    CHECK(r.margins[1] == 2 * ucg::perftest::kSpanMarginUs);
+    CHECK(r.margins[2] == 4 * ucg::perftest::kSpanMarginUs);
+    CHECK(s.late >= 2);
+    // Margins of 4 ms and more outlast the 3 ms (a loaded machine's
+    // sleeps may still run late once or twice).
+    CHECK(s.kept >= 1);
+    CHECK(s.kept + s.late == 6);
+
+    OneRank capped;
+    capped.iters = 9;
+    capped.delay_ms = 70; // longer than any margin
+    REQUIRE(timed_span(9, capped.steps(), &s) == UCS_OK);
+    CHECK(s.late == 9);
+    CHECK(capped.margins.back() == ucg::perftest::kSpanMaxMarginUs);
 
     OneRank ok;
+    ok.iters = 3;
     SpanSteps failing = ok.steps();
     int calls = 0;
     failing.call = [&calls] {
@@ -259,6 +286,23 @@ TEST_CASE("span: a rank that reaches the agreed start after it leaves that "
     };
     CHECK(timed_span(3, failing, &s) == UCS_ERR_IO_ERROR);
     CHECK(calls == 2);
+}
+
+TEST_CASE("span: a call starts the largest margin any rank asks for after "
+          "the latest reading",
+          "[perftest]")
+{
+    OneRank r;
+    r.iters = 2;
+    r.other_margin_us = 5000; // the other rank came late before
+    SpanTimes s;
+    REQUIRE(timed_span(2, r.steps(), &s) == UCS_OK);
+    REQUIRE(r.call_starts.size() == 2);
+    for (std::size_t i = 0; i < 2; ++i) {
+        CHECK(r.call_starts[i] >= r.agreed[i]);
+    }
+    CHECK(r.margins[1] == 5000); // and this rank asks for it from then on
+    CHECK(s.kept == 2);
 }
 
 TEST_CASE("span: the readings, the start and the calls' times are on the "
@@ -276,14 +320,15 @@ TEST_CASE("span: the readings, the start and the calls' times are on the "
         starts.push_back(shared());
         return UCS_OK;
     };
+    int gathers = 0;
     steps.allgather = [&](const double *mine, double *all, std::size_t n) {
         for (std::size_t i = 0; i < n; ++i) {
             all[i] = mine[i];
-            all[n + i] = n == 1 ? shared() : mine[i];
+            all[n + i] = mine[i];
         }
-        if (n == 1) {
-            agreed.push_back(std::max(all[0], all[1]) +
-                             ucg::perftest::kSpanMarginUs);
+        if (gathers++ < 2) { // a reading and a margin each
+            all[n] = shared();
+            agreed.push_back(std::max(all[0], all[n]) + mine[1]);
         }
         return UCS_OK;
     };
