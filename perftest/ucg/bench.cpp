@@ -61,6 +61,17 @@ ucs_status_t run_one(ucg_coll_h coll)
     return st != UCS_OK ? st : ucg_collective_wait(coll);
 }
 
+ucs_status_t run_once(ucg_group_h group, const ucg_coll_args_t &args)
+{
+    ucg_coll_h h;
+    ucs_status_t st = ucg_collective_init(group, &args, &h);
+    if (st == UCS_OK) {
+        st = run_one(h);
+        ucg_collective_free(h);
+    }
+    return st;
+}
+
 BootId boot_id()
 {
     BootId id;
@@ -160,16 +171,7 @@ ucs_status_t bench_ucg(const Env &env, const Options &opt, ucg_context_h,
         steps.check = [&](int i) { errors += c.check(i, opt.dtype); };
     }
     steps.call = [&] {
-        if (!opt.oneoff) {
-            return run_one(h);
-        }
-        ucs_status_t s = ucg_collective_init(group, &args, &h);
-        if (s == UCS_OK) {
-            s = run_one(h);
-            ucg_collective_free(h);
-            h = nullptr;
-        }
-        return s;
+        return opt.oneoff ? run_once(group, args) : run_one(h);
     };
     steps.sync = [&] { return run_one(barrier); };
     LoopTimes times;

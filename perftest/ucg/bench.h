@@ -126,6 +126,9 @@ ucs_status_t row_span(const Env &env, const Options &opt, int iters,
 /// Starts `coll` and waits for it.
 ucs_status_t run_one(ucg_coll_h coll);
 
+/// Inits a collective of `args` on `group`, runs it once and frees it.
+ucs_status_t run_once(ucg_group_h group, const ucg_coll_args_t &args);
+
 /// Whether this perftest build has MPI.
 bool have_mpi();
 

@@ -171,13 +171,7 @@ ucs_status_t barrier(ucg_group_h group)
 {
     ucg_coll_args_t a{};
     a.coll = UCG_COLL_BARRIER;
-    ucg_coll_h h;
-    ucs_status_t st = ucg_collective_init(group, &a, &h);
-    if (st == UCS_OK) {
-        st = run_one(h);
-        ucg_collective_free(h);
-    }
-    return st;
+    return run_once(group, a);
 }
 
 } // namespace
