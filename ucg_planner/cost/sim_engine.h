@@ -94,13 +94,9 @@ class Sim {
     /// turn of each other rank of its group's CPU (Fabric::turn_ns).
     double turns(int r) const
     {
-        if (!bytes_on_cpu() || fabric_.turn_ns <= 0) {
-            return 0;
-        }
-        const size_t g = size_t(fabric_.cpu_group[size_t(r)]);
-        const double per_cpu =
-            double(group_ranks_[g]) / double(cpu_begin_[g + 1] - cpu_begin_[g]);
-        return fabric_.turn_ns * std::max(0.0, per_cpu - 1);
+        return group_turns_.empty()
+                   ? 0
+                   : group_turns_[size_t(fabric_.cpu_group[size_t(r)])];
     }
     /// Whether a message's bytes are CPU work (Fabric::cpu_group).
     bool bytes_on_cpu() const { return !fabric_.cpu_group.empty(); }
@@ -130,9 +126,9 @@ class Sim {
     std::vector<int> out_msgs_, out_begin_;   // CSR: messages of a send
     std::vector<Msg> msgs_;
     // Resources: free-at times.
-    std::vector<double> cpu_;       // free-at per CPU, groups' CPUs in turn
-    std::vector<size_t> cpu_begin_; // first CPU of each group, and the end
-    std::vector<int> group_ranks_;  // ranks of each CPU group
+    std::vector<double> cpu_;         // free-at per CPU, groups' CPUs in turn
+    std::vector<size_t> cpu_begin_;   // first CPU of each group, and the end
+    std::vector<double> group_turns_; // turns() of each CPU group's ranks
     std::vector<double> port_tx_, port_rx_, nic_tx_, nic_rx_;
     std::vector<double> up_tx_, up_rx_;
     std::priority_queue<Event, std::vector<Event>, std::greater<>> heap_;

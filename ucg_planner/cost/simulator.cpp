@@ -174,13 +174,23 @@ Result<SimResult> Sim::run()
     const size_t nops = ops_.size(); // times and gates as OpState{} has them
     const size_t n = size_t(plan_.nranks);
     if (bytes_on_cpu()) {
-        group_ranks_.assign(fabric_.group_cpus.size(), 0);
-        for (int g : fabric_.cpu_group) {
-            ++group_ranks_[size_t(g)];
-        }
         cpu_begin_.assign(1, 0);
         for (int cpus : fabric_.group_cpus) {
             cpu_begin_.push_back(cpu_begin_.back() + size_t(std::max(cpus, 1)));
+        }
+        if (fabric_.turn_ns > 0) {
+            // A turn of each other rank of the group's CPU: ranks per CPU - 1.
+            std::vector<int> ranks(fabric_.group_cpus.size(), 0);
+            for (int g : fabric_.cpu_group) {
+                ++ranks[size_t(g)];
+            }
+            group_turns_.resize(ranks.size());
+            for (size_t g = 0; g < ranks.size(); ++g) {
+                const double per_cpu =
+                    double(ranks[g]) /
+                    double(cpu_begin_[g + 1] - cpu_begin_[g]);
+                group_turns_[g] = fabric_.turn_ns * std::max(0.0, per_cpu - 1);
+            }
         }
     } else {
         cpu_begin_.resize(n + 1);
