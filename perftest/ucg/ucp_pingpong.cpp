@@ -129,6 +129,15 @@ ucs_status_t connect(const Env &env, bool take_part, bool wakeup,
     return UCS_OK;
 }
 
+// Cancels and frees a request still in flight (nullptr or an error: none).
+void cancel(ucp_worker_h worker, void *req)
+{
+    if (UCS_PTR_IS_PTR(req)) {
+        ucp_request_cancel(worker, req);
+        ucp_request_free(req);
+    }
+}
+
 // Waits for a request (nullptr: done at once): polls; after 1,000 idle
 // polls in a row it yields (the ranks may share a core), or, where the
 // worker has an event fd, after 50 it sleeps on the fd, 1 ms at most at a
@@ -163,8 +172,7 @@ ucs_status_t wait(const Ucp *u, void *req)
                 const double t = now_s();
                 give_up = give_up == 0 ? t + kGiveUpS : give_up;
                 if (t > give_up) {
-                    ucp_request_cancel(worker, req);
-                    ucp_request_free(req);
+                    cancel(worker, req);
                     return UCS_ERR_TIMED_OUT;
                 }
             }
@@ -193,9 +201,8 @@ ucs_status_t exchange(Ucp *u, int peer, bool first, std::uint64_t *buf)
                                                sizeof(*buf), kTag, &p));
     if (first && st == UCS_OK) {
         st = wait(u, recv);
-    } else if (first && UCS_PTR_IS_PTR(recv)) {
-        ucp_request_cancel(u->worker, recv);
-        ucp_request_free(recv);
+    } else if (first) {
+        cancel(u->worker, recv);
     }
     return st;
 }
@@ -305,10 +312,7 @@ ucs_status_t offset_of_rank(Ucp *u, int r, const std::function<double()> &clock)
         s.sent_us = clock();
         ucs_status_t st = send_value(u, r, 0, kClockTag);
         if (st != UCS_OK) {
-            if (UCS_PTR_IS_PTR(recv)) {
-                ucp_request_cancel(u->worker, recv);
-                ucp_request_free(recv);
-            }
+            cancel(u->worker, recv);
             return st;
         }
         if ((st = wait(u, recv)) != UCS_OK) {
