@@ -9,7 +9,8 @@
 // Vocabulary: subtree, relative rank, block (one rank's message).
 // Cost (m bytes per block): ceil(log_k P) rounds; the root receives (or
 // sends) (P-1) m bytes in (k-1) ceil(log_k P) messages; linear: P-1
-// messages of m bytes at the root.
+// messages of m bytes at the root. A gather with segments sends each
+// edge's blocks chunk by chunk, one message per chunk (decision 0065).
 #include "algorithms/flat.h"
 
 #include <algorithm>
@@ -46,6 +47,18 @@ struct Knomial {
     }
 };
 
+// Chunk c of every block of `ranges` (all of them where nc is 1).
+std::vector<Range> chunk_of(std::vector<Range> ranges, int c, int nc)
+{
+    if (nc > 1) {
+        for (Range &r : ranges) {
+            r.chunk = c;
+            r.nchunks = 1;
+        }
+    }
+    return ranges;
+}
+
 } // namespace
 
 Plan build_knomial_gather(const Request &q, int radix, std::string_view name)
@@ -71,8 +84,13 @@ Plan build_knomial_gather(const Request &q, int radix, std::string_view name)
         const auto src = k.size(v) > 1
                              ? k.hold(v, Buffer::kOutput, v, k.size(v))
                              : std::vector<Range>{mine};
-        pb.xfer(k.rank(v), k.rank(parent), 0, src,
-                k.hold(parent, Buffer::kOutput, v, k.size(v)));
+        const auto dst = k.hold(parent, Buffer::kOutput, v, k.size(v));
+        // With segments, one message per chunk (of every block it
+        // carries), in chunk order on one tag.
+        for (int c = 0; c < nc; ++c) {
+            pb.xfer(k.rank(v), k.rank(parent), 0, chunk_of(src, c, nc),
+                    chunk_of(dst, c, nc));
+        }
     }
     return pb.take(describe(name, q));
 }

@@ -378,3 +378,38 @@ TEST_CASE("a leader gather or scatter moves each rank's own block from its "
         }
     }
 }
+
+TEST_CASE("a gather with segments sends each edge chunk by chunk",
+          "[plan][algorithms][gather]")
+{
+    using ucg::plan::OpKind;
+    for (const char *name : {"linear", "knomial"}) {
+        INFO(name);
+        Request q;
+        q.collective = Collective::kGather;
+        q.nranks = 6;
+        q.root = 4;
+        q.radix = 2;
+        q.segments = 4;
+        const auto p = build(name, q);
+        REQUIRE(p.ok());
+        CHECK(ucg::plan::validate(p.value()).empty());
+        CHECK(ucg::plan::check_symbolic(p.value()).empty());
+        int sends = 0;
+        for (const auto &rp : p.value().ranks) {
+            for (const auto &op : rp.ops) {
+                if (op.kind != OpKind::kSend && op.kind != OpKind::kRecv) {
+                    continue;
+                }
+                sends += op.kind == OpKind::kSend;
+                // One chunk of each block a message carries.
+                for (const auto &r :
+                     op.kind == OpKind::kSend ? op.src : op.dst) {
+                    CHECK(r.nchunks == 1);
+                }
+            }
+        }
+        // Each of the P-1 edges of the tree, in four messages.
+        CHECK(sends == 4 * (q.nranks - 1));
+    }
+}
