@@ -1003,6 +1003,22 @@ int binary_segments(const CostInput &in)
                            2);
 }
 
+int eager_segments(const CostInput &in)
+{
+    if (in.eager_bytes <= 0 || in.block_bytes <= 0) {
+        return 1;
+    }
+    // A plan serves the sizes of its class, below the next power of two
+    // after the block (the runtime caches one per bit width): that bound
+    // below the limit goes whole; above it, chunks of half the limit.
+    const double bound = std::exp2(std::floor(std::log2(in.block_bytes)) + 1);
+    if (bound <= in.eager_bytes) {
+        return 1;
+    }
+    const double chunks = std::ceil(bound / (in.eager_bytes / 2));
+    return int(std::min<double>(chunks, kMaxSegments));
+}
+
 double scatter_allgather(const CostInput &in, Variant)
 {
     if (in.nranks <= 1) {

@@ -24,6 +24,11 @@ double binary_tree(const CostInput &in, Variant v);
 double binary_tree_reduce(const CostInput &in, Variant v);
 int chain_segments(const CostInput &in);
 int binary_segments(const CostInput &in);
+// Chunks that keep every message of a linear gather's block below
+// CostInput::eager_bytes, for every size the block's plan serves: the
+// root's many rendezvous over sockets cost up to twice its eager
+// messages (decision 0065). 1 without such a limit.
+int eager_segments(const CostInput &in);
 double scatter_allgather(const CostInput &in, Variant v);
 double two_tree(const CostInput &in, Variant v);
 int two_tree_segments(const CostInput &in);

@@ -147,7 +147,7 @@ void add_rooted(Table &t)
           [g](const Request &q, std::string_view n) {
               return g(q.nranks + 1)(q, n);
           });
-    t.costed(k::linear_in);
+    t.costed(k::linear_in, {2}, k::eager_segments);
     t.add(Collective::kGather, "knomial", "k-nomial tree of radix k", always,
           g(0));
     t.costed(k::binomial_gather);

@@ -175,6 +175,10 @@ struct CostInput {
     // reaches over `mid` (the rest over `link`, the one between racks).
     // -1: not known (racks of mid_ranks, or none).
     int64_t root_rack_peers = -1;
+    // Where messages between hosts go by rendezvous from a size (UCG's own
+    // UCP context over sockets: kSocketRndvBytes), that size; 0: none.
+    // A gather's messages are cut below it (eager_segments, decision 0065).
+    double eager_bytes = 0;
 };
 
 /* One variant of an algorithm: the parameters the selector passes on. */

@@ -450,6 +450,7 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     in.host_peers = host_peers;
     in.nic_scale = nic_scale;
     in.copy_ns_per_byte = opts.copy_ns_per_byte;
+    in.eager_bytes = double(opts.eager_bytes);
     if (p > 1) {
         in.all_pairs = all_pairs;
     }

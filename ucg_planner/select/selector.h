@@ -94,6 +94,11 @@ struct SelectOptions {
     /// TCP): the algorithms whose ranks all move bytes at once share the
     /// cores as they share a host's NIC (decision 0034).
     int ranks_per_core = 1;
+    /// Where messages between hosts go by rendezvous from this size (the
+    /// runtime's own UCP context over sockets, decision 0028; 0: none):
+    /// the flat gather cuts its messages below it (decision 0065).
+    /// Alike on every member.
+    uint64_t eager_bytes = 0;
 };
 
 /// Level shape names used in rules: linear, knomial, chain, binary_tree,

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <bit>
 
 using namespace ucg;
 using namespace ucg::select;
@@ -601,6 +602,53 @@ TEST_CASE("gather and scatter run linear where a tree is predicted as fast",
     CHECK(d->chosen.algorithm != "linear");
     // A bcast is no gather: its tree is not traded for linear.
     CHECK(select(Collective::kBcast, 1 << 20).chosen.algorithm != "linear");
+}
+
+TEST_CASE("a linear gather cuts its messages below the socket rendezvous",
+          "[select]")
+{
+    // 4 hosts of one rank; messages between hosts go by rendezvous from
+    // 4 MiB (SelectOptions::eager_bytes, decision 0065).
+    const topology::Topology t = synth("nodes=4,ppn=1");
+    const auto rules = parse_rules("gather:0-inf:linear", "test").value();
+    auto select = [&](std::uint64_t bytes, std::uint64_t eager) {
+        SelectOptions o{Collective::kGather, bytes, 1};
+        o.eager_bytes = eager;
+        auto d = Selector(t, rules).select(o);
+        REQUIRE(d.ok());
+        REQUIRE(d->chosen.algorithm == "linear");
+        return *d;
+    };
+    constexpr std::uint64_t kLimit = 4 << 20;
+    // Every size the plan serves (below the next power of two) goes in
+    // chunks of at most half the limit; below the limit, whole.
+    for (std::uint64_t bytes :
+         {std::uint64_t{1} << 20, (std::uint64_t{4} << 20) - 1,
+          std::uint64_t{4} << 20, std::uint64_t{5} << 20,
+          std::uint64_t{16} << 20}) {
+        INFO(bytes);
+        const Decision d = select(bytes, kLimit);
+        const std::uint64_t bound = std::bit_ceil(bytes + 1);
+        if (bound <= kLimit) {
+            CHECK(d.request.segments == 1);
+        } else {
+            CHECK(bound / std::uint64_t(d.request.segments) <= kLimit / 2);
+            CHECK(d.request.segments > 1);
+        }
+        CHECK(select(bytes, 0).request.segments == 1);
+    }
+    const Decision big = select(16 << 20, kLimit);
+    CHECK(big.request.segments == 16);
+    check_plan(t, big);
+    // A rule's own count stands.
+    SelectOptions o{Collective::kGather, 16 << 20, 0};
+    o.eager_bytes = kLimit;
+    auto forced =
+        Selector(t,
+                 parse_rules("gather:0-inf:linear:segments=1", "test").value())
+            .select(o);
+    REQUIRE(forced.ok());
+    CHECK(forced->request.segments == 1);
 }
 
 TEST_CASE("one-rank builds of every selected plan equal its projection",
