@@ -131,6 +131,7 @@ ucs_status_t plan_for(ucg_group *g, const CollShape &s, int variant,
     o.shm_incast = limits(g->ctx->incast);
     o.oversubscribed = g->any_oversubscribed; // alike on every member
     o.ranks_per_core = g->ranks_per_core;     // alike on every member
+    o.eager_bytes = g->eager_bytes;           // alike on every member
     if (g->mcast) {
         o.mcast = limits(g->mcast_tl);
     }

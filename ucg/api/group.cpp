@@ -199,6 +199,9 @@ ucs_status_t make_hello(ucg_group *g, const ucg_group_params_t *p,
     if (!g->ctx->rdma) {
         h->flags |= kHelloNoRdma;
     }
+    if (g->ctx->socket_rndv) {
+        h->flags |= kHelloSocketRndv;
+    }
     if (g->ctx->bcast.iface != nullptr) {
         h->flags |= kHelloBcast;
     }
@@ -687,6 +690,7 @@ ucs_status_t create_impl(ucg_group *g, const ucg_group_params_t *p)
         g->any_oversubscribed = std::any_of(
             over.begin(), over.end(), [](const auto &m) { return m.second; });
         g->ranks_per_core = ucg::rt::ranks_per_core(g->hello);
+        g->eager_bytes = ucg::rt::socket_eager_bytes(g->hello);
         g->cpu_groups = ucg::rt::cpu_groups(g->hello);
         g->cpu_groups.turn_ns = g->ctx->poll_turn_ns;
         st = setup_one_to_many(g);

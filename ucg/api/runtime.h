@@ -93,6 +93,9 @@ enum : std::uint32_t {
     kHelloMcastNet = 16, ///< has ud_mcast on another device
     kHelloCma = 32,      ///< may read its machine's processes (can_read_peers)
     kHelloNoRdma = 64,   ///< UCX found no RDMA device (rdma_device_found)
+    /// its context sends over sockets by rendezvous from kSocketRndvBytes
+    /// (ucg_context::socket_rndv)
+    kHelloSocketRndv = 128,
 };
 
 /// The switch and world links' cost where the members reach each other
@@ -119,6 +122,25 @@ inline bool links_are_sockets(const std::vector<Hello> &hello) noexcept
             machines || std::strcmp(h.real_host, hello[0].real_host) != 0;
     }
     return machines;
+}
+
+/// Where the members `hello` describe sit on more than one machine
+/// (real_host) and every one's context sends over sockets by rendezvous
+/// from kSocketRndvBytes (kHelloSocketRndv): that size, which the flat
+/// gather's messages stay below (SelectOptions::eager_bytes, decision
+/// 0065); else 0. Alike on every member.
+inline std::uint64_t
+socket_eager_bytes(const std::vector<Hello> &hello) noexcept
+{
+    bool machines = false;
+    for (const Hello &h : hello) {
+        if (!(h.flags & kHelloSocketRndv)) {
+            return 0;
+        }
+        machines =
+            machines || std::strcmp(h.real_host, hello[0].real_host) != 0;
+    }
+    return machines ? kSocketRndvBytes : 0;
 }
 
 /// This process's machine: a hash of the kernel's boot id, which every
@@ -449,6 +471,8 @@ struct ucg_group {
     bool any_oversubscribed = false;
     /// ranks_per_core(hello): what plan selection reads.
     int ranks_per_core = 1;
+    /// socket_eager_bytes(hello): what plan selection reads.
+    std::uint64_t eager_bytes = 0;
     /// cpu_groups(hello): what the plans' predictions read.
     ucg::rt::CpuGroups cpu_groups;
     uct_group_h bcast_group = nullptr, incast_group = nullptr;

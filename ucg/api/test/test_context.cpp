@@ -414,6 +414,29 @@ TEST_CASE("members reach each other over sockets where they span machines "
         ucg::rt::links_are_sockets({member("h1", false), member("h1", false)}));
 }
 
+TEST_CASE("a group's gathers stay below the socket rendezvous where every "
+          "member sends by it and the members span machines",
+          "[ucg][context]")
+{
+    using ucg::rt::Hello;
+    auto member = [](const char *machine, bool socket_rndv) {
+        Hello h{};
+        std::strncpy(h.real_host, machine, sizeof(h.real_host) - 1);
+        h.flags = socket_rndv ? std::uint32_t{ucg::rt::kHelloSocketRndv} : 0u;
+        return h;
+    };
+    CHECK(ucg::rt::socket_eager_bytes(
+              {member("h1", true), member("h2", true), member("h1", true)}) ==
+          ucg::rt::kSocketRndvBytes);
+    // A member whose context left UCP's threshold (an RDMA device, the
+    // user's UCX_RNDV_THRESH, a context of the caller's): none.
+    CHECK(ucg::rt::socket_eager_bytes(
+              {member("h1", true), member("h2", false)}) == 0);
+    // One machine: no sockets between the members.
+    CHECK(ucg::rt::socket_eager_bytes(
+              {member("h1", true), member("h1", true)}) == 0);
+}
+
 TEST_CASE("a host's ranks take turns where its host or its machine has "
           "more ranks than CPUs",
           "[ucg][context]")
