@@ -107,21 +107,29 @@ enum : std::uint32_t {
 /// which over tcp made a bcast's root send once per remote rank.
 inline constexpr topology::LinkCost kSocketLink{1000, 3500, 3500, 0.55};
 
-/// Whether the members `hello` describe reach each other over sockets:
-/// more than one machine (real_host) and no RDMA device on any. Then the
-/// group's switch and world links cost kSocketLink unless UCG_LINKS gives
-/// them. Alike on every member.
-inline bool links_are_sockets(const std::vector<Hello> &hello) noexcept
+/// Whether every member `hello` describes carries `flag` and they sit on
+/// more than one machine (real_host). Alike on every member.
+inline bool all_flagged_across_machines(const std::vector<Hello> &hello,
+                                        std::uint32_t flag) noexcept
 {
     bool machines = false;
     for (const Hello &h : hello) {
-        if (!(h.flags & kHelloNoRdma)) {
+        if (!(h.flags & flag)) {
             return false;
         }
         machines =
             machines || std::strcmp(h.real_host, hello[0].real_host) != 0;
     }
     return machines;
+}
+
+/// Whether the members `hello` describe reach each other over sockets:
+/// more than one machine (real_host) and no RDMA device on any. Then the
+/// group's switch and world links cost kSocketLink unless UCG_LINKS gives
+/// them. Alike on every member.
+inline bool links_are_sockets(const std::vector<Hello> &hello) noexcept
+{
+    return all_flagged_across_machines(hello, kHelloNoRdma);
 }
 
 /// Where the members `hello` describe sit on more than one machine
@@ -132,15 +140,9 @@ inline bool links_are_sockets(const std::vector<Hello> &hello) noexcept
 inline std::uint64_t
 socket_eager_bytes(const std::vector<Hello> &hello) noexcept
 {
-    bool machines = false;
-    for (const Hello &h : hello) {
-        if (!(h.flags & kHelloSocketRndv)) {
-            return 0;
-        }
-        machines =
-            machines || std::strcmp(h.real_host, hello[0].real_host) != 0;
-    }
-    return machines ? kSocketRndvBytes : 0;
+    return all_flagged_across_machines(hello, kHelloSocketRndv)
+               ? kSocketRndvBytes
+               : 0;
 }
 
 /// This process's machine: a hash of the kernel's boot id, which every
