@@ -47,14 +47,12 @@ struct Knomial {
     }
 };
 
-// Chunk c of every block of `ranges` (all of them where nc is 1).
-std::vector<Range> chunk_of(std::vector<Range> ranges, int c, int nc)
+// Chunk c of every block of `ranges`.
+std::vector<Range> chunk_of(std::vector<Range> ranges, int c)
 {
-    if (nc > 1) {
-        for (Range &r : ranges) {
-            r.chunk = c;
-            r.nchunks = 1;
-        }
+    for (Range &r : ranges) {
+        r.chunk = c;
+        r.nchunks = 1;
     }
     return ranges;
 }
@@ -88,8 +86,8 @@ Plan build_knomial_gather(const Request &q, int radix, std::string_view name)
         // With segments, one message per chunk (of every block it
         // carries), in chunk order on one tag.
         for (int c = 0; c < nc; ++c) {
-            pb.xfer(k.rank(v), k.rank(parent), 0, chunk_of(src, c, nc),
-                    chunk_of(dst, c, nc));
+            pb.xfer(k.rank(v), k.rank(parent), 0, chunk_of(src, c),
+                    chunk_of(dst, c));
         }
     }
     return pb.take(describe(name, q));
