@@ -86,16 +86,26 @@ int knomial_subtree(int n, int radix, int v);
 /* Emit a one-to-many (bcast) or many-to-one (reduce) over a team. The
  * root's place already holds the data (bcast) and every place holds its
  * rank's contribution (reduce). Chain and binary shapes, shm and mcast
- * pipeline chunk by chunk; linear and knomial send the span at once. */
+ * pipeline chunk by chunk; linear and knomial send the span at once, as
+ * every shape does with `whole` (a segment cut into pieces for the top's
+ * sake only). */
 void level_bcast(PlanBuilder &pb, const Team &team, LevelChoice how, int tag,
-                 Span span, const PlaceFn &place);
+                 Span span, const PlaceFn &place, bool whole = false);
 void level_reduce(PlanBuilder &pb, const Team &team, LevelChoice how, int tag,
-                  Span span, const PlaceFn &place);
+                  Span span, const PlaceFn &place, bool whole = false);
 
 /* Recursive k-ing allreduce among a team (any size; ranks beyond the
  * largest power of k fold in first and get the result last). */
 void team_allreduce_rk(PlanBuilder &pb, const Team &team, int radix, int tag,
                        Span span, const PlaceFn &place);
+
+/* Rabenseifner allreduce among a team: recursive halving reduce_scatter,
+ * recursive doubling allgather (rabenseifner.cpp), over `span`, whose
+ * chunks split into halving_pieces(team size) equal pieces. Tags from
+ * `tag` up, one per step. */
+int halving_pieces(int n);
+void team_allreduce_halving(PlanBuilder &pb, const Team &team, int tag,
+                            Span span, const PlaceFn &place);
 
 /* Chunks of a multi-level plan over `nlevels` levels (the top group
  * included) whose one-to-many messages carry `blocks` blocks: fit_chunks()

@@ -199,11 +199,15 @@ Plan build_hierarchical(const Request &q, std::string_view name)
     const auto teams = level_teams(q.levels, rooted ? root : -1);
     const bool up = c != Collective::kBcast;
     const bool down = c != Collective::kReduce;
-    const int nc = c == Collective::kBarrier
-                       ? 1
-                       : level_chunks(q, teams.size(), up, down, 1);
-    PlanBuilder pb(c, q.nranks, root, nc, q.only_rank);
     const std::size_t top = teams.size() - 1;
+    // A Rabenseifner top cuts each segment into a piece per leader.
+    const bool halving = up && down && q.top == "rabenseifner";
+    const int per = halving ? halving_pieces(teams[top][0].size()) : 1;
+    const int segs = c == Collective::kBarrier
+                         ? 1
+                         : level_chunks(q, teams.size(), up, down, 1);
+    const int nc = segs * per;
+    PlanBuilder pb(c, q.nranks, root, nc, q.only_rank);
     const PlaceFn place =
         c == Collective::kReduce ? reduce_place(pb, root) : PlaceFn(out0);
     // A one-rank build visits only its rank (no O(P) vectors).
@@ -214,17 +218,20 @@ Plan build_hierarchical(const Request &q, std::string_view name)
         }
     }
     const auto ntags = static_cast<int>(teams.size());
-    for (int k = 0; k < nc; ++k) {
-        const Span one{k, 1};
+    for (int k = 0; k < segs; ++k) {
+        const Span one{k * per, per};
         for (std::size_t l = 0; up && l < top; ++l) {
             for (const Team &t : teams[l]) {
                 level_reduce(pb, t, level_choice(q, l),
-                             kTagStride * static_cast<int>(l), one, place);
+                             kTagStride * static_cast<int>(l), one, place,
+                             halving);
             }
         }
         const Team &tt = teams[top][0];
         const int tag = kTagStride * static_cast<int>(top);
-        if (up && down && q.top.rfind("recursive_", 0) == 0) {
+        if (halving) {
+            team_allreduce_halving(pb, tt, tag, one, place);
+        } else if (up && down && q.top.rfind("recursive_", 0) == 0) {
             const int radix = q.top == "recursive_doubling" ? 2 : q.radix;
             team_allreduce_rk(pb, tt, radix, tag, one, place);
         } else {
@@ -240,7 +247,7 @@ Plan build_hierarchical(const Request &q, std::string_view name)
             for (const Team &t : teams[l]) {
                 level_bcast(pb, t, level_choice(q, l),
                             kTagStride * (ntags + static_cast<int>(l)), one,
-                            place);
+                            place, halving);
             }
         }
     }

@@ -27,14 +27,16 @@ struct Halving {
     Team team;
     PlaceFn place;
     int pk, s;
-    int cnt;     // pieces per range
-    int me = -1; // one-rank builds: the rank's index in the team
-    int step = 1;
+    int cnt;      // pieces per range
+    int me = -1;  // one-rank builds: the rank's index in the team
+    int step = 1; // the next step's tag, after tag0
+    int c0 = 0;   // the first chunk of piece 0
+    int tag0 = 0;
 
     std::vector<Range> pieces(int v, int first, int n) const
     {
         const Place p = place(team.at(v));
-        return {plan::chunks(p.buf, p.block, first * s, n * s)};
+        return {plan::chunks(p.buf, p.block, c0 + first * s, n * s)};
     }
     // The virtual ranks a step with `mask` visits: all, or in a one-rank
     // build the rank and its partner (O(log P) steps, not O(P) each).
@@ -43,13 +45,14 @@ struct Halving {
         if (!pb.only_rank()) {
             return visit(pb, pk, {});
         }
-        return me < pk ? visit(pb, pk, {me, me ^ mask}) : std::vector<int>{};
+        return me >= 0 && me < pk ? visit(pb, pk, {me, me ^ mask})
+                                  : std::vector<int>{};
     }
     void fold(int n)
     {
         for (int v = pk; v < n; ++v) {
             if (pb.active(team.at(v)) || pb.active(team.at(v - pk))) {
-                pb.xfer(team.at(v), team.at(v - pk), 0, pieces(v, 0, pk),
+                pb.xfer(team.at(v), team.at(v - pk), tag0, pieces(v, 0, pk),
                         pieces(v - pk, 0, pk), true);
             }
         }
@@ -66,7 +69,7 @@ struct Halving {
                 const int l = v & ~(cnt - 1);
                 // v keeps the half on its side of the mask bit.
                 const int give = (v & mask) ? l : l + half;
-                pb.xfer(team.at(v), team.at(v ^ mask), step,
+                pb.xfer(team.at(v), team.at(v ^ mask), tag0 + step,
                         pieces(v, give, half), pieces(v ^ mask, give, half),
                         true);
             }
@@ -84,24 +87,62 @@ struct Halving {
                     continue;
                 }
                 const int l = v & ~(cnt - 1);
-                pb.xfer(team.at(v), team.at(u), step, pieces(v, l, cnt),
+                pb.xfer(team.at(v), team.at(u), tag0 + step, pieces(v, l, cnt),
                         pieces(u, l, cnt));
             }
             cnt *= 2;
         }
     }
+    // The folded ranks take the result from their partners.
+    void unfold(int n)
+    {
+        for (int v = pk; v < n; ++v) {
+            pb.xfer(team.at(v - pk), team.at(v), tag0 + step,
+                    pieces(v - pk, 0, pk), pieces(v, 0, pk));
+        }
+    }
 };
 
+int largest_power_of_two(int n)
+{
+    int pk = 1;
+    while (pk * 2 <= n) {
+        pk *= 2;
+    }
+    return pk;
+}
+
 } // namespace
+
+int halving_pieces(int n)
+{
+    return largest_power_of_two(n);
+}
+
+void team_allreduce_halving(PlanBuilder &pb, const Team &team, int tag,
+                            Span span, const PlaceFn &place)
+{
+    const int n = team.size();
+    const int pk = largest_power_of_two(n);
+    Halving h{pb, team, place, pk, span.n / pk, pk};
+    h.c0 = span.chunk;
+    h.tag0 = tag;
+    if (const auto me = pb.only_rank()) {
+        for (int v = 0; v < n; ++v) {
+            h.me = team.at(v) == *me ? v : h.me;
+        }
+    }
+    h.fold(n);
+    h.reduce_scatter();
+    h.double_up(true);
+    h.unfold(n);
+}
 
 Plan build_rabenseifner(const Request &q, std::string_view name)
 {
     const bool all = q.collective != Collective::kReduce;
     const int n = q.nranks, s = q.segments, root = all ? 0 : q.root;
-    int pk = 1;
-    while (pk * 2 <= n) {
-        pk *= 2;
-    }
+    const int pk = largest_power_of_two(n);
     PlanBuilder pb(q.collective, n, root, pk * s, q.only_rank);
     const PlaceFn place = all ? PlaceFn(out0) : reduce_place(pb, root);
     for (int r = 0; r < n; ++r) {
@@ -117,9 +158,8 @@ Plan build_rabenseifner(const Request &q, std::string_view name)
     h.fold(n);
     h.reduce_scatter();
     h.double_up(all);
-    for (int v = pk; all && v < n; ++v) {
-        pb.xfer(h.team.at(v - pk), h.team.at(v), h.step,
-                h.pieces(v - pk, 0, pk), h.pieces(v, 0, pk));
+    if (all) {
+        h.unfold(n);
     }
     return pb.take(describe(name, q));
 }
@@ -127,10 +167,7 @@ Plan build_rabenseifner(const Request &q, std::string_view name)
 Plan build_halving_reduce_scatter(const Request &q, std::string_view name)
 {
     const int n = q.nranks, s = q.segments;
-    int pk = 1;
-    while (pk * 2 <= n) {
-        pk *= 2;
-    }
+    const int pk = largest_power_of_two(n);
     PlanBuilder pb(Collective::kReduceScatter, n, 0, s, q.only_rank);
     // Blocks of virtual pieces [first, first + cnt) in a P-block buffer.
     auto pieces = [n, pk, s](Buffer b, int first, int cnt) {

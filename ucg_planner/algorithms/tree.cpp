@@ -207,7 +207,7 @@ Tree binary_tree(int n)
 }
 
 void level_bcast(PlanBuilder &pb, const Team &team, LevelChoice how, int tag,
-                 Span span, const PlaceFn &place)
+                 Span span, const PlaceFn &place, bool whole)
 {
     if (team.size() < 2) {
         return;
@@ -216,8 +216,9 @@ void level_bcast(PlanBuilder &pb, const Team &team, LevelChoice how, int tag,
         const auto ch = how.shape == Shape::kShm ? plan::Channel::kShmBcast
                                                  : plan::Channel::kMcast;
         const plan::GroupMsg m = group_msg(team, tag, place);
-        for (int c = span.chunk; c < span.chunk + span.n; ++c) {
-            const Span one{c, 1};
+        const int n = whole ? span.n : 1; // chunks per op
+        for (int c = span.chunk; c < span.chunk + span.n; c += n) {
+            const Span one{c, n};
             // Every member's place has the same shape (one level's).
             pb.bcast(m, ch, {at(place(m.root), one)},
                      {at(place(m.members[0]), one)});
@@ -225,7 +226,7 @@ void level_bcast(PlanBuilder &pb, const Team &team, LevelChoice how, int tag,
         return;
     }
     const Tree t = level_tree(team.size(), how);
-    if (!pipelined(how.shape)) {
+    if (whole || !pipelined(how.shape)) {
         tree_bcast(pb, team, t, tag, span, place);
         return;
     }
@@ -235,22 +236,23 @@ void level_bcast(PlanBuilder &pb, const Team &team, LevelChoice how, int tag,
 }
 
 void level_reduce(PlanBuilder &pb, const Team &team, LevelChoice how, int tag,
-                  Span span, const PlaceFn &place)
+                  Span span, const PlaceFn &place, bool whole)
 {
     if (team.size() < 2) {
         return;
     }
     if (how.shape == Shape::kShm || how.shape == Shape::kMcast) {
         const plan::GroupMsg m = group_msg(team, tag, place);
-        for (int c = span.chunk; c < span.chunk + span.n; ++c) {
-            const Span one{c, 1};
+        const int n = whole ? span.n : 1; // chunks per op
+        for (int c = span.chunk; c < span.chunk + span.n; c += n) {
+            const Span one{c, n};
             pb.incast(m, {at(place(m.members[0]), one)},
                       {at(place(m.root), one)});
         }
         return;
     }
     const Tree t = level_tree(team.size(), how);
-    if (!pipelined(how.shape)) {
+    if (whole || !pipelined(how.shape)) {
         tree_reduce(pb, team, t, tag, span, place);
         return;
     }

@@ -98,6 +98,7 @@ std::vector<Hier> hier_sets(const Algorithm &a, int p, const SweepSpec &spec)
     }
     if (!spec.full && p >= 64) {
         return {Hier{make_levels(p, {4}), {}, "recursive_doubling"},
+                Hier{make_levels(p, {4}), {}, "rabenseifner"},
                 Hier{strided_two_levels(p), {{S::kKnomial, 2}}, "bruck"}};
     }
     return {
@@ -105,6 +106,12 @@ std::vector<Hier> hier_sets(const Algorithm &a, int p, const SweepSpec &spec)
         Hier{make_levels(p, {2, 3}),
              {{S::kShm, 2}, {S::kChain, 2}, {S::kBinary, 2}},
              "recursive_k"},
+        // Each segment cut into a piece per top leader: the levels below
+        // move a segment at once, in every shape.
+        Hier{make_levels(p, {2, 3}),
+             {{S::kShm, 2}, {S::kChain, 2}, {S::kBinary, 2}},
+             "rabenseifner"},
+        Hier{{strided_level(p, 3)}, {{S::kMcast, 2}}, "rabenseifner"},
         Hier{make_levels(p, {p}), {{S::kMcast, 2}}, "tree"},
         Hier{
             {strided_level(p, 3)}, {{S::kLinear, 2}, {S::kKnomial, 3}}, "ring"},
