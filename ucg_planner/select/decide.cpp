@@ -126,6 +126,75 @@ struct Pick {
     std::string reason = "cost model";
 };
 
+/// The shapes only the top group of a hierarchical allreduce takes.
+bool is_top_exchange(std::string_view name)
+{
+    return name == "recursive_doubling" || name == "rabenseifner";
+}
+
+/// The top group of a hierarchical allreduce exchanging a chunk of b
+/// bytes instead of reducing and bcasting it: recursive doubling (every
+/// leader sends and combines the whole chunk each round) and Rabenseifner
+/// (recursive halving then doubling: each round half the bytes of the
+/// one before, so (P'-1)/P' of the chunk sent and combined each way).
+std::vector<Pick> top_exchanges(const LevelInfo &li, double b, bool every_rank,
+                                bool halving_asked)
+{
+    const int64_t n = li.max_group;
+    const int64_t pk = cost::largest_power(n, 2);
+    const int rounds = cost::knomial_rounds(pk, 2);
+    const int fold = pk < n ? 1 : 0; // non-powers of two fold in first
+    const double combine = b * li.reduce_ns_per_byte;
+    // Where this level holds every rank (one per host), the plan is
+    // the flat recursive doubling: where those hosts share cores,
+    // its bytes cost them nic_scale times, as the flat one's do
+    // (decision 0044). Priced without them its segments looked like
+    // a pipeline the cores cannot run: on the 4x1 cluster, chosen at
+    // 1-4 MiB (4 MiB: 3.0 ms predicted, 8.4 ms measured), it ran
+    // 1.26-1.59x Open MPI's time where Rabenseifner runs 0.97-1.09x.
+    // (Leaders above a host's level keep the link's price: so priced,
+    // the 4x2 cluster's plan gave way to Rabenseifner from 512 KiB,
+    // which ran 0.76-1.04x Open MPI where it had run 0.56-0.86x.)
+    cost::AlphaBeta ab = li.ab;
+    if (li.shares_cores && every_rank) {
+        ab.beta_ns_per_byte *= li.nic_scale;
+    }
+    // The next segment's rounds follow each round's port time (or its
+    // overheads and combine) behind.
+    auto round = [&ab](double bytes, double cpu) {
+        return std::max(ab.port_ns(bytes), 2 * ab.overhead_ns + cpu);
+    };
+    std::vector<Pick> out;
+    {
+        const double t = cost::recursive_k_allreduce_ns(n, 2, b, ab) +
+                         (rounds + fold) * combine;
+        const double stage =
+            ab.gap_ns < 0 ? t : (rounds + fold) * round(b, combine);
+        out.push_back({{Shape::kKnomial, 2}, "recursive_doubling", {t, stage}});
+    }
+    // Where the top holds every rank, a halving top would be the flat
+    // Rabenseifner, which the flat costs price (on the 4x1 cluster, two
+    // hosts a core, this price took it at 64 KiB: 109 us against
+    // recursive doubling's 87, decision 0066); there and for no bytes
+    // (a barrier) only a rule asks for it.
+    if (halving_asked || (!every_rank && b > 0)) {
+        const double part = double(pk - 1) / double(pk);
+        const double t =
+            cost::rabenseifner_allreduce_ns(n, b, ab) + (part + fold) * combine;
+        double stage = fold * 2 * round(b, combine);
+        double piece = b;
+        for (int64_t k = 1; k < pk; k *= 2) {
+            piece /= 2;
+            stage +=
+                round(piece, piece * li.reduce_ns_per_byte) + round(piece, 0);
+        }
+        out.push_back({{Shape::kKnomial, 2},
+                       "rabenseifner",
+                       {t, ab.gap_ns < 0 ? t : stage}});
+    }
+    return out;
+}
+
 Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
                 bool top_rk, const Rule *forced, const std::string &why,
                 bool bcast = false, bool every_rank = false)
@@ -183,6 +252,18 @@ Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
         return s.latency_ns + (c - 1) * s.stage_ns;
     };
     std::vector<Pick> cands;
+    if (top_rk) {
+        cands = top_exchanges(li, b, every_rank,
+                              forced != nullptr &&
+                                  forced->algorithm == "rabenseifner");
+        if (forced != nullptr && is_top_exchange(forced->algorithm)) {
+            for (const Pick &p : cands) {
+                if (p.name == forced->algorithm) {
+                    return {p.how, p.name, p.cost, why};
+                }
+            }
+        }
+    }
     if (forced != nullptr && forced->algorithm != "auto") {
         Shape s = shape_from_name(forced->algorithm).value();
         int k = forced->radix > 0 ? forced->radix : 2;
@@ -202,39 +283,6 @@ Pick pick_level(const LevelInfo &li, double b, int c, bool up, bool down,
     }
     if (li.mcast && bcast) { // one-to-many only: no incast across hosts
         cands.push_back({{Shape::kMcast, 2}, "mcast", eval(Shape::kMcast, 2)});
-    }
-    if (top_rk) {
-        // Each round combines what it took (the fold's one more where the
-        // group is not a power of two).
-        const int64_t n = li.max_group;
-        const int combines =
-            cost::knomial_rounds(cost::largest_power(n, 2), 2) +
-            (cost::largest_power(n, 2) < n ? 1 : 0);
-        const double combine = b * li.reduce_ns_per_byte;
-        // Where this level holds every rank (one per host), the plan is
-        // the flat recursive doubling: where those hosts share cores,
-        // its bytes cost them nic_scale times, as the flat one's do
-        // (decision 0044). Priced without them its segments looked like
-        // a pipeline the cores cannot run: on the 4x1 cluster, chosen at
-        // 1-4 MiB (4 MiB: 3.0 ms predicted, 8.4 ms measured), it ran
-        // 1.26-1.59x Open MPI's time where Rabenseifner runs 0.97-1.09x.
-        // (Leaders above a host's level keep the link's price: so priced,
-        // the 4x2 cluster's plan gave way to Rabenseifner from 512 KiB,
-        // which ran 0.76-1.04x Open MPI where it had run 0.56-0.86x.)
-        cost::AlphaBeta ab = li.ab;
-        if (li.shares_cores && every_rank) {
-            ab.beta_ns_per_byte *= li.nic_scale;
-        }
-        const double t =
-            cost::recursive_k_allreduce_ns(n, 2, b, ab) + combines * combine;
-        // The next segment's rounds follow one message's port time (or
-        // its overheads and combine) behind.
-        const double stage =
-            ab.gap_ns < 0 ? t
-                          : combines * std::max(ab.port_ns(b),
-                                                2 * ab.overhead_ns + combine);
-        cands.push_back(
-            {{Shape::kKnomial, 2}, "recursive_doubling", {t, stage}});
     }
     return *std::min_element(cands.begin(), cands.end(),
                              [&](const Pick &a, const Pick &z) {
@@ -510,7 +558,16 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
         std::string why;
         const Rule *r =
             find_rule(user, c, li.kind, d.bytes, li.max_group, &why);
-        if (r != nullptr && r->algorithm != "auto") {
+        if (r != nullptr && is_top_exchange(r->algorithm)) {
+            if (c != Collective::kAllreduce || from_root ||
+                &li != &infos.back()) {
+                return fail(why + ": " + r->algorithm +
+                            " is an exchange among the top leaders of an "
+                            "allreduce, and level " +
+                            topology::level_name(li.kind) +
+                            " is not the top of one");
+            }
+        } else if (r != nullptr && r->algorithm != "auto") {
             auto sh = shape_from_name(r->algorithm);
             if (!sh) {
                 return fail(why + ": " + sh.error().message);
@@ -583,7 +640,7 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
                 const Pick &pk = picks.back();
                 const bool both = up && down &&
                                   pk.how.shape != Shape::kLinear &&
-                                  pk.name != "recursive_doubling";
+                                  !is_top_exchange(pk.name);
                 nic += both ? pk.cost.stage_ns / 2 : pk.cost.stage_ns;
             }
         }
@@ -602,8 +659,8 @@ Result<void> decide_hierarchical(const std::vector<LevelInfo> &infos,
                                     {pk.name, pk.how.radix, nc,
                                      pk.cost.latency_ns, pk.reason}});
                 d.request.per_level.push_back(pk.how);
-                if (pk.name == "recursive_doubling") {
-                    d.request.top = "recursive_doubling";
+                if (is_top_exchange(pk.name)) {
+                    d.request.top = pk.name;
                 }
             }
             d.request.segments = nc;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 namespace ucg::select {
@@ -302,6 +303,85 @@ const Choice &direct_blocks(Collective coll, const std::vector<Choice> &flat,
                : best;
 }
 
+// The partitions with every level between the hosts and the top merged
+// into the top: one group of the hosts' leaders (decision 0066). None
+// where fewer than two levels sit above the hosts. A rack's leaders sit
+// P'/2 apart in the group (the racks' members dealt in turn), so the
+// first and largest step of a recursive halving pairs rack mates; the
+// group's link is the rack's and the top's, as the halving's steps from
+// its first leader cross them (steps by count, bytes by share).
+std::optional<std::vector<topology::Partition>>
+host_leaders_top(const std::vector<topology::Partition> &parts)
+{
+    std::size_t above = 0; // the first level above the hosts
+    while (above < parts.size() &&
+           parts[above].kind <= topology::LevelKind::kHost) {
+        ++above;
+    }
+    if (parts.size() < above + 2) {
+        return std::nullopt;
+    }
+    const auto &racks = parts[above].groups;
+    std::vector<int> order, rack; // the group, each member's rack
+    for (std::size_t i = 0;
+         order.size() < std::size_t(parts[above].participants); ++i) {
+        for (std::size_t g = 0; g < racks.size(); ++g) {
+            if (i < racks[g].ranks.size()) {
+                order.push_back(racks[g].ranks[i]);
+                rack.push_back(int(g));
+            }
+        }
+    }
+    int pk = 1;
+    while (2 * pk <= int(order.size())) {
+        pk *= 2;
+    }
+    double in_steps = 0, steps = 0, in_bytes = 0, bytes = 0;
+    for (int mask = pk / 2; mask >= 1; mask /= 2) {
+        const bool in = rack[0] == rack[std::size_t(mask)];
+        steps += 1;
+        bytes += mask; // (the halving's step sends mask of P' pieces)
+        in_steps += in ? 1 : 0;
+        in_bytes += in ? mask : 0;
+    }
+    const topology::LinkCost &r = parts[above].link;
+    const topology::LinkCost &w = parts.back().link;
+    const double fs = steps > 0 ? in_steps / steps : 0;
+    const double fb = bytes > 0 ? in_bytes / bytes : 0;
+    auto mix = [](double a, double b, double f) { return f * a + (1 - f) * b; };
+    // A step between racks sends from every leader of a rack at once,
+    // through the rack's one uplink.
+    std::size_t widest = 1;
+    for (const topology::Group &g : racks) {
+        widest = std::max(widest, g.ranks.size());
+    }
+    const topology::LinkCost link{
+        mix(r.latency_ns, w.latency_ns, fs),
+        mix(r.overhead_ns, w.overhead_ns, fs), mix(r.gap_ns, w.gap_ns, fs),
+        mix(r.ns_per_byte, w.ns_per_byte * double(widest), fb)};
+    std::vector<topology::Partition> out(parts.begin(),
+                                         parts.begin() + long(above));
+    out.push_back(
+        {parts.back().kind, link, {{order, order[0]}}, int(order.size())});
+    return out;
+}
+
+// Whether a rule of the user's picks a level the merged partitions skip.
+bool names_skipped_level(const RuleSet &user, const SelectOptions &opts,
+                         const std::vector<topology::Partition> &parts,
+                         const std::vector<topology::Partition> &merged)
+{
+    for (std::size_t l = merged.size() - 1; l < parts.size(); ++l) {
+        const int n = int(
+            parts[l].groups.empty() ? 0 : parts[l].groups.front().ranks.size());
+        if (user.find(opts.collective, parts[l].kind, opts.bytes, n) !=
+            nullptr) {
+            return true;
+        }
+    }
+    return false;
+}
+
 } // namespace
 
 Result<Decision> Selector::select_with(const RuleSet &user,
@@ -346,9 +426,6 @@ Result<Decision> Selector::select_with(const RuleSet &user,
     if (opts.oversubscribed) {
         shm_bcast.alpha_scale = shm_incast.alpha_scale = 1;
     }
-    auto infos =
-        level_infos(topo_, parts, shm_bcast, shm_incast,
-                    opts.reduce_ns_per_byte, opts.copy_ns_per_byte, opts.mcast);
     cost::AlphaBeta world = cost::alpha_beta(topo_.levels().back().link);
     auto take_turns = [&](cost::AlphaBeta &ab) {
         if (opts.oversubscribed) {
@@ -356,21 +433,29 @@ Result<Decision> Selector::select_with(const RuleSet &user,
             ab.beta_ns_per_byte *= 2;
         }
     };
-    for (detail::LevelInfo &li : infos) {
-        for (cost::AlphaBeta *ab :
-             {&li.ab, &li.shm_up, &li.shm_down, &li.mcast_down}) {
-            take_turns(*ab);
+    auto infos_of = [&](const std::vector<topology::Partition> &ps) {
+        auto out = level_infos(topo_, ps, shm_bcast, shm_incast,
+                               opts.reduce_ns_per_byte, opts.copy_ns_per_byte,
+                               opts.mcast);
+        for (detail::LevelInfo &li : out) {
+            for (cost::AlphaBeta *ab :
+                 {&li.ab, &li.shm_up, &li.shm_down, &li.mcast_down}) {
+                take_turns(*ab);
+            }
+            if (opts.oversubscribed) {
+                li.takes_turns = true;
+                li.shm_up.overhead_ns = 0;
+                // Only where hosts share cores with other hosts: on the
+                // 2x2 cluster (a core per host) the reduce tree that
+                // adding chose ran 1.25-2.1x the hierarchical plan
+                // (decision 0034).
+                li.shares_cores = topo_.num_hosts() > 1 && nic_scale > 1;
+                li.nic_scale = li.shares_cores ? nic_scale : 1;
+            }
         }
-        if (opts.oversubscribed) {
-            li.takes_turns = true;
-            li.shm_up.overhead_ns = 0;
-            // Only where hosts share cores with other hosts: on the 2x2
-            // cluster (a core per host) the reduce tree that adding chose
-            // ran 1.25-2.1x the hierarchical plan (decision 0034).
-            li.shares_cores = topo_.num_hosts() > 1 && nic_scale > 1;
-            li.nic_scale = li.shares_cores ? nic_scale : 1;
-        }
-    }
+        return out;
+    };
+    const auto infos = infos_of(parts);
     // Hosts of ppn consecutive ranks each: the algorithms' first rounds
     // (among aligned spans of ranks that divide ppn) stay inside a host.
     const bool blocked =
@@ -566,12 +651,29 @@ Result<Decision> Selector::select_with(const RuleSet &user,
                 !h) {
                 return h.error();
             }
+            d.request.levels = levels_from_partitions(parts, p, opts.root);
+            // An allreduce's host leaders may halve and double as one top
+            // group, the rack level skipped (decision 0066), where no
+            // rule of the user's names a level it skips.
+            const auto merged = opts.collective == Collective::kAllreduce
+                                    ? host_leaders_top(parts)
+                                    : std::nullopt;
+            if (merged && !names_skipped_level(user, opts, parts, *merged)) {
+                Decision m = flat_d;
+                const auto minfos = infos_of(*merged);
+                if (decide_hierarchical(minfos, user, rule, m, false) &&
+                    m.request.top == "rabenseifner" &&
+                    m.chosen.predicted_ns < d.chosen.predicted_ns) {
+                    d = std::move(m);
+                    d.request.levels =
+                        levels_from_partitions(*merged, p, opts.root);
+                }
+            }
             d.chosen.algorithm = "hierarchical";
             d.chosen.reason = alg != "auto"    ? why
                               : hier_from_root ? "cost model, released from "
                                                  "rank 0"
                                                : "cost model";
-            d.request.levels = levels_from_partitions(parts, p, opts.root);
         }
         const auto fits = [&](const Choice &f) {
             const algorithms::Algorithm *a =

@@ -140,7 +140,11 @@ Result<void> check_level_rule(const Rule &rule)
                     " has no hierarchical algorithm, so no level rule "
                     "applies to it");
     }
-    bool shape = a == "auto";
+    const bool allreduce = rule.collective == plan::Collective::kAllreduce;
+    // An allreduce's top leaders may exchange instead (decide.cpp).
+    bool shape =
+        a == "auto" ||
+        (allreduce && (a == "recursive_doubling" || a == "rabenseifner"));
     for (Shape s : {Shape::kLinear, Shape::kKnomial, Shape::kChain,
                     Shape::kBinary, Shape::kShm, Shape::kMcast}) {
         shape = shape || a == shape_name(s);
@@ -148,7 +152,10 @@ Result<void> check_level_rule(const Rule &rule)
     if (!shape) {
         return fail("unknown level shape '" + a +
                     "' (expected linear, knomial, chain, binary_tree, shm, "
-                    "mcast or auto)");
+                    "mcast or auto" +
+                    (allreduce ? ", or at an allreduce's top level "
+                                 "recursive_doubling or rabenseifner)"
+                               : ")"));
     }
     const bool gs = rule.collective == plan::Collective::kGather ||
                     rule.collective == plan::Collective::kScatter;

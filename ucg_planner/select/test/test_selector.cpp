@@ -512,6 +512,115 @@ TEST_CASE("the top leaders' exchange follows the top group's size", "[select]")
     }
 }
 
+// The simulated makespan of a decision's plan.
+double simulated_ns(const topology::Topology &t, const Decision &d)
+{
+    auto p = Selector(t, {}).build(d, std::nullopt);
+    REQUIRE(p.ok());
+    cost::SimConfig cfg;
+    cfg.count = d.bytes;
+    auto r = cost::simulate(*p, cost::Fabric{&t, {}}, cfg);
+    REQUIRE(r.ok());
+    return r->makespan_ns;
+}
+
+TEST_CASE("a hierarchical allreduce's top leaders halve and double where "
+          "the bytes outweigh the rounds",
+          "[select]")
+{
+    // Recursive doubling sends and combines the whole chunk each round,
+    // Rabenseifner (P'-1)/P' of it in twice the rounds.
+    auto t = synth("nodes=8,ppn=2");
+    const char *hier = "allreduce:0-inf:hierarchical";
+    const Decision small = pick(t, hier, Collective::kAllreduce, 8);
+    CHECK(small.request.top == "recursive_doubling");
+    const Decision big = pick(t, hier, Collective::kAllreduce, 1 << 20);
+    REQUIRE(big.request.top == "rabenseifner");
+    CHECK(big.levels.back().choice.algorithm == "rabenseifner");
+    check_plan(t, big);
+    // The simulator agrees with the choice and with its price.
+    const Decision rd =
+        pick(t,
+             "allreduce:0-inf:hierarchical;allreduce@switch:0-inf:"
+             "recursive_doubling",
+             Collective::kAllreduce, 1 << 20);
+    REQUIRE(rd.request.top == "recursive_doubling");
+    const double halved = simulated_ns(t, big);
+    CHECK(halved < 0.8 * simulated_ns(t, rd));
+    CHECK(big.chosen.predicted_ns == Approx(halved).epsilon(0.25));
+    // A rule picks either exchange at the top level only, of an
+    // allreduce only.
+    const Decision forced =
+        pick(t,
+             "allreduce:0-inf:hierarchical;allreduce@switch:0-inf:"
+             "rabenseifner",
+             Collective::kAllreduce, 8);
+    CHECK(forced.request.top == "rabenseifner");
+    check_plan(t, forced);
+    // Asked for, also of no bytes and where the top holds every rank.
+    for (const auto &[topo, level] :
+         {std::pair{"nodes=8,ppn=2", "switch"}, {"nodes=4,ppn=1", "switch"}}) {
+        INFO(topo);
+        const std::string rules =
+            std::string("allreduce:0-inf:hierarchical;allreduce@") + level +
+            ":0-inf:rabenseifner";
+        const auto mt = synth(topo);
+        const Decision none =
+            pick(mt, rules.c_str(), Collective::kAllreduce, 0);
+        CHECK(none.request.top == "rabenseifner");
+        check_plan(mt, none);
+    }
+    for (const char *rules :
+         {"allreduce@host:0-inf:rabenseifner",
+          "allreduce:0-inf:hierarchical;allreduce@host:0-inf:"
+          "recursive_doubling"}) {
+        INFO(rules);
+        Selector sel(t, parse_rules(rules, "UCG_TUNE").value());
+        auto d = sel.select({Collective::kAllreduce, 1 << 20, 0});
+        REQUIRE(!d.ok());
+        CHECK_THAT(d.error().message,
+                   Catch::Contains("level host is not the top of one"));
+    }
+}
+
+TEST_CASE("an allreduce's host leaders halve as one group, rack mates "
+          "first, where that is priced below the rack levels",
+          "[select]")
+{
+    // The 4x2 cluster (decision 0066): a rack's leader sends the whole
+    // chunk to its rack mate and to the other rack; halving among the
+    // four host leaders sends half of it inside the rack and a quarter
+    // across, in both directions.
+    const topology::Topology t =
+        cluster_4x2({0, 3843, 3843, 0.1390}, {0, 5279, 5279, 0.1721});
+    SelectOptions o{Collective::kAllreduce, 1 << 20, 0};
+    o.oversubscribed = true;
+    o.ranks_per_core = 4;
+    const Decision d = *Selector(t, {}).select(o);
+    REQUIRE(d.chosen.algorithm == "hierarchical");
+    REQUIRE(d.levels.size() == 2);
+    CHECK(d.levels.back().kind == LevelKind::kWorld);
+    CHECK(d.request.top == "rabenseifner");
+    // Ranks 0-3 lead h1-h4 (by node); rack1 holds h1 h2: 0 and 1 sit
+    // two apart, the halving's first pair.
+    REQUIRE(d.request.levels.size() == 2);
+    CHECK(d.request.levels.back() ==
+          algorithms::Level{algorithms::Group{0, 2, 1, 3}});
+    check_plan(t, d);
+    // A rule on a level it would skip keeps the levels.
+    const RuleSet keep =
+        parse_rules("allreduce:0-inf:hierarchical;allreduce@switch:0-inf:auto",
+                    "t")
+            .value();
+    const Decision racks = *Selector(t, keep).select(o);
+    REQUIRE(racks.levels.size() == 3);
+    CHECK(racks.chosen.predicted_ns > d.chosen.predicted_ns);
+    CHECK(simulated_ns(t, racks) > simulated_ns(t, d));
+    // Other collectives keep them.
+    o.collective = Collective::kBcast;
+    CHECK(Selector(t, {}).select(o)->levels.size() == 3);
+}
+
 TEST_CASE("gather and scatter go flat where leaders would store and forward",
           "[select][sim]")
 {
@@ -1096,8 +1205,10 @@ TEST_CASE("a recursive doubling among leaders whose hosts share cores pays "
     // (2 runs, 512 KiB-4 MiB). (A level's figure is one chunk's.)
     const topology::Topology c =
         cluster_4x2({0, 3843, 3843, 0.1390}, {0, 5279, 5279, 0.1721});
-    const RuleSet hier =
-        parse_rules("allreduce:0-inf:hierarchical:segments=1", "test").value();
+    const RuleSet hier = parse_rules("allreduce:0-inf:hierarchical:segments=1;"
+                                     "allreduce@world:0-inf:recursive_doubling",
+                                     "test")
+                             .value();
     auto top_ns = [&](const topology::Topology &topo, int per_core) {
         SelectOptions o{Collective::kAllreduce, 1 << 20, 0};
         o.oversubscribed = true;

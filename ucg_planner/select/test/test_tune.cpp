@@ -109,6 +109,11 @@ TEST_CASE("rules that can never apply are refused, naming the rule",
         {"gather@host:0-inf:chain", "does not apply to a gather level"},
         {"bcast@host:0-inf:chain:radix=4", "'chain' takes no radix"},
         {"scan@host:0-inf:linear", "scan has no hierarchical algorithm"},
+        {"bcast@world:0-inf:rabenseifner",
+         "unknown level shape 'rabenseifner'"},
+        {"barrier@world:0-inf:recursive_doubling",
+         "unknown level shape 'recursive_doubling'"},
+        {"*@world:0-inf:rabenseifner", "unknown level shape 'rabenseifner'"},
         // Empty ranges.
         {"bcast:64k-8k:knomial", "empty size range"},
         {"bcast:0-8k:knomial:ranks=8-4", "expected ranks=LO-HI"},
@@ -129,7 +134,9 @@ TEST_CASE("rules that can never apply are refused, naming the rule",
           "bcast@host:0-inf:knomial:radix=4", "*@host:0-inf:chain",
           "allgather:0-inf:ring:segments=1", "bcast:0-inf:chain:segments=8",
           "allreduce:0-inf:hierarchical:seg=64k", "bcast:0-inf:shm:segments=4",
-          "bcast:0-inf:two_tree:segments=16"}) {
+          "bcast:0-inf:two_tree:segments=16",
+          "allreduce@world:0-inf:rabenseifner",
+          "allreduce@switch:0-inf:recursive_doubling"}) {
         INFO(text);
         CHECK(parse_rules(text, "UCG_TUNE").ok());
     }
