@@ -4,6 +4,7 @@
 #pragma once
 
 #include "algorithms/registry.h"
+#include "cost/formulas.h"
 
 #include <functional>
 #include <initializer_list>
@@ -99,11 +100,16 @@ void level_reduce(PlanBuilder &pb, const Team &team, LevelChoice how, int tag,
 void team_allreduce_rk(PlanBuilder &pb, const Team &team, int radix, int tag,
                        Span span, const PlaceFn &place);
 
+/* The largest power of k up to n (cost::largest_power's, an int). */
+inline int largest_power(int n, int k)
+{
+    return static_cast<int>(cost::largest_power(n, k));
+}
+
 /* Rabenseifner allreduce among a team: recursive halving reduce_scatter,
  * recursive doubling allgather (rabenseifner.cpp), over `span`, whose
- * chunks split into halving_pieces(team size) equal pieces. Tags from
- * `tag` up, one per step. */
-int halving_pieces(int n);
+ * chunks split into P' equal pieces (P' = largest_power(team size, 2)). Tags
+ * from `tag` up, one per step. */
 void team_allreduce_halving(PlanBuilder &pb, const Team &team, int tag,
                             Span span, const PlaceFn &place);
 

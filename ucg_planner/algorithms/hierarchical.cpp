@@ -202,7 +202,7 @@ Plan build_hierarchical(const Request &q, std::string_view name)
     const std::size_t top = teams.size() - 1;
     // A Rabenseifner top cuts each segment into a piece per leader.
     const bool halving = up && down && q.top == "rabenseifner";
-    const int per = halving ? halving_pieces(teams[top][0].size()) : 1;
+    const int per = halving ? largest_power(teams[top][0].size(), 2) : 1;
     const int segs = c == Collective::kBarrier
                          ? 1
                          : level_chunks(q, teams.size(), up, down, 1);

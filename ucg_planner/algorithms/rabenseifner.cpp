@@ -103,27 +103,13 @@ struct Halving {
     }
 };
 
-int largest_power_of_two(int n)
-{
-    int pk = 1;
-    while (pk * 2 <= n) {
-        pk *= 2;
-    }
-    return pk;
-}
-
 } // namespace
-
-int halving_pieces(int n)
-{
-    return largest_power_of_two(n);
-}
 
 void team_allreduce_halving(PlanBuilder &pb, const Team &team, int tag,
                             Span span, const PlaceFn &place)
 {
     const int n = team.size();
-    const int pk = largest_power_of_two(n);
+    const int pk = largest_power(n, 2);
     Halving h{pb, team, place, pk, span.n / pk, pk};
     h.c0 = span.chunk;
     h.tag0 = tag;
@@ -142,7 +128,7 @@ Plan build_rabenseifner(const Request &q, std::string_view name)
 {
     const bool all = q.collective != Collective::kReduce;
     const int n = q.nranks, s = q.segments, root = all ? 0 : q.root;
-    const int pk = largest_power_of_two(n);
+    const int pk = largest_power(n, 2);
     PlanBuilder pb(q.collective, n, root, pk * s, q.only_rank);
     const PlaceFn place = all ? PlaceFn(out0) : reduce_place(pb, root);
     for (int r = 0; r < n; ++r) {
@@ -167,7 +153,7 @@ Plan build_rabenseifner(const Request &q, std::string_view name)
 Plan build_halving_reduce_scatter(const Request &q, std::string_view name)
 {
     const int n = q.nranks, s = q.segments;
-    const int pk = largest_power_of_two(n);
+    const int pk = largest_power(n, 2);
     PlanBuilder pb(Collective::kReduceScatter, n, 0, s, q.only_rank);
     // Blocks of virtual pieces [first, first + cnt) in a P-block buffer.
     auto pieces = [n, pk, s](Buffer b, int first, int cnt) {

@@ -20,15 +20,6 @@ namespace ucg::algorithms::detail {
 
 namespace {
 
-int largest_power(int n, int k)
-{
-    long long p = 1;
-    while (p * k <= n) {
-        p *= k;
-    }
-    return static_cast<int>(p);
-}
-
 /* Virtual rank v's peers at the step of stride s: the k-1 ranks that
  * differ from it only in the base-k digit of s. */
 std::vector<int> rk_peers(int v, long long s, int k)
