@@ -126,7 +126,6 @@ struct Pick {
     std::string reason = "cost model";
 };
 
-/// The shapes only the top group of a hierarchical allreduce takes.
 bool is_top_exchange(std::string_view name)
 {
     return name == "recursive_doubling" || name == "rabenseifner";

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ucg::select::detail {
@@ -60,6 +61,10 @@ level_infos(const topology::Topology &topo,
 const Rule *find_rule(const RuleSet &user, plan::Collective c,
                       std::optional<topology::LevelKind> l, uint64_t bytes,
                       int n, std::string *reason);
+
+/// The exchanges (recursive_doubling, rabenseifner) only the top group of
+/// a hierarchical allreduce takes, where the other levels take shapes.
+bool is_top_exchange(std::string_view name);
 
 /// The top leaders' exchange (Request::top) of a hierarchical allgather
 /// (recursive doubling for a power-of-two top group, else Bruck) or

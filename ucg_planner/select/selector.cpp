@@ -322,9 +322,12 @@ host_leaders_top(const std::vector<topology::Partition> &parts)
         return std::nullopt;
     }
     const auto &racks = parts[above].groups;
+    std::size_t widest = 1; // the most leaders a rack has
+    for (const topology::Group &g : racks) {
+        widest = std::max(widest, g.ranks.size());
+    }
     std::vector<int> order, rack; // the group, each member's rack
-    for (std::size_t i = 0;
-         order.size() < std::size_t(parts[above].participants); ++i) {
+    for (std::size_t i = 0; i < widest; ++i) {
         for (std::size_t g = 0; g < racks.size(); ++g) {
             if (i < racks[g].ranks.size()) {
                 order.push_back(racks[g].ranks[i]);
@@ -332,10 +335,7 @@ host_leaders_top(const std::vector<topology::Partition> &parts)
             }
         }
     }
-    int pk = 1;
-    while (2 * pk <= int(order.size())) {
-        pk *= 2;
-    }
+    const auto pk = int(cost::largest_power(int64_t(order.size()), 2));
     double in_steps = 0, steps = 0, in_bytes = 0, bytes = 0;
     for (int mask = pk / 2; mask >= 1; mask /= 2) {
         const bool in = rack[0] == rack[std::size_t(mask)];
@@ -351,10 +351,6 @@ host_leaders_top(const std::vector<topology::Partition> &parts)
     auto mix = [](double a, double b, double f) { return f * a + (1 - f) * b; };
     // A step between racks sends from every leader of a rack at once,
     // through the rack's one uplink.
-    std::size_t widest = 1;
-    for (const topology::Group &g : racks) {
-        widest = std::max(widest, g.ranks.size());
-    }
     const topology::LinkCost link{
         mix(r.latency_ns, w.latency_ns, fs),
         mix(r.overhead_ns, w.overhead_ns, fs), mix(r.gap_ns, w.gap_ns, fs),

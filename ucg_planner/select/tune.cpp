@@ -3,6 +3,7 @@
 #include "select/tune.h"
 
 #include "algorithms/registry.h"
+#include "select/decide.h"
 #include "select/selector.h"
 
 #include <charconv>
@@ -142,9 +143,7 @@ Result<void> check_level_rule(const Rule &rule)
     }
     const bool allreduce = rule.collective == plan::Collective::kAllreduce;
     // An allreduce's top leaders may exchange instead (decide.cpp).
-    bool shape =
-        a == "auto" ||
-        (allreduce && (a == "recursive_doubling" || a == "rabenseifner"));
+    bool shape = a == "auto" || (allreduce && detail::is_top_exchange(a));
     for (Shape s : {Shape::kLinear, Shape::kKnomial, Shape::kChain,
                     Shape::kBinary, Shape::kShm, Shape::kMcast}) {
         shape = shape || a == shape_name(s);
